@@ -1,0 +1,376 @@
+// Geometry rules, each a transcription of the ATen function it names.
+// Where ATen has a subtle tie-break, the comment says which one and why the
+// result matters for storage accounting.
+#include "model/Geometry.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace tma {
+
+int64_t numel(const Dims &Sizes) {
+  int64_t N = 1;
+  for (int64_t S : Sizes)
+    N *= S;
+  return N;
+}
+
+Dims contiguousStrides(const Dims &Sizes) {
+  Dims Strides(Sizes.size());
+  int64_t Next = 1;
+  for (size_t I = Sizes.size(); I-- > 0;) {
+    Strides[I] = Next;
+    Next *= std::max<int64_t>(Sizes[I], 1);
+  }
+  return Strides;
+}
+
+Dims channelsLastStrides(const Dims &Sizes) {
+  if (Sizes.size() != 4)
+    return contiguousStrides(Sizes);
+  Dims Strides(4);
+  Strides[1] = 1;
+  Strides[3] = std::max<int64_t>(Sizes[1], 1);
+  Strides[2] = Strides[3] * std::max<int64_t>(Sizes[3], 1);
+  Strides[0] = Strides[2] * std::max<int64_t>(Sizes[2], 1);
+  return Strides;
+}
+
+bool isContiguous(const Dims &Sizes, const Dims &Strides) {
+  if (numel(Sizes) == 0)
+    return true;
+  int64_t Expected = 1;
+  for (size_t I = Sizes.size(); I-- > 0;) {
+    if (Sizes[I] == 1)
+      continue;
+    if (Strides[I] != Expected)
+      return false;
+    Expected *= Sizes[I];
+  }
+  return true;
+}
+
+bool isChannelsLastContiguous(const Dims &Sizes, const Dims &Strides) {
+  if (Sizes.size() != 4)
+    return false;
+  int64_t Expected = 1;
+  for (int D : {1, 3, 2, 0}) {
+    if (Sizes[D] == 1)
+      continue;
+    if (Strides[D] != Expected)
+      return false;
+    Expected *= Sizes[D];
+  }
+  return true;
+}
+
+bool isNonOverlappingAndDense(const Dims &Sizes, const Dims &Strides) {
+  size_t Rank = Sizes.size();
+  if (Rank == 0)
+    return true;
+  if (Rank == 1)
+    return Sizes[0] < 2 || Strides[0] == 1;
+  std::vector<size_t> Perm(Rank);
+  std::iota(Perm.begin(), Perm.end(), 0);
+  // Size-0/1 dims sort last; the rest by stride (std::sort, as ATen does:
+  // ties cannot change the verdict).
+  std::sort(Perm.begin(), Perm.end(), [&](size_t A, size_t B) {
+    if (Sizes[A] < 2)
+      return false;
+    if (Sizes[B] < 2)
+      return true;
+    return Strides[A] < Strides[B];
+  });
+  int64_t Required = 1;
+  for (size_t D : Perm) {
+    if (Sizes[D] < 2)
+      return true;
+    if (Strides[D] != Required)
+      return false;
+    Required *= Sizes[D];
+  }
+  return true;
+}
+
+// is_channels_last_strides_2d_s4 (c10/core/MemoryFormat.h), which decides
+// suggest_memory_format() and so the layout of clone/to/empty_like outputs.
+bool suggestsChannelsLast(const Dims &Sizes, const Dims &Strides) {
+  if (Sizes.size() != 4)
+    return false;
+  if (Strides[1] == 0)
+    return false;
+  int64_t Min = 0;
+  for (int D : {1, 3, 2, 0}) {
+    if (Sizes[D] == 0)
+      return false;
+    if (Strides[D] < Min)
+      return false;
+    // N111 and N11W tensors default to NCHW.
+    if (D == 0 && Min == Strides[1])
+      return false;
+    Min = Strides[D];
+    if (Sizes[D] > 1)
+      Min *= Sizes[D];
+  }
+  return true;
+}
+
+// at::detail::computeStride_impl (aten/src/ATen/TensorUtils.cpp).
+//
+// 1. A 0-dim input: every new stride is 1.
+// 2. No elements: keep the old strides for an unchanged shape, otherwise
+//    pack new contiguous strides (size 0 counted as 1).
+// 3. Otherwise walk the old dims from the back, grouping them into chunks of
+//    dims that are contiguous with each other (size-1 dims never end a
+//    chunk). Each chunk must be covered exactly by a run of new dims, which
+//    inherit the chunk's base stride.
+std::optional<Dims> computeStride(const Dims &OldSizes, const Dims &OldStrides,
+                                  const Dims &NewSizes) {
+  if (OldSizes.empty())
+    return Dims(NewSizes.size(), 1);
+  int64_t N = numel(OldSizes);
+  if (N == 0 && OldSizes == NewSizes)
+    return OldStrides;
+  Dims NewStrides(NewSizes.size());
+  if (N == 0) {
+    for (int64_t D = static_cast<int64_t>(NewSizes.size()) - 1; D >= 0; --D) {
+      if (D == static_cast<int64_t>(NewSizes.size()) - 1)
+        NewStrides[D] = 1;
+      else
+        NewStrides[D] =
+            std::max<int64_t>(NewSizes[D + 1], 1) * NewStrides[D + 1];
+    }
+    return NewStrides;
+  }
+  int64_t ViewD = static_cast<int64_t>(NewSizes.size()) - 1;
+  int64_t ChunkBaseStride = OldStrides.back();
+  int64_t TensorNumel = 1;
+  int64_t ViewNumel = 1;
+  for (int64_t TensorD = static_cast<int64_t>(OldSizes.size()) - 1;
+       TensorD >= 0; --TensorD) {
+    TensorNumel *= OldSizes[TensorD];
+    bool ChunkEnds =
+        TensorD == 0 ||
+        (OldSizes[TensorD - 1] != 1 &&
+         OldStrides[TensorD - 1] != TensorNumel * ChunkBaseStride);
+    if (!ChunkEnds)
+      continue;
+    while (ViewD >= 0 && (ViewNumel < TensorNumel || NewSizes[ViewD] == 1)) {
+      NewStrides[ViewD] = ViewNumel * ChunkBaseStride;
+      ViewNumel *= NewSizes[ViewD];
+      --ViewD;
+    }
+    if (ViewNumel != TensorNumel)
+      return std::nullopt;
+    if (TensorD > 0) {
+      ChunkBaseStride = OldStrides[TensorD - 1];
+      TensorNumel = 1;
+      ViewNumel = 1;
+    }
+  }
+  if (ViewD != -1)
+    return std::nullopt;
+  return NewStrides;
+}
+
+std::optional<Dims> inferSize(const Dims &Shape, int64_t Numel) {
+  Dims Result = Shape;
+  int64_t NewSize = 1;
+  std::optional<size_t> InferDim;
+  for (size_t D = 0; D < Shape.size(); ++D) {
+    if (Shape[D] == -1) {
+      if (InferDim)
+        return std::nullopt;
+      InferDim = D;
+    } else if (Shape[D] >= 0) {
+      NewSize *= Shape[D];
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (Numel == NewSize || (InferDim && NewSize > 0 && Numel % NewSize == 0)) {
+    if (InferDim) {
+      if (NewSize == 0)
+        return std::nullopt;
+      Result[*InferDim] = Numel / NewSize;
+    }
+    return Result;
+  }
+  return std::nullopt;
+}
+
+// at::infer_dense_strides (aten/src/ATen/ExpandUtils.cpp): a stable
+// insertion sort of dims by stride (0 strides are ambiguous and never move;
+// equal strides put the larger size outward), then dense packing.
+Dims inferDenseStrides(const Dims &Sizes, const Dims &Strides) {
+  size_t Rank = Sizes.size();
+  if (Rank == 0)
+    return {};
+  if (Rank == 1)
+    return {1};
+  std::vector<size_t> Perm(Rank);
+  std::iota(Perm.rbegin(), Perm.rend(), 0);
+  auto ShouldSwap = [&](size_t D0, size_t D1) {
+    int64_t S0 = Strides[D0], S1 = Strides[D1];
+    if (S0 == 0 || S1 == 0)
+      return 0;
+    if (S0 < S1)
+      return -1;
+    if (S0 > S1)
+      return 1;
+    return Sizes[D0] > Sizes[D1] ? 1 : 0;
+  };
+  for (size_t I = 1; I < Rank; ++I) {
+    size_t D1 = I;
+    for (int64_t D0 = static_cast<int64_t>(I) - 1; D0 >= 0; --D0) {
+      int Cmp = ShouldSwap(Perm[D0], Perm[D1]);
+      if (Cmp > 0) {
+        std::swap(Perm[D0], Perm[D1]);
+        D1 = static_cast<size_t>(D0);
+      } else if (Cmp < 0) {
+        break;
+      }
+    }
+  }
+  Dims Out(Rank);
+  int64_t Cur = 1;
+  for (size_t I = 0; I < Rank; ++I) {
+    size_t D = Perm[I];
+    Out[D] = Cur;
+    if (Sizes[D] > 1)
+      Cur *= Sizes[D];
+  }
+  return Out;
+}
+
+// clone(Preserve) uses empty_strided with the same strides for a
+// non-overlapping-and-dense input; empty_like(Preserve) does the same and
+// otherwise infers dense strides. Both therefore land here.
+Dims preserveFormatStrides(const Dims &Sizes, const Dims &Strides) {
+  if (isNonOverlappingAndDense(Sizes, Strides))
+    return Strides;
+  return inferDenseStrides(Sizes, Strides);
+}
+
+int64_t storageBytesFor(const Dims &Sizes, const Dims &Strides,
+                        int64_t ItemSize) {
+  int64_t Span = 1;
+  for (size_t I = 0; I < Sizes.size(); ++I) {
+    if (Sizes[I] == 0)
+      return 0;
+    Span += (Sizes[I] - 1) * Strides[I];
+  }
+  return Span * ItemSize;
+}
+
+std::optional<Dims> broadcastShapes(const Dims &A, const Dims &B) {
+  size_t Rank = std::max(A.size(), B.size());
+  Dims Out(Rank);
+  for (size_t I = 0; I < Rank; ++I) {
+    int64_t DA = I < Rank - A.size() ? 1 : A[I - (Rank - A.size())];
+    int64_t DB = I < Rank - B.size() ? 1 : B[I - (Rank - B.size())];
+    if (DA != DB && DA != 1 && DB != 1)
+      return std::nullopt;
+    Out[I] = DA == 1 ? DB : DA;
+  }
+  return Out;
+}
+
+// TensorIteratorBase::fast_set_up / reorder_dimensions /
+// allocate_or_resize_outputs (aten/src/ATen/TensorIterator.cpp).
+Dims tensorIteratorOutputStrides(const Dims &OutSizes,
+                                 const std::vector<IterOperand> &Inputs) {
+  size_t Rank = OutSizes.size();
+  // Fast set-up: every operand has the output's shape.
+  bool SameShape = std::all_of(Inputs.begin(), Inputs.end(),
+                               [&](const IterOperand &Op) {
+                                 return Op.Sizes == OutSizes;
+                               });
+  if (SameShape && !Inputs.empty()) {
+    bool AllContiguous = true, AllChannelsLast = true, AllDense = true;
+    for (const IterOperand &Op : Inputs) {
+      AllContiguous &= isContiguous(Op.Sizes, Op.Strides);
+      AllChannelsLast &= isChannelsLastContiguous(Op.Sizes, Op.Strides);
+      AllDense &= isNonOverlappingAndDense(Op.Sizes, Op.Strides);
+    }
+    if (AllContiguous)
+      return contiguousStrides(OutSizes);
+    if (AllChannelsLast)
+      return channelsLastStrides(OutSizes);
+    if (AllDense) {
+      bool SameStrides = std::all_of(
+          Inputs.begin(), Inputs.end(), [&](const IterOperand &Op) {
+            return Op.Strides == Inputs.front().Strides;
+          });
+      if (SameStrides)
+        return Inputs.front().Strides;
+    }
+  }
+  if (Rank <= 1)
+    return contiguousStrides(OutSizes);
+
+  // Broadcast each operand's strides to the output shape (compute_strides):
+  // missing leading dims and expanded size-1 dims get stride 0.
+  std::vector<Dims> OpStrides;
+  for (const IterOperand &Op : Inputs) {
+    Dims S(Rank, 0);
+    size_t Offset = Rank - Op.Sizes.size();
+    for (size_t I = 0; I < Op.Sizes.size(); ++I)
+      S[Offset + I] =
+          (Op.Sizes[I] == 1 && OutSizes[Offset + I] != 1) ? 0 : Op.Strides[I];
+    OpStrides.push_back(S);
+  }
+
+  // TensorIterator orders dims fastest-first: perm starts as [n-1 .. 0].
+  std::vector<size_t> Perm(Rank);
+  std::iota(Perm.rbegin(), Perm.rend(), 0);
+  auto ShouldSwap = [&](size_t D0, size_t D1) {
+    for (const Dims &S : OpStrides) {
+      int64_t S0 = S[D0], S1 = S[D1];
+      if (S0 == 0 || S1 == 0)
+        continue;
+      if (S0 < S1)
+        return -1;
+      if (S0 > S1)
+        return 1;
+      if (OutSizes[D0] > OutSizes[D1])
+        return 1;
+    }
+    return 0;
+  };
+  for (size_t I = 1; I < Rank; ++I) {
+    size_t D1 = I;
+    for (int64_t D0 = static_cast<int64_t>(I) - 1; D0 >= 0; --D0) {
+      int Cmp = ShouldSwap(Perm[D0], Perm[D1]);
+      if (Cmp > 0) {
+        std::swap(Perm[D0], Perm[D1]);
+        D1 = static_cast<size_t>(D0);
+      } else if (Cmp < 0) {
+        break;
+      }
+    }
+  }
+  bool Inverted = true;
+  for (size_t J = 0; J < Rank; ++J)
+    if (Perm[J] != Rank - J - 1)
+      Inverted = false;
+  if (Inverted)
+    return contiguousStrides(OutSizes);
+  // compatible_stride over the permuted shape, then un-permute.
+  Dims Out(Rank);
+  int64_t Next = 1;
+  for (size_t J = 0; J < Rank; ++J) {
+    Out[Perm[J]] = Next;
+    Next *= OutSizes[Perm[J]];
+  }
+  return Out;
+}
+
+std::optional<int64_t> wrapDim(int64_t Dim, int64_t Rank) {
+  int64_t R = Rank == 0 ? 1 : Rank;
+  if (Dim < -R || Dim >= R)
+    return std::nullopt;
+  return Dim < 0 ? Dim + R : Dim;
+}
+
+} // namespace tma

@@ -1,0 +1,21 @@
+#include "model/Tensor.h"
+
+namespace tma {
+
+TensorValue makeContiguous(const Dims &Sizes, DType Type, Device Dev) {
+  TensorValue V;
+  V.Sizes = Sizes;
+  V.Strides = contiguousStrides(Sizes);
+  V.Offset = 0;
+  V.Type = Type;
+  V.Dev = Dev;
+  return V;
+}
+
+TensorValue unknownTensor(const std::string &Reason) {
+  TensorValue V;
+  V.UnknownReason = Reason;
+  return V;
+}
+
+} // namespace tma

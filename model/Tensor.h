@@ -1,0 +1,69 @@
+// What the analysis knows about one tensor value.
+//
+// Every field is optional on its own: a tensor can have a known dtype and an
+// unknown shape (a function parameter), or a known shape and unknown strides
+// (an op whose layout rule we do not model). The first reason a field became
+// unknown is kept so the report can say why; a missing field is never
+// replaced by a guess.
+#pragma once
+
+#include "model/DType.h"
+#include "model/Geometry.h"
+
+#include <optional>
+#include <string>
+
+namespace tma {
+
+using StorageId = int;
+constexpr StorageId NoStorage = -1;
+
+struct TensorValue {
+  std::optional<Dims> Sizes;
+  std::optional<Dims> Strides;
+  std::optional<int64_t> Offset; // storage_offset, in elements
+  std::optional<DType> Type;
+  std::optional<Device> Dev;
+  /// The storage this tensor refers to. Set by the Interpreter, not by op
+  /// rules; NoStorage when not known (the value then counts as unknown).
+  StorageId Storage = NoStorage;
+  /// Why some field is missing; empty when everything is known.
+  std::string UnknownReason;
+
+  bool hasLayout() const { return Sizes && Strides && Offset; }
+  bool fullyKnown() const { return hasLayout() && Type && Dev; }
+  std::optional<int64_t> rank() const {
+    if (!Sizes)
+      return std::nullopt;
+    return static_cast<int64_t>(Sizes->size());
+  }
+  std::optional<int64_t> elementCount() const {
+    if (!Sizes)
+      return std::nullopt;
+    return numel(*Sizes);
+  }
+  /// numel * itemsize: the bytes this tensor shows (not its storage's).
+  std::optional<int64_t> logicalBytes() const {
+    if (!Sizes || !Type)
+      return std::nullopt;
+    return numel(*Sizes) * itemSize(*Type);
+  }
+  std::optional<bool> contiguous() const {
+    if (!Sizes || !Strides)
+      return std::nullopt;
+    return isContiguous(*Sizes, *Strides);
+  }
+  /// Records Reason unless an earlier one is already there.
+  void markUnknown(const std::string &Reason) {
+    if (UnknownReason.empty())
+      UnknownReason = Reason;
+  }
+};
+
+/// A fully known, freshly laid out tensor (contiguous, offset 0).
+TensorValue makeContiguous(const Dims &Sizes, DType Type, Device Dev);
+
+/// A value with nothing known but the reason.
+TensorValue unknownTensor(const std::string &Reason);
+
+} // namespace tma
