@@ -28,11 +28,14 @@ Dims contiguousStrides(const Dims &Sizes) {
 Dims channelsLastStrides(const Dims &Sizes) {
   if (Sizes.size() != 4)
     return contiguousStrides(Sizes);
+  // c10::get_channels_last_strides_2d multiplies the raw sizes (no
+  // max(size, 1), unlike contiguous_strides): a size-0 dim zeroes the
+  // strides outside it ([2,0,3,3] -> [0,1,0,0]).
   Dims Strides(4);
   Strides[1] = 1;
-  Strides[3] = std::max<int64_t>(Sizes[1], 1);
-  Strides[2] = Strides[3] * std::max<int64_t>(Sizes[3], 1);
-  Strides[0] = Strides[2] * std::max<int64_t>(Sizes[2], 1);
+  Strides[3] = Sizes[1];
+  Strides[2] = Strides[3] * Sizes[3];
+  Strides[0] = Strides[2] * Sizes[2];
   return Strides;
 }
 
@@ -65,6 +68,12 @@ bool isChannelsLastContiguous(const Dims &Sizes, const Dims &Strides) {
 }
 
 bool isNonOverlappingAndDense(const Dims &Sizes, const Dims &Strides) {
+  // TensorImpl::refresh_contiguous caches is_contiguous_ ||
+  // is_channels_last_contiguous_ || compute_non_overlapping_and_dense().
+  // Only the first term matters beyond the sort below: it makes every
+  // tensor with no elements dense, whatever its strides.
+  if (isContiguous(Sizes, Strides))
+    return true;
   size_t Rank = Sizes.size();
   if (Rank == 0)
     return true;

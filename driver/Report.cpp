@@ -1,0 +1,328 @@
+#include "driver/Report.h"
+
+#include "llvm/Support/Format.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace tma {
+
+namespace {
+
+std::string shapeText(const TensorValue &V) {
+  if (!V.Sizes)
+    return "?";
+  std::string S = "(";
+  for (size_t I = 0; I < V.Sizes->size(); ++I)
+    S += (I ? ", " : "") + std::to_string((*V.Sizes)[I]);
+  if (V.Sizes->size() == 1)
+    S += ",";
+  return S + ")";
+}
+
+llvm::json::Value dimsJSON(const std::optional<Dims> &D) {
+  if (!D)
+    return nullptr;
+  llvm::json::Array A;
+  for (int64_t X : *D)
+    A.push_back(X);
+  return A;
+}
+
+template <typename T> llvm::json::Value optJSON(const std::optional<T> &V) {
+  if (!V)
+    return nullptr;
+  return *V;
+}
+
+} // namespace
+
+std::string formatBytes(int64_t Bytes) {
+  struct Unit {
+    int64_t Size;
+    const char *Name;
+  };
+  static const Unit Units[] = {{int64_t(1) << 40, "TiB"},
+                               {int64_t(1) << 30, "GiB"},
+                               {int64_t(1) << 20, "MiB"},
+                               {int64_t(1) << 10, "KiB"}};
+  for (const Unit &U : Units) {
+    if (Bytes < U.Size)
+      continue;
+    if (Bytes % U.Size == 0)
+      return std::to_string(Bytes / U.Size) + " " + U.Name;
+    std::string Out;
+    llvm::raw_string_ostream OS(Out);
+    OS << llvm::format("%.2f", double(Bytes) / double(U.Size)) << " " << U.Name
+       << " (" << Bytes << " B)";
+    return OS.str();
+  }
+  return std::to_string(Bytes) + " B";
+}
+
+std::string formatBytes(const std::optional<int64_t> &Bytes) {
+  return Bytes ? formatBytes(*Bytes) : "?";
+}
+
+std::vector<TensorRow> tensorRows(const FunctionTrace &T) {
+  std::vector<TensorRow> Rows;
+  for (const Binding &B : T.Bindings) {
+    if (B.IsParameter)
+      continue;
+    TensorRow R;
+    R.B = &B;
+    R.Value = &T.value(B.Value);
+    const OpEvent *Op = T.producer(B.Value);
+    R.Op = Op ? Op->Name : "";
+    R.Base = B.BaseName;
+    const StorageInfo *S = T.storageOf(B.Value);
+    if (S)
+      R.StorageBytes = S->Bytes;
+    if (!R.Base.empty()) {
+      R.Kind = "view";
+    } else if (Op) {
+      switch (Op->Kind) {
+      case OpKind::Alloc: R.Kind = "alloc"; break;
+      case OpKind::Copy: R.Kind = "copy"; break;
+      case OpKind::View:
+      case OpKind::Self:
+      case OpKind::InPlace: R.Kind = "view"; break;
+      default: break;
+      }
+    }
+    if (R.Kind.empty() || !S)
+      R.StorageBytes.reset();
+    // What the name keeps alive: its storage, named by its first owner; a
+    // view that shows less than its storage says how much it pins.
+    if (S) {
+      std::string Owner = S->External ? "(caller's storage)"
+                          : S->FirstName.empty() ? "(unnamed)"
+                                                 : S->FirstName;
+      R.KeepsAlive = Owner;
+      auto Shown = R.Value->logicalBytes();
+      if (S->Bytes && Shown && *Shown < *S->Bytes && !S->External)
+        R.KeepsAlive = "all of " + Owner + ": " + formatBytes(*S->Bytes) +
+                       " for " + formatBytes(*Shown) + " of view";
+    } else {
+      R.KeepsAlive = "?";
+    }
+    if (Op)
+      R.Note = Op->Note;
+    Rows.push_back(R);
+  }
+  return Rows;
+}
+
+namespace {
+
+std::string viewOrCopyText(const TensorRow &R) {
+  std::string Text;
+  if (R.Kind == "alloc")
+    Text = "new (" + R.Op + ")";
+  else if (R.Kind == "copy")
+    Text = "copy (" + R.Op + ")";
+  else if (R.Kind == "view")
+    Text = (R.Base.empty() ? std::string("view of a temporary")
+                           : "view of " + R.Base) +
+           " (" + R.Op + ")";
+  else
+    return "? (" + (R.Value->UnknownReason.empty() ? std::string("unknown")
+                                                    : R.Value->UnknownReason) +
+           ")";
+  if (auto C = R.Value->contiguous(); C && !*C)
+    Text += ", not contiguous";
+  return Text;
+}
+
+void printRows(llvm::raw_ostream &OS,
+               const std::vector<std::vector<std::string>> &Rows) {
+  std::vector<size_t> Width;
+  for (const auto &Row : Rows)
+    for (size_t C = 0; C < Row.size(); ++C) {
+      if (Width.size() <= C)
+        Width.push_back(0);
+      Width[C] = std::max(Width[C], Row[C].size());
+    }
+  for (const auto &Row : Rows) {
+    OS << "  ";
+    for (size_t C = 0; C < Row.size(); ++C) {
+      OS << Row[C];
+      if (C + 1 < Row.size())
+        OS.indent(Width[C] - Row[C].size() + 2);
+    }
+    OS << "\n";
+  }
+}
+
+/// One line per statement that runs ops: the outermost op, sums of bytes.
+struct StatementTraffic {
+  unsigned Line = 0;
+  std::string Op;
+  std::optional<int64_t> Allocated = 0, Read = 0, Written = 0;
+};
+
+std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
+  std::vector<StatementTraffic> Out;
+  for (const Statement &S : T.Statements) {
+    if (S.Ops.empty())
+      continue;
+    StatementTraffic ST;
+    ST.Line = S.Where.Line;
+    ST.Op = T.Ops[S.Ops.back()].Name;
+    auto Add = [](std::optional<int64_t> &Sum, const std::optional<int64_t> &V) {
+      if (Sum && V)
+        *Sum += *V;
+      else
+        Sum.reset();
+    };
+    bool Moves = false;
+    for (OpId Id : S.Ops) {
+      const OpEvent &Op = T.Ops[Id];
+      Add(ST.Allocated, Op.AllocatedBytes);
+      Add(ST.Read, Op.ReadBytes);
+      Add(ST.Written, Op.WrittenBytes);
+      Moves |= Op.Kind != OpKind::View && Op.Kind != OpKind::Self;
+    }
+    if (!Moves)
+      continue;
+    Out.push_back(ST);
+  }
+  return Out;
+}
+
+} // namespace
+
+void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces) {
+  bool First = true;
+  for (const FunctionTrace &T : Traces) {
+    std::vector<TensorRow> Rows = tensorRows(T);
+    if (Rows.empty() && T.Throws.empty())
+      continue;
+    if (!First)
+      OS << "\n";
+    First = false;
+    OS << T.File << ":" << T.Where.Line << ": " << T.Name << "\n";
+    std::vector<std::vector<std::string>> Table = {
+        {"name", "shape", "dtype", "storage bytes", "view or copy",
+         "keeps alive"}};
+    for (const TensorRow &R : Rows) {
+      std::string Bytes = formatBytes(R.StorageBytes);
+      if (R.Kind == "view" && R.StorageBytes)
+        Bytes += ", shared";
+      Table.push_back({R.B->Name, shapeText(*R.Value),
+                       R.Value->Type ? dtypeName(*R.Value->Type) : "?", Bytes,
+                       viewOrCopyText(R), R.KeepsAlive});
+    }
+    printRows(OS, Table);
+    const TraceSummary &S = T.Summary;
+    OS << "  live storage, nothing freed: "
+       << formatBytes(S.LiveBytesNothingFreed) << "\n";
+    OS << "  peak live storage (C++ lifetimes): " << formatBytes(S.PeakLiveBytes);
+    if (S.PeakLiveBytes && S.PeakStatement < T.Statements.size())
+      OS << " at line " << T.Statements[S.PeakStatement].Where.Line;
+    OS << "\n";
+    if (!S.UnknownTotalsReason.empty() &&
+        (!S.LiveBytesNothingFreed || !S.PeakLiveBytes))
+      OS << "    ? " << S.UnknownTotalsReason << "\n";
+    std::vector<StatementTraffic> Traffic = statementTraffic(T);
+    if (!Traffic.empty()) {
+      OS << "  bytes moved:\n";
+      std::vector<std::vector<std::string>> Moves;
+      for (const StatementTraffic &ST : Traffic) {
+        std::optional<int64_t> Total;
+        if (ST.Read && ST.Written)
+          Total = *ST.Read + *ST.Written;
+        Moves.push_back({"  line " + std::to_string(ST.Line), ST.Op,
+                         "read " + formatBytes(ST.Read),
+                         "written " + formatBytes(ST.Written),
+                         "moved " + formatBytes(Total),
+                         "allocated " + formatBytes(ST.Allocated)});
+      }
+      printRows(OS, Moves);
+    }
+    if (!T.Throws.empty())
+      OS << "  throws at run time: " << T.Throws << "\n";
+    std::vector<const Unknown *> Unknowns;
+    for (const Unknown &U : T.Unknowns)
+      Unknowns.push_back(&U);
+    if (!Unknowns.empty()) {
+      OS << "  unknown (" << Unknowns.size() << "):\n";
+      for (const Unknown *U : Unknowns)
+        OS << "    line " << U->Where.Line << ": " << U->What << ": "
+           << U->Reason << "\n";
+    }
+  }
+}
+
+llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
+                         const std::vector<ReportDiagnostic> &Diagnostics) {
+  llvm::json::Array Functions;
+  for (const FunctionTrace &T : Traces) {
+    llvm::json::Array Tensors;
+    for (const TensorRow &R : tensorRows(T)) {
+      const TensorValue &V = *R.Value;
+      llvm::json::Object O{
+          {"name", R.B->Name},
+          {"line", R.B->Where.Line},
+          {"column", R.B->Where.Column},
+          {"shape", dimsJSON(V.Sizes)},
+          {"strides", dimsJSON(V.Strides)},
+          {"storage_offset", optJSON(V.Offset)},
+          {"dtype", V.Type ? llvm::json::Value(dtypeName(*V.Type))
+                           : llvm::json::Value(nullptr)},
+          {"device", V.Dev ? llvm::json::Value(deviceName(*V.Dev))
+                           : llvm::json::Value(nullptr)},
+          {"storage_bytes", optJSON(R.StorageBytes)},
+          {"kind", R.Kind.empty() ? llvm::json::Value(nullptr)
+                                  : llvm::json::Value(R.Kind)},
+          {"base", R.Base.empty() ? llvm::json::Value(nullptr)
+                                  : llvm::json::Value(R.Base)},
+          {"contiguous", optJSON(V.contiguous())},
+          {"op", R.Op.empty() ? llvm::json::Value(nullptr)
+                              : llvm::json::Value(R.Op)},
+          {"keeps_alive", R.KeepsAlive},
+      };
+      if (!V.UnknownReason.empty())
+        O["unknown_reason"] = V.UnknownReason;
+      if (!R.Note.empty())
+        O["note"] = R.Note;
+      Tensors.push_back(std::move(O));
+    }
+    llvm::json::Array Ops;
+    for (const StatementTraffic &ST : statementTraffic(T))
+      Ops.push_back(llvm::json::Object{{"line", ST.Line},
+                                       {"op", ST.Op},
+                                       {"allocated_bytes", optJSON(ST.Allocated)},
+                                       {"read_bytes", optJSON(ST.Read)},
+                                       {"written_bytes", optJSON(ST.Written)}});
+    llvm::json::Object Summary{
+        {"live_bytes_nothing_freed", optJSON(T.Summary.LiveBytesNothingFreed)},
+        {"peak_live_bytes", optJSON(T.Summary.PeakLiveBytes)},
+        {"unknowns", T.Summary.Unknowns}};
+    if (!T.Summary.UnknownTotalsReason.empty() &&
+        (!T.Summary.LiveBytesNothingFreed || !T.Summary.PeakLiveBytes))
+      Summary["unknown_reason"] = T.Summary.UnknownTotalsReason;
+    llvm::json::Object F{{"file", T.File},
+                         {"function", T.Name},
+                         {"line", T.Where.Line},
+                         {"tensors", std::move(Tensors)},
+                         {"ops", std::move(Ops)},
+                         {"summary", std::move(Summary)}};
+    if (!T.Throws.empty())
+      F["throws"] = T.Throws;
+    Functions.push_back(std::move(F));
+  }
+  llvm::json::Array Diags;
+  for (const ReportDiagnostic &D : Diagnostics) {
+    llvm::json::Object O{{"check", D.Check},     {"file", D.File},
+                         {"line", D.Line},       {"column", D.Column},
+                         {"severity", D.Severity}, {"message", D.Message},
+                         {"bytes", optJSON(D.Bytes)}};
+    Diags.push_back(std::move(O));
+  }
+  return llvm::json::Object{{"version", 1},
+                            {"functions", std::move(Functions)},
+                            {"diagnostics", std::move(Diags)}};
+}
+
+} // namespace tma

@@ -1,0 +1,91 @@
+#include "frontend/Action.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+
+using namespace clang;
+
+namespace tma {
+namespace {
+
+class AnalysisConsumer : public ASTConsumer {
+public:
+  AnalysisConsumer(CompilerInstance &CI, std::string File,
+                   std::vector<FileAnalysis> &Results,
+                   const TranslationUnitCallback &OnTU)
+      : CI(CI), File(std::move(File)), Results(Results), OnTU(OnTU) {}
+
+  // Only consulted because SkipFunctionBodies is on: keep the main file's
+  // bodies, skip every header's.
+  bool shouldSkipFunctionBody(Decl *D) override {
+    const SourceManager &SM = CI.getSourceManager();
+    return !SM.isWrittenInMainFile(SM.getExpansionLoc(D->getLocation()));
+  }
+
+  void HandleTranslationUnit(ASTContext &Ctx) override {
+    FileAnalysis FA;
+    FA.File = File;
+    if (CI.getDiagnostics().hasErrorOccurred()) {
+      FA.CompileErrors = true;
+      Results.push_back(std::move(FA));
+      return;
+    }
+    AnalysisOptions Opts;
+    Opts.DisplayFile = FA.File;
+    Opts.Version = detectTorchVersion(CI.getPreprocessor());
+    FA.Traces = analyzeTranslationUnit(Ctx, Opts);
+    if (OnTU)
+      OnTU(Ctx, File, FA.Traces);
+    Results.push_back(std::move(FA));
+  }
+
+private:
+  CompilerInstance &CI;
+  std::string File;
+  std::vector<FileAnalysis> &Results;
+  const TranslationUnitCallback &OnTU;
+};
+
+class AnalysisAction : public ASTFrontendAction {
+public:
+  AnalysisAction(std::vector<FileAnalysis> &Results,
+                 const TranslationUnitCallback &OnTU)
+      : Results(Results), OnTU(OnTU) {}
+
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI,
+                                                 StringRef InFile) override {
+    CI.getFrontendOpts().SkipFunctionBodies = true;
+    return std::make_unique<AnalysisConsumer>(CI, InFile.str(), Results, OnTU);
+  }
+
+private:
+  std::vector<FileAnalysis> &Results;
+  const TranslationUnitCallback &OnTU;
+};
+
+class Factory : public tooling::FrontendActionFactory {
+public:
+  Factory(std::vector<FileAnalysis> &Results, TranslationUnitCallback OnTU)
+      : Results(Results), OnTU(std::move(OnTU)) {}
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<AnalysisAction>(Results, OnTU);
+  }
+
+private:
+  std::vector<FileAnalysis> &Results;
+  TranslationUnitCallback OnTU;
+};
+
+} // namespace
+
+std::unique_ptr<tooling::FrontendActionFactory>
+makeAnalysisActionFactory(std::vector<FileAnalysis> &Results,
+                          TranslationUnitCallback OnTU) {
+  return std::make_unique<Factory>(Results, std::move(OnTU));
+}
+
+} // namespace tma

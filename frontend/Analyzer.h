@@ -1,0 +1,43 @@
+// The frontend: Clang AST in, FunctionTraces out.
+//
+// analyzeTranslationUnit walks every function defined in the main file and
+// evaluates its body statement by statement (FunctionEvaluator in
+// Evaluator.cpp). Both front ends call it: the CLI from its ASTConsumer and
+// the clang-tidy module from its checks, so the analysis is the same in
+// both.
+#pragma once
+
+#include "model/Ops.h"
+#include "model/Trace.h"
+
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class FunctionDecl;
+class Preprocessor;
+} // namespace clang
+
+namespace tma {
+
+struct AnalysisOptions {
+  TorchVersion Version;
+  /// The file name the report uses (as given on the command line).
+  std::string DisplayFile;
+};
+
+/// The LibTorch version from TORCH_VERSION_MAJOR/MINOR in the headers the
+/// preprocessor has seen; 1.13 when torch/version.h was not included.
+TorchVersion detectTorchVersion(const clang::Preprocessor &PP);
+
+/// Analyses every function with a body in the main file, in source order.
+std::vector<FunctionTrace> analyzeTranslationUnit(clang::ASTContext &Ctx,
+                                                  const AnalysisOptions &Opts);
+
+/// Analyses one function definition.
+FunctionTrace analyzeFunction(clang::ASTContext &Ctx,
+                              const clang::FunctionDecl &FD,
+                              const AnalysisOptions &Opts);
+
+} // namespace tma

@@ -1,0 +1,282 @@
+#include "model/Interpreter.h"
+
+#include <algorithm>
+
+namespace tma {
+
+const char *opKindName(OpKind K) {
+  switch (K) {
+  case OpKind::Alloc: return "alloc";
+  case OpKind::Copy: return "copy";
+  case OpKind::View: return "view";
+  case OpKind::Self: return "self";
+  case OpKind::InPlace: return "inplace";
+  case OpKind::Throws: return "throws";
+  case OpKind::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+Interpreter::Interpreter(std::string File, std::string Function,
+                         SourceSpan Where) {
+  Trace.File = std::move(File);
+  Trace.Name = std::move(Function);
+  Trace.Where = std::move(Where);
+  Scopes.emplace_back();
+}
+
+void Interpreter::beginStatement(const Statement &S) {
+  if (InStatement)
+    endStatement();
+  Trace.Statements.push_back(S);
+  InStatement = true;
+}
+
+void Interpreter::endStatement() {
+  if (!InStatement)
+    return;
+  for (StorageId S : Temporaries)
+    release(S);
+  Temporaries.clear();
+  Statement &S = Trace.Statements.back();
+  S.LiveBytesAfter = LiveBytes;
+  S.LiveKnown = UnknownLive == 0;
+  InStatement = false;
+}
+
+void Interpreter::enterScope() { Scopes.emplace_back(); }
+
+void Interpreter::exitScope() {
+  if (Scopes.empty())
+    return;
+  for (const std::string &Key : Scopes.back()) {
+    auto It = Names.find(Key);
+    if (It == Names.end())
+      continue;
+    release(value(It->second).Storage);
+    Names.erase(It);
+  }
+  Scopes.pop_back();
+}
+
+void Interpreter::retain(StorageId S) {
+  if (S == NoStorage)
+    return;
+  if (RefCount[S]++ > 0 || Trace.Storages[S].External)
+    return;
+  if (auto Bytes = Trace.Storages[S].Bytes)
+    LiveBytes += *Bytes;
+  else
+    ++UnknownLive;
+}
+
+void Interpreter::release(StorageId S) {
+  if (S == NoStorage || RefCount[S] == 0)
+    return;
+  if (--RefCount[S] > 0 || Trace.Storages[S].External)
+    return;
+  if (auto Bytes = Trace.Storages[S].Bytes)
+    LiveBytes -= *Bytes;
+  else
+    --UnknownLive;
+}
+
+void Interpreter::notePeak(int64_t ExtraBytes) {
+  if (UnknownLive > 0)
+    PeakKnown = false;
+  if (LiveBytes + ExtraBytes > PeakBytes) {
+    PeakBytes = LiveBytes + ExtraBytes;
+    Trace.Summary.PeakStatement =
+        Trace.Statements.empty() ? 0 : Trace.Statements.size() - 1;
+  }
+}
+
+ValueId Interpreter::external(const TensorValue &V) {
+  StorageInfo Info;
+  Info.Id = static_cast<StorageId>(Trace.Storages.size());
+  Info.External = true;
+  Info.Dev = V.Dev;
+  Trace.Storages.push_back(Info);
+  RefCount.push_back(0);
+  ValueInfo VI;
+  VI.Value = V;
+  VI.Value.Storage = Info.Id;
+  Trace.Values.push_back(VI);
+  return static_cast<ValueId>(Trace.Values.size() - 1);
+}
+
+ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
+                           const SourceSpan &NameWhere,
+                           const std::vector<ValueId> &Inputs,
+                           const OpOutcome &Outcome) {
+  OpEvent E;
+  E.Id = static_cast<OpId>(Trace.Ops.size());
+  E.Name = Op;
+  E.Where = Where;
+  E.NameWhere = NameWhere;
+  E.Statement = Trace.Statements.empty() ? 0 : Trace.Statements.size() - 1;
+  E.Inputs = Inputs;
+  E.Kind = Outcome.Kind;
+  E.ReadBytes = Outcome.ReadBytes;
+  E.WrittenBytes = Outcome.WrittenBytes;
+  E.TransientBytes = Outcome.TransientBytes;
+  E.Note = Outcome.Note;
+  E.Error = Outcome.Error;
+
+  ValueInfo VI;
+  VI.Value = Outcome.Value;
+  VI.Producer = E.Id;
+  switch (Outcome.Kind) {
+  case OpKind::View:
+  case OpKind::Self:
+  case OpKind::InPlace:
+    if (Outcome.SharesInput < Inputs.size() && Inputs[Outcome.SharesInput] >= 0)
+      VI.Value.Storage = value(Inputs[Outcome.SharesInput]).Storage;
+    E.AllocatedBytes = 0;
+    break;
+  case OpKind::Alloc:
+  case OpKind::Copy: {
+    StorageInfo Info;
+    Info.Id = static_cast<StorageId>(Trace.Storages.size());
+    Info.Producer = E.Id;
+    Info.Dev = Outcome.Value.Dev;
+    const TensorValue &V = Outcome.Value;
+    if (V.Sizes && V.Strides && V.Type)
+      Info.Bytes = storageBytesFor(*V.Sizes, *V.Strides, itemSize(*V.Type));
+    else if (V.Sizes && V.Type)
+      // Every allocating op lays its output out densely, so the bytes
+      // follow from the shape even when the permutation is unknown.
+      Info.Bytes = numel(*V.Sizes) * itemSize(*V.Type);
+    E.AllocatedBytes = Info.Bytes;
+    Trace.Storages.push_back(Info);
+    RefCount.push_back(0);
+    VI.Value.Storage = Info.Id;
+    retain(Info.Id);
+    Temporaries.push_back(Info.Id);
+    break;
+  }
+  case OpKind::Throws:
+    setThrows(Outcome.Error);
+    break;
+  case OpKind::Unknown:
+    break;
+  }
+  Trace.Values.push_back(VI);
+  E.Result = static_cast<ValueId>(Trace.Values.size() - 1);
+  notePeak(Outcome.TransientBytes.value_or(0));
+  if (!Trace.Statements.empty())
+    Trace.Statements.back().Ops.push_back(E.Id);
+  if (Outcome.Kind == OpKind::Unknown || !VI.Value.UnknownReason.empty())
+    recordUnknown(Op, VI.Value.UnknownReason.empty() ? "not modelled"
+                                                      : VI.Value.UnknownReason,
+                  Where);
+  Trace.Ops.push_back(E);
+  return E.Result;
+}
+
+ValueId Interpreter::unknown(const std::string &What, const std::string &Reason,
+                             const SourceSpan &Where) {
+  ValueInfo VI;
+  VI.Value = unknownTensor(Reason);
+  Trace.Values.push_back(VI);
+  recordUnknown(What, Reason, Where);
+  return static_cast<ValueId>(Trace.Values.size() - 1);
+}
+
+void Interpreter::recordUnknown(const std::string &What,
+                                const std::string &Reason,
+                                const SourceSpan &Where) {
+  Trace.Unknowns.push_back({Where, What, Reason});
+}
+
+void Interpreter::bind(const std::string &Key, const std::string &DisplayName,
+                       ValueId Value, const SourceSpan &Where,
+                       const SourceSpan &NameWhere, bool Reassignment,
+                       bool IsParameter) {
+  Binding B;
+  B.Name = DisplayName;
+  B.Where = Where;
+  B.NameWhere = NameWhere;
+  B.Value = Value;
+  B.Statement = Trace.Statements.empty() ? 0 : Trace.Statements.size() - 1;
+  B.Reassignment = Reassignment;
+  B.IsParameter = IsParameter;
+  StorageId S = Value >= 0 ? value(Value).Storage : NoStorage;
+  if (S != NoStorage) {
+    StorageInfo &Info = Trace.Storages[S];
+    if (Info.FirstName.empty())
+      Info.FirstName = DisplayName;
+    else
+      B.BaseName = Info.FirstName;
+  }
+  // Retain the new value before releasing the old one: `x = x.view(...)`
+  // must not free x's storage in between.
+  retain(S);
+  auto It = Names.find(Key);
+  if (It != Names.end()) {
+    release(value(It->second).Storage);
+    It->second = Value;
+  } else {
+    Names[Key] = Value;
+    Scopes.back().push_back(Key);
+  }
+  Trace.Bindings.push_back(B);
+}
+
+void Interpreter::rebind(const std::string &Key, ValueId Value) {
+  auto It = Names.find(Key);
+  if (It == Names.end())
+    return;
+  retain(value(Value).Storage);
+  release(value(It->second).Storage);
+  It->second = Value;
+}
+
+ValueId Interpreter::lookup(const std::string &Key) const {
+  auto It = Names.find(Key);
+  return It == Names.end() ? NoValue : It->second;
+}
+
+void Interpreter::mentionDevice(const SourceSpan &Where, bool IsStringLiteral) {
+  Trace.Devices.push_back({Where, IsStringLiteral});
+}
+
+void Interpreter::totalsUnknown(const std::string &Reason) {
+  if (TotalsUnknownReason.empty())
+    TotalsUnknownReason = Reason;
+}
+
+void Interpreter::setThrows(const std::string &Message) {
+  if (Trace.Throws.empty())
+    Trace.Throws = Message;
+}
+
+FunctionTrace Interpreter::finish() {
+  endStatement();
+  while (!Scopes.empty())
+    exitScope();
+  TraceSummary &Sum = Trace.Summary;
+  int64_t Total = 0;
+  bool TotalKnown = true;
+  for (const StorageInfo &S : Trace.Storages) {
+    if (S.External)
+      continue;
+    if (S.Bytes)
+      Total += *S.Bytes;
+    else
+      TotalKnown = false;
+  }
+  Sum.UnknownTotalsReason = TotalsUnknownReason;
+  if (!TotalKnown && Sum.UnknownTotalsReason.empty())
+    Sum.UnknownTotalsReason = "the size of an allocation is unknown";
+  if (TotalKnown && TotalsUnknownReason.empty())
+    Sum.LiveBytesNothingFreed = Total;
+  if (PeakKnown && TotalsUnknownReason.empty())
+    Sum.PeakLiveBytes = PeakBytes;
+  else if (Sum.UnknownTotalsReason.empty())
+    Sum.UnknownTotalsReason = "the size of an allocation is unknown";
+  Sum.Unknowns = static_cast<int>(Trace.Unknowns.size());
+  return Trace;
+}
+
+} // namespace tma

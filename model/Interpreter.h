@@ -1,0 +1,93 @@
+// The Interpreter turns op outcomes into a FunctionTrace: it gives results
+// their storages, binds names, and keeps the lifetime ledger.
+//
+// Lifetimes follow C++: a named tensor holds its storage until the name is
+// reassigned or its scope ends; a temporary lives until the end of the full
+// expression (the statement). A storage is released when nothing holds it.
+// Live bytes are summed over storages this function allocated; a storage
+// whose size is unknown makes the totals unknown rather than wrong.
+#pragma once
+
+#include "model/Ops.h"
+#include "model/Trace.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tma {
+
+class Interpreter {
+public:
+  Interpreter(std::string File, std::string Function, SourceSpan Where);
+
+  /// Opens a statement; ops and bindings until endStatement belong to it.
+  void beginStatement(const Statement &S);
+  /// Releases the statement's temporaries and records live bytes.
+  void endStatement();
+
+  void enterScope();
+  /// Releases every name declared since the matching enterScope.
+  void exitScope();
+
+  /// A tensor that comes from outside the function (a parameter, a member,
+  /// a global): its storage is not counted in this function's totals.
+  ValueId external(const TensorValue &V);
+
+  /// Records an op and returns its result value. Inputs[Outcome.SharesInput]
+  /// donates the storage for views; Alloc/Copy get a new storage.
+  ValueId apply(const std::string &Op, const SourceSpan &Where,
+                const SourceSpan &NameWhere, const std::vector<ValueId> &Inputs,
+                const OpOutcome &Outcome);
+
+  /// A tensor value the frontend could not evaluate at all.
+  ValueId unknown(const std::string &What, const std::string &Reason,
+                  const SourceSpan &Where);
+
+  /// Binds Key (unique per declaration) to Value; DisplayName is what the
+  /// report shows.
+  void bind(const std::string &Key, const std::string &DisplayName,
+            ValueId Value, const SourceSpan &Where, const SourceSpan &NameWhere,
+            bool Reassignment, bool IsParameter = false);
+  /// Gives an existing name a new value without a row in the report (a
+  /// name that became unknown after a loop or a branch).
+  void rebind(const std::string &Key, ValueId Value);
+  /// The value a name holds now, or NoValue.
+  ValueId lookup(const std::string &Key) const;
+
+  const TensorValue &value(ValueId Id) const { return Trace.Values.at(Id).Value; }
+
+  void mentionDevice(const SourceSpan &Where, bool IsStringLiteral);
+  /// Notes that totals cannot be exact (an allocation inside a loop).
+  void totalsUnknown(const std::string &Reason);
+  void recordUnknown(const std::string &What, const std::string &Reason,
+                     const SourceSpan &Where);
+  void setThrows(const std::string &Message);
+  FunctionTrace &trace() { return Trace; }
+
+  /// Ends the function: exits every scope and fills the summary.
+  FunctionTrace finish();
+
+private:
+  struct NameSlot {
+    std::string Key;
+    ValueId Value = NoValue;
+  };
+  void retain(StorageId S);
+  void release(StorageId S);
+  void notePeak(int64_t ExtraBytes);
+
+  FunctionTrace Trace;
+  std::map<std::string, ValueId> Names;
+  std::vector<std::vector<std::string>> Scopes;
+  std::vector<int> RefCount;
+  std::vector<StorageId> Temporaries;
+  int64_t LiveBytes = 0;
+  int UnknownLive = 0;
+  int64_t PeakBytes = 0;
+  bool PeakKnown = true;
+  bool InStatement = false;
+  std::string TotalsUnknownReason;
+};
+
+} // namespace tma

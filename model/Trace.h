@@ -1,0 +1,171 @@
+// The trace: the one interface between the analysis and everything that
+// reports on it (table, JSON, checks, verify).
+//
+// The frontend evaluates a function body statement by statement; each op it
+// meets becomes an OpEvent, each value an entry in Values, each name bound a
+// Binding. Storages carry their bytes and who made them; the ledger's
+// results (live, peak) land in the Summary. Consumers read this structure
+// and never go back to the AST to rediscover a shape.
+//
+// Source positions are plain data (file, line, column) plus the opaque
+// encodings of the frontend's begin/end locations, so a check can emit a
+// diagnostic at the exact spot without the model knowing what a
+// SourceLocation is.
+#pragma once
+
+#include "model/Tensor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tma {
+
+struct SourceSpan {
+  std::string File;
+  unsigned Line = 0;
+  unsigned Column = 0;
+  unsigned EndLine = 0;
+  unsigned EndColumn = 0;
+  /// Opaque frontend encodings (clang::SourceLocation raw values).
+  uint64_t BeginRaw = 0;
+  uint64_t EndRaw = 0;
+  /// File offsets of the span (for rewriting: verify's probes and device
+  /// substitution, fix-its). ~0 when unknown.
+  size_t BeginOffset = ~size_t(0);
+  size_t EndOffset = ~size_t(0);
+  bool InMacro = false;
+};
+
+using ValueId = int;
+using OpId = int;
+constexpr ValueId NoValue = -1;
+constexpr OpId NoOp = -1;
+
+enum class OpKind {
+  Alloc,   // a factory: new storage from nothing
+  Copy,    // new storage computed from other tensors
+  View,    // new tensor sharing an input's storage
+  Self,    // returns an input itself (contiguous() of a contiguous tensor)
+  InPlace, // writes into an input, returns it
+  Throws,  // LibTorch raises at run time
+  Unknown, // not modelled: the reason is in the value
+};
+const char *opKindName(OpKind K);
+
+struct OpEvent {
+  OpId Id = NoOp;
+  std::string Name;         // "contiguous", "reshape", "randn", "index", ...
+  SourceSpan Where;         // the call expression
+  SourceSpan NameWhere;     // the callee name token (for diagnostics)
+  unsigned Statement = 0;   // index into FunctionTrace::Statements
+  std::vector<ValueId> Inputs;
+  ValueId Result = NoValue;
+  OpKind Kind = OpKind::Unknown;
+  /// Bytes of the new storage (Alloc/Copy); nullopt when unknown.
+  std::optional<int64_t> AllocatedBytes;
+  std::optional<int64_t> ReadBytes;
+  std::optional<int64_t> WrittenBytes;
+  /// Allocated and released inside the op (matmul's folding copy).
+  std::optional<int64_t> TransientBytes;
+  std::string Note;  // why it copies, why it returns self, ...
+  std::string Error; // Kind == Throws: what LibTorch says
+};
+
+struct ValueInfo {
+  TensorValue Value;
+  OpId Producer = NoOp; // NoOp for parameters and unknown sources
+};
+
+struct StorageInfo {
+  StorageId Id = NoStorage;
+  std::optional<int64_t> Bytes;
+  std::optional<Device> Dev;
+  OpId Producer = NoOp;
+  /// Not allocated by this function (a parameter's, a member's).
+  bool External = false;
+  /// The first name bound to a tensor on this storage, once there is one.
+  std::string FirstName;
+};
+
+struct Binding {
+  std::string Name;
+  SourceSpan Where;      // the declaration or assignment statement
+  SourceSpan NameWhere;  // the variable name
+  ValueId Value = NoValue;
+  unsigned Statement = 0;
+  bool Reassignment = false;
+  bool IsParameter = false;
+  /// The earliest named tensor in this function sharing the storage, when
+  /// the storage was not new at this binding.
+  std::string BaseName;
+};
+
+struct Statement {
+  SourceSpan Where;
+  /// File offset right after the statement's ';' (for probes); ~0 if none.
+  size_t EndOffset = ~size_t(0);
+  bool InLoop = false;
+  bool InBranch = false;
+  /// Whether the statement is a direct child of a compound statement, so
+  /// that code may be inserted after it.
+  bool Insertable = true;
+  std::vector<OpId> Ops;
+  int64_t LiveBytesAfter = 0;
+  bool LiveKnown = true;
+};
+
+/// Something the analysis could not derive: the report prints it with '?'.
+struct Unknown {
+  SourceSpan Where;
+  std::string What;
+  std::string Reason;
+};
+
+/// A device expression in the source (torch::kCUDA, "cuda:0"), so verify
+/// can run the code on another device.
+struct DeviceMention {
+  SourceSpan Where;
+  bool IsStringLiteral = false;
+};
+
+struct TraceSummary {
+  std::optional<int64_t> LiveBytesNothingFreed;
+  std::optional<int64_t> PeakLiveBytes;
+  /// When PeakLiveBytes was reached.
+  unsigned PeakStatement = 0;
+  std::string UnknownTotalsReason;
+  int Unknowns = 0;
+};
+
+struct FunctionTrace {
+  std::string File;
+  std::string Name;          // qualified: "Net::forward"
+  std::string CallableName;  // how to call it from file scope; empty if not
+  SourceSpan Where;
+  bool HasParameters = false;
+  std::vector<Statement> Statements;
+  std::vector<OpEvent> Ops;
+  std::vector<ValueInfo> Values;
+  std::vector<StorageInfo> Storages;
+  std::vector<Binding> Bindings;
+  std::vector<Unknown> Unknowns;
+  std::vector<DeviceMention> Devices;
+  /// Non-empty when the function certainly throws at run time.
+  std::string Throws;
+  TraceSummary Summary;
+
+  const TensorValue &value(ValueId Id) const { return Values.at(Id).Value; }
+  const OpEvent *producer(ValueId Id) const {
+    if (Id < 0 || Values.at(Id).Producer == NoOp)
+      return nullptr;
+    return &Ops.at(Values[Id].Producer);
+  }
+  const StorageInfo *storageOf(ValueId Id) const {
+    StorageId S = value(Id).Storage;
+    return S == NoStorage ? nullptr : &Storages.at(S);
+  }
+};
+
+} // namespace tma

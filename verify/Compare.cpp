@@ -1,0 +1,311 @@
+// Comparing the tool's report with what LibTorch measured.
+//
+// The rules, in the order they are applied:
+//  1. Functions are matched by name; when several measured functions share a
+//     name (two files both define block1) the one from the same file wins.
+//  2. Tensors are matched by (name, line), and within that key by order of
+//     occurrence, so `hidden` bound twice on different lines and a binding
+//     probed once per loop iteration both pair up sensibly (a single
+//     prediction is compared with the first observation).
+//  3. A null field in the prediction is the tool saying "unknown": the
+//     verdict is Unverified, never Match. "base" is the exception: null is a
+//     real answer ("the storage is new here") whenever the prediction knows
+//     the tensor's kind.
+//  4. A predicted binding that LibTorch never reached is Unverified when the
+//     function threw (the throw explains it) and a Mismatch otherwise.
+//  5. Throwing: predicted "throws" and LibTorch threw is a Match whatever the
+//     two messages say. A throw the tool did not predict is a Mismatch only
+//     when the run was a plain run on the requested device; after a meta ->
+//     CPU fallback, a timeout or a crash it says nothing about the code
+//     (aten-rules.md section 8: CPU lacks some half-precision kernels).
+#include "verify/Harness.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <optional>
+
+namespace tma::verify {
+
+namespace json = llvm::json;
+
+const char *outcomeName(Verdict::Outcome O) {
+  switch (O) {
+  case Verdict::Match:
+    return "match";
+  case Verdict::Mismatch:
+    return "mismatch";
+  case Verdict::Unverified:
+    return "unverified";
+  }
+  return "unverified";
+}
+
+json::Value toJSON(const Verdict &V) {
+  return json::Object{{"function", V.Function}, {"name", V.Name},
+                      {"line", static_cast<int64_t>(V.Line)},
+                      {"field", V.Field},       {"predicted", V.Predicted},
+                      {"measured", V.Measured}, {"result", outcomeName(V.Result)},
+                      {"note", V.Note}};
+}
+
+namespace {
+
+const char *const TensorFields[] = {"shape",          "strides", "dtype",
+                                    "storage_bytes",  "storage_offset",
+                                    "base",           "contiguous"};
+
+std::string render(const json::Value *V) {
+  if (!V)
+    return "absent";
+  if (auto S = V->getAsString())
+    return S->str();
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  OS << *V;
+  return OS.str();
+}
+
+/// JSON equality that does not care whether a number was parsed as an
+/// integer or a double.
+bool sameValue(const json::Value &A, const json::Value &B) {
+  if (A.kind() == json::Value::Number && B.kind() == json::Value::Number) {
+    auto IA = A.getAsInteger(), IB = B.getAsInteger();
+    if (IA && IB)
+      return *IA == *IB;
+    return A.getAsNumber() == B.getAsNumber();
+  }
+  if (A.kind() == json::Value::Array && B.kind() == json::Value::Array) {
+    const json::Array &XA = *A.getAsArray(), &XB = *B.getAsArray();
+    if (XA.size() != XB.size())
+      return false;
+    for (size_t I = 0; I < XA.size(); ++I)
+      if (!sameValue(XA[I], XB[I]))
+        return false;
+    return true;
+  }
+  return A == B;
+}
+
+std::string str(const json::Object &O, llvm::StringRef Key) {
+  if (auto S = O.getString(Key))
+    return S->str();
+  return "";
+}
+
+unsigned line(const json::Object &O) {
+  if (auto L = O.getInteger("line"))
+    return static_cast<unsigned>(*L);
+  return 0;
+}
+
+const json::Value *field(const json::Object &O, llvm::StringRef Key) {
+  const json::Value *V = O.get(Key);
+  // The truth files written before the harness call it "offset".
+  if (!V && Key == "storage_offset")
+    V = O.get("offset");
+  return V;
+}
+
+bool isNull(const json::Value *V) {
+  return !V || V->kind() == json::Value::Null;
+}
+
+using Key = std::pair<std::string, unsigned>; // (name, line)
+
+/// The measured function for a predicted one, preferring the same file.
+const json::Object *findMeasured(const json::Array *Measured,
+                                 const std::string &Function,
+                                 const std::string &File,
+                                 std::vector<bool> &Used) {
+  if (!Measured)
+    return nullptr;
+  std::optional<size_t> Best;
+  for (size_t I = 0; I < Measured->size(); ++I) {
+    const json::Object *M = (*Measured)[I].getAsObject();
+    if (!M || Used[I] || str(*M, "function") != Function)
+      continue;
+    std::string MFile = str(*M, "file");
+    bool SameFile = MFile == File || llvm::sys::path::filename(MFile) ==
+                                         llvm::sys::path::filename(File);
+    if (SameFile) {
+      Best = I;
+      break;
+    }
+    if (!Best)
+      Best = I;
+  }
+  if (!Best)
+    return nullptr;
+  Used[*Best] = true;
+  return (*Measured)[*Best].getAsObject();
+}
+
+/// Errors that come from the measuring run, not from the user's code.
+bool environmentalFailure(const json::Object &M, llvm::StringRef Error) {
+  if (M.get("fallback_reason"))
+    return true;
+  for (llvm::StringRef Prefix : {"timed out", "crashed", "not run", "the process "})
+    if (Error.startswith(Prefix))
+      return true;
+  return Error.contains_insensitive("out of memory") ||
+         Error.contains_insensitive("not enough memory");
+}
+
+void compareTensor(const json::Object &P, const json::Object &M,
+                   const std::string &Function, const std::string &Note,
+                   std::vector<Verdict> &Out) {
+  std::string Name = str(P, "name");
+  unsigned Line = line(P);
+  std::string Reason = str(P, "unknown_reason");
+  std::string ProbeError = str(M, "probe_error");
+  bool KindKnown = !isNull(P.get("kind"));
+  for (llvm::StringRef F : TensorFields) {
+    Verdict V;
+    V.Function = Function;
+    V.Name = Name;
+    V.Line = Line;
+    V.Field = F.str();
+    const json::Value *PV = field(P, F);
+    const json::Value *MV = field(M, F);
+    V.Predicted = render(PV);
+    V.Measured = render(MV);
+    V.Note = Note;
+    bool PredictedUnknown = isNull(PV);
+    if (F == "base" && PV && KindKnown)
+      PredictedUnknown = false; // null base = new storage, a real answer
+    bool MeasuredMissing = F == "base" ? !MV : isNull(MV);
+    if (PredictedUnknown) {
+      V.Result = Verdict::Unverified;
+      V.Note = Reason.empty() ? "the tool reported this field as unknown"
+                              : "unknown to the tool: " + Reason;
+    } else if (!ProbeError.empty() || MeasuredMissing) {
+      V.Result = Verdict::Unverified;
+      V.Note = ProbeError.empty() ? "LibTorch did not report this field"
+                                  : "the probe failed: " + ProbeError;
+    } else {
+      V.Result = sameValue(*PV, *MV) ? Verdict::Match : Verdict::Mismatch;
+    }
+    Out.push_back(std::move(V));
+  }
+}
+
+void compareFunction(const json::Object &PF, const json::Object *MF,
+                     std::vector<Verdict> &Out) {
+  std::string Function = str(PF, "function");
+  std::string Error = MF ? str(*MF, "error") : "";
+  bool Threw = MF && !isNull(MF->get("error"));
+  std::string Note;
+  if (MF && MF->get("fallback_reason"))
+    Note = "measured on " + str(*MF, "device") + ": " + str(*MF, "fallback_reason");
+
+  std::map<Key, std::vector<const json::Object *>> Measured;
+  if (MF)
+    if (const json::Array *Ts = MF->getArray("tensors"))
+      for (const json::Value &T : *Ts)
+        if (const json::Object *O = T.getAsObject())
+          Measured[{str(*O, "name"), line(*O)}].push_back(O);
+
+  std::map<Key, size_t> Seen; // predicted occurrences per key so far
+  if (const json::Array *Ts = PF.getArray("tensors")) {
+    for (const json::Value &T : *Ts) {
+      const json::Object *P = T.getAsObject();
+      if (!P)
+        continue;
+      Key K{str(*P, "name"), line(*P)};
+      size_t Occurrence = Seen[K]++;
+      auto It = Measured.find(K);
+      size_t Observed = It == Measured.end() ? 0 : It->second.size();
+      if (Occurrence < Observed) {
+        std::string TNote = Note;
+        if (Observed > 1 && Occurrence == 0)
+          TNote += std::string(TNote.empty() ? "" : "; ") + "observed " +
+                   std::to_string(Observed) + " times; compared with the first";
+        compareTensor(*P, *It->second[Occurrence], Function, TNote, Out);
+        continue;
+      }
+      Verdict V;
+      V.Function = Function;
+      V.Name = K.first;
+      V.Line = K.second;
+      V.Field = "probe";
+      V.Predicted = "bound";
+      V.Measured = "not reached";
+      if (!MF) {
+        V.Result = Verdict::Unverified;
+        V.Measured = "not run";
+        V.Note = "the harness did not run this function";
+      } else if (Threw) {
+        V.Result = Verdict::Unverified;
+        V.Note = "LibTorch threw before this binding: " + Error;
+      } else {
+        V.Result = Verdict::Mismatch;
+        V.Note = "LibTorch returned without reaching this binding";
+      }
+      Out.push_back(std::move(V));
+    }
+  }
+
+  // Observed bindings the report does not have at all.
+  for (const auto &[K, List] : Measured) {
+    if (Seen.count(K))
+      continue;
+    Verdict V;
+    V.Function = Function;
+    V.Name = K.first;
+    V.Line = K.second;
+    V.Field = "binding";
+    V.Predicted = "absent";
+    V.Measured = "observed";
+    V.Result = Verdict::Mismatch;
+    V.Note = "LibTorch observed a tensor the report does not list";
+    Out.push_back(std::move(V));
+  }
+
+  const json::Value *Throws = PF.get("throws");
+  bool PredictsThrow = !isNull(Throws) && Throws->getAsBoolean() != false;
+  if (!MF || (!PredictsThrow && !Threw))
+    return;
+  Verdict V;
+  V.Function = Function;
+  V.Line = line(PF);
+  V.Field = "throws";
+  V.Predicted = PredictsThrow ? render(Throws) : "returns";
+  V.Measured = Threw ? Error : "returned";
+  if (PredictsThrow) {
+    V.Result = Threw ? Verdict::Match : Verdict::Mismatch;
+  } else if (environmentalFailure(*MF, Error)) {
+    V.Result = Verdict::Unverified;
+    V.Note = "the measuring run failed for reasons outside the code" +
+             (Note.empty() ? std::string() : ": " + Note);
+  } else {
+    V.Result = Verdict::Mismatch;
+    V.Note = "LibTorch threw; the report did not predict it";
+  }
+  Out.push_back(std::move(V));
+}
+
+} // namespace
+
+std::vector<Verdict> compare(const json::Value &Predicted, const json::Value &Measured) {
+  std::vector<Verdict> Out;
+  const json::Object *PO = Predicted.getAsObject();
+  const json::Object *MO = Measured.getAsObject();
+  const json::Array *PFs = PO ? PO->getArray("functions") : nullptr;
+  const json::Array *MFs = MO ? MO->getArray("functions") : nullptr;
+  if (!PFs)
+    return Out;
+  std::vector<bool> Used(MFs ? MFs->size() : 0, false);
+  for (const json::Value &V : *PFs) {
+    const json::Object *PF = V.getAsObject();
+    if (!PF)
+      continue;
+    const json::Object *MF = findMeasured(MFs, str(*PF, "function"), str(*PF, "file"), Used);
+    compareFunction(*PF, MF, Out);
+  }
+  return Out;
+}
+
+} // namespace tma::verify

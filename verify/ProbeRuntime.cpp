@@ -1,0 +1,634 @@
+// The probe runtime: C++ text pasted into every generated harness, between
+// <torch/torch.h> and the user's code, inside namespace tma_probe.
+//
+// Design:
+//  1. Each user function runs in its own fork()ed child. A segfault, an
+//     abort, exit() or a hang in one function then costs that function only;
+//     the parent keeps collecting and always prints one valid JSON document.
+//     The parent never touches LibTorch ops or CUDA (CUDA cannot be used in a
+//     child forked after CUDA was initialised, and an OpenMP pool started in
+//     the parent would not survive the fork), so each child starts clean; on
+//     CUDA each function also starts with an empty caching allocator, which
+//     is the state the static predictions assume.
+//  2. The child reports over a pipe, one line per event, flushed at once, so
+//     probes recorded before a crash survive it:
+//        S {"device":"meta"}   a run starts on this device
+//        R                     discard the probes so far (meta -> CPU rerun)
+//        T {...}               one probed tensor
+//        F "k":v,...           final function fields
+//     The child's stdout is redirected to stderr: user code that prints must
+//     not corrupt the JSON.
+//  3. Storage identity: a probe remembers a weak reference to each probed
+//     tensor's StorageImpl. A weak intrusive_ptr keeps the StorageImpl object
+//     (so its address cannot be reused by a later storage) but not its data,
+//     so CPU peak-memory numbers are not inflated by the probes.
+//  4. A counting wrapper around the default CPU allocator, installed in the
+//     child, counts bytes and calls; it is reported only for runs on CPU.
+//  5. A meta run that fails because the Meta backend lacks a kernel (or mixes
+//     meta with CPU tensors the user made without a device) is rerun on CPU;
+//     the output says so ("device":"cpu", "fallback_reason").
+#include "verify/ProbeRuntime.h"
+
+namespace tma::verify {
+
+const char *probeRuntimeSource() {
+  return R"TMA_PROBE(
+// ---- tma_probe: probe runtime of the Tensor Memory Accountant harness ----
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+#if defined(TMA_PROBE_HAS_CUDA) && defined(__has_include)
+#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/CUDACachingAllocator.h>)
+#include <c10/cuda/CUDACachingAllocator.h>
+#define TMA_PROBE_CUDA_STATS 1
+#endif
+#endif
+
+namespace tma_probe {
+
+enum class Mode { Meta, CPU, CUDA };
+
+struct Entry {
+  unsigned FileIndex; // position in the generator's file list (--file N)
+  const char *File;
+  const char *Function;
+  void (*Fn)();
+};
+
+#ifndef TORCH_VERSION
+#define TORCH_VERSION "unknown"
+#endif
+
+// ---------------------------------------------------------------- device
+inline c10::DeviceType &runtime_device() {
+  static c10::DeviceType D = c10::DeviceType::Meta;
+  return D;
+}
+/// Replaces expressions such as torch::kCUDA in the user's code.
+inline c10::DeviceType device_type() { return runtime_device(); }
+/// Replaces device string literals; a CUDA run keeps the user's "cuda:N".
+inline const char *device_cstr(const char *Original = "cuda") {
+  switch (runtime_device()) {
+  case c10::DeviceType::CUDA:
+    return std::strncmp(Original, "cuda", 4) == 0 ? Original : "cuda";
+  case c10::DeviceType::CPU:
+    return "cpu";
+  default:
+    return "meta";
+  }
+}
+inline const char *device_name(c10::DeviceType T) {
+  switch (T) {
+  case c10::DeviceType::CPU: return "cpu";
+  case c10::DeviceType::CUDA: return "cuda";
+  case c10::DeviceType::Meta: return "meta";
+  default: return "other";
+  }
+}
+
+// ---------------------------------------------------------------- JSON text
+inline void json_string(std::string &Out, const std::string &S) {
+  Out += '"';
+  for (unsigned char C : S) {
+    switch (C) {
+    case '"': Out += "\\\""; break;
+    case '\\': Out += "\\\\"; break;
+    case '\n': Out += "\\n"; break;
+    case '\r': Out += "\\r"; break;
+    case '\t': Out += "\\t"; break;
+    default:
+      if (C < 0x20) {
+        char Buf[8];
+        std::snprintf(Buf, sizeof Buf, "\\u%04x", C);
+        Out += Buf;
+      } else {
+        Out += static_cast<char>(C);
+      }
+    }
+  }
+  Out += '"';
+}
+inline std::string quoted(const std::string &S) {
+  std::string Out;
+  json_string(Out, S);
+  return Out;
+}
+inline std::string json_ints(c10::IntArrayRef V) {
+  std::string Out = "[";
+  for (size_t I = 0; I < V.size(); ++I) {
+    if (I)
+      Out += ',';
+    Out += std::to_string(V[I]);
+  }
+  return Out + "]";
+}
+inline std::string first_line(const char *Msg) {
+  std::string S = Msg ? Msg : "";
+  size_t NL = S.find('\n');
+  return NL == std::string::npos ? S : S.substr(0, NL);
+}
+
+/// The report's dtype names (report-schema.md).
+inline std::string dtype_name(c10::ScalarType T) {
+  switch (T) {
+  case c10::ScalarType::Half: return "float16";
+  case c10::ScalarType::BFloat16: return "bfloat16";
+  case c10::ScalarType::Float: return "float32";
+  case c10::ScalarType::Double: return "float64";
+  case c10::ScalarType::Char: return "int8";
+  case c10::ScalarType::Byte: return "uint8";
+  case c10::ScalarType::Short: return "int16";
+  case c10::ScalarType::Int: return "int32";
+  case c10::ScalarType::Long: return "int64";
+  case c10::ScalarType::Bool: return "bool";
+  case c10::ScalarType::ComplexHalf: return "complex32";
+  case c10::ScalarType::ComplexFloat: return "complex64";
+  case c10::ScalarType::ComplexDouble: return "complex128";
+  default: {
+    // Newer dtypes (Float8_e4m3fn, ...) lower-cased: "float8_e4m3fn".
+    std::string S = c10::toString(T);
+    for (char &C : S)
+      C = static_cast<char>(std::tolower(static_cast<unsigned char>(C)));
+    return S;
+  }
+  }
+}
+
+// ---------------------------------------------------------------- CPU allocations
+struct AllocCounters {
+  std::mutex M;
+  int64_t Live = 0, Peak = 0, Bytes = 0, Calls = 0;
+  int64_t SinceBytes = 0, SinceCalls = 0;
+  std::unordered_map<void *, std::pair<c10::DataPtr, int64_t>> Blocks;
+};
+inline AllocCounters &counters() {
+  // Leaked on purpose: storages may be freed during static destruction.
+  static AllocCounters *C = new AllocCounters;
+  return *C;
+}
+inline void counting_delete(void *Ptr) {
+  c10::DataPtr Inner;
+  {
+    AllocCounters &C = counters();
+    std::lock_guard<std::mutex> Lock(C.M);
+    auto It = C.Blocks.find(Ptr);
+    if (It == C.Blocks.end())
+      return;
+    C.Live -= It->second.second;
+    Inner = std::move(It->second.first);
+    C.Blocks.erase(It);
+  }
+  // Inner's own deleter frees the memory here, outside the lock.
+}
+
+/// Wraps the default CPU allocator. The returned DataPtr's context is the
+/// data pointer itself, so raw_allocate/raw_deallocate keep working.
+struct CountingAllocator final : c10::Allocator {
+  c10::Allocator *Inner;
+  explicit CountingAllocator(c10::Allocator *I) : Inner(I) {}
+  c10::DataPtr allocate_counted(size_t N) const {
+    c10::DataPtr P = Inner->allocate(N);
+    void *Data = P.get();
+    if (N == 0 || !Data)
+      return P; // a 0-byte request holds no memory
+    c10::Device Dev = P.device();
+    AllocCounters &C = counters();
+    std::lock_guard<std::mutex> Lock(C.M);
+    int64_t Bytes = static_cast<int64_t>(N);
+    C.Live += Bytes;
+    C.Peak = std::max(C.Peak, C.Live);
+    C.Bytes += Bytes;
+    C.Calls += 1;
+    C.SinceBytes += Bytes;
+    C.SinceCalls += 1;
+    C.Blocks.emplace(Data, std::make_pair(std::move(P), Bytes));
+    return c10::DataPtr(Data, Data, &counting_delete, Dev);
+  }
+  // LibTorch < 2.3 declares allocate() const, later versions non-const;
+  // declaring both overrides whichever the installed version has.
+  c10::DataPtr allocate(size_t N) const { return allocate_counted(N); }
+  c10::DataPtr allocate(size_t N) { return allocate_counted(N); }
+  c10::DeleterFnPtr raw_deleter() const override { return &counting_delete; }
+  // Pure virtual from LibTorch 2.3 on; an unused extra member before that.
+  void copy_data(void *Dest, const void *Src, std::size_t Count) const {
+    std::memcpy(Dest, Src, Count);
+  }
+};
+inline void install_counting_allocator() {
+  static CountingAllocator A(c10::GetDefaultCPUAllocator());
+  c10::SetCPUAllocator(&A, /*priority=*/255);
+}
+
+// ---------------------------------------------------------------- CUDA statistics
+#if defined(TMA_PROBE_CUDA_STATS)
+inline int64_t cuda_allocated_now() {
+  auto S = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
+  return static_cast<int64_t>(S.allocated_bytes[0].current); // [0]: AGGREGATE
+}
+inline int64_t cuda_allocated_peak() {
+  auto S = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
+  return static_cast<int64_t>(S.allocated_bytes[0].peak);
+}
+inline void cuda_reset_peak() {
+  c10::cuda::CUDACachingAllocator::resetPeakStats(c10::cuda::current_device());
+}
+#endif
+
+// ---------------------------------------------------------------- one function run
+struct Probed {
+  c10::weak_intrusive_ptr<c10::StorageImpl> Storage;
+  std::string Name;
+};
+struct RunState {
+  FILE *Out = nullptr;             // pipe to the parent
+  std::vector<Probed> Seen;        // this run's probed storages, in order
+  c10::DeviceType Device = c10::DeviceType::Meta;
+  int64_t CudaBaseline = 0;
+};
+inline RunState &state() {
+  static RunState S;
+  return S;
+}
+inline void emit(const std::string &Line) {
+  FILE *Out = state().Out;
+  if (!Out)
+    return;
+  std::fwrite(Line.data(), 1, Line.size(), Out);
+  std::fputc('\n', Out);
+  std::fflush(Out);
+}
+
+/// The probe inserted after each binding.
+inline void record(const char *Function, const char *Name, unsigned Line,
+                   const at::Tensor &T) {
+  RunState &S = state();
+  std::string J = "{\"function\":" + quoted(Function) +
+                  ",\"name\":" + quoted(Name) +
+                  ",\"line\":" + std::to_string(Line);
+  try {
+    std::string F;
+    if (!T.defined()) {
+      F = ",\"defined\":false,\"shape\":null,\"strides\":null,\"dtype\":null,"
+          "\"device\":null,\"storage_bytes\":null,\"storage_offset\":null,"
+          "\"contiguous\":null,\"view\":false,\"base\":null";
+    } else {
+      bool Strided = T.layout() == c10::kStrided;
+      F += ",\"shape\":" + json_ints(T.sizes());
+      F += ",\"strides\":" + (Strided ? json_ints(T.strides()) : std::string("null"));
+      F += ",\"dtype\":" + quoted(dtype_name(T.scalar_type()));
+      F += ",\"device\":" + quoted(device_name(T.device().type()));
+      bool HasStorage = Strided && T.has_storage();
+      if (HasStorage) {
+        F += ",\"storage_bytes\":" + std::to_string(T.storage().nbytes());
+        F += ",\"storage_offset\":" + std::to_string(T.storage_offset());
+      } else {
+        F += ",\"storage_bytes\":null,\"storage_offset\":null";
+      }
+      F += ",\"contiguous\":" + std::string(Strided ? (T.is_contiguous() ? "true" : "false") : "null");
+      const Probed *Base = nullptr;
+      if (HasStorage) {
+        c10::StorageImpl *Impl = T.storage().unsafeGetStorageImpl();
+        for (const Probed &P : S.Seen)
+          if (P.Storage._unsafe_get_target() == Impl) {
+            Base = &P;
+            break;
+          }
+        std::string BaseName = Base ? Base->Name : std::string();
+        F += ",\"view\":" + std::string(Base ? "true" : "false");
+        F += ",\"base\":" + (Base ? quoted(BaseName) : std::string("null"));
+        S.Seen.push_back(Probed{T.storage().getWeakStorageImpl(), Name});
+      } else {
+        F += ",\"view\":null,\"base\":null";
+      }
+    }
+    J += F;
+  } catch (const c10::Error &E) {
+    J += ",\"probe_error\":" + quoted(first_line(E.what_without_backtrace()));
+  } catch (const std::exception &E) {
+    J += ",\"probe_error\":" + quoted(first_line(E.what()));
+  }
+  if (S.Device == c10::DeviceType::CPU) {
+    AllocCounters &C = counters();
+    std::lock_guard<std::mutex> Lock(C.M);
+    J += ",\"allocated_bytes_since_last_probe\":" + std::to_string(C.SinceBytes);
+    J += ",\"allocations_since_last_probe\":" + std::to_string(C.SinceCalls);
+    C.SinceBytes = 0;
+    C.SinceCalls = 0;
+  }
+#if defined(TMA_PROBE_CUDA_STATS)
+  if (S.Device == c10::DeviceType::CUDA)
+    J += ",\"cuda_allocated_bytes\":" + std::to_string(cuda_allocated_now() - S.CudaBaseline);
+#endif
+  emit("T " + J + "}");
+}
+/// Bindings that are not tensors (options, modules, vectors) are not probed.
+template <class T,
+          typename std::enable_if<!std::is_convertible<const T &, const at::Tensor &>::value,
+                                  int>::type = 0>
+inline void record(const char *, const char *, unsigned, const T &) {}
+
+/// True when a failure on meta says nothing about the user's code: a kernel
+/// the Meta backend lacks, or meta mixed with CPU tensors the user created
+/// without naming a device.
+inline bool is_meta_gap(const std::string &Msg) {
+  std::string L = Msg;
+  for (char &C : L)
+    C = static_cast<char>(std::tolower(static_cast<unsigned char>(C)));
+  for (const char *Needle : {"'meta' backend", "meta tensor", "meta and cpu",
+                             "cpu and meta", "device meta", "meta device",
+                             "notimplementederror", "not implemented for 'meta'"})
+    if (L.find(Needle) != std::string::npos)
+      return true;
+  return false;
+}
+
+struct RunResult {
+  bool Threw = false;
+  bool MetaGap = false;
+  std::string Error;
+  int64_t Peak = 0, Bytes = 0, Calls = 0;
+  int64_t CudaPeak = -1;
+};
+
+inline RunResult run_once(const Entry &E, c10::DeviceType Dev) {
+  RunState &S = state();
+  S.Seen.clear();
+  S.Device = Dev;
+  runtime_device() = Dev;
+  emit(std::string("S {\"device\":\"") + device_name(Dev) + "\"}");
+  AllocCounters &C = counters();
+  int64_t Baseline;
+  {
+    std::lock_guard<std::mutex> Lock(C.M);
+    Baseline = C.Live;
+    C.Peak = C.Live;
+    C.Bytes = C.Calls = C.SinceBytes = C.SinceCalls = 0;
+  }
+#if defined(TMA_PROBE_CUDA_STATS)
+  if (Dev == c10::DeviceType::CUDA) {
+    cuda_reset_peak();
+    S.CudaBaseline = cuda_allocated_now();
+  }
+#endif
+  RunResult R;
+  try {
+    E.Fn();
+  } catch (const c10::NotImplementedError &X) {
+    R.Threw = true;
+    R.Error = first_line(X.what_without_backtrace());
+    R.MetaGap = true;
+  } catch (const c10::Error &X) {
+    R.Threw = true;
+    R.Error = first_line(X.what_without_backtrace());
+    R.MetaGap = is_meta_gap(X.what_without_backtrace());
+  } catch (const std::exception &X) {
+    R.Threw = true;
+    R.Error = first_line(X.what());
+    R.MetaGap = is_meta_gap(X.what());
+  } catch (...) {
+    R.Threw = true;
+    R.Error = "a C++ exception that is not a std::exception";
+  }
+  if (Dev != c10::DeviceType::Meta)
+    R.MetaGap = false;
+  {
+    std::lock_guard<std::mutex> Lock(C.M);
+    R.Peak = C.Peak - Baseline;
+    R.Bytes = C.Bytes;
+    R.Calls = C.Calls;
+  }
+#if defined(TMA_PROBE_CUDA_STATS)
+  if (Dev == c10::DeviceType::CUDA)
+    R.CudaPeak = cuda_allocated_peak() - S.CudaBaseline;
+#endif
+  S.Seen.clear();
+  return R;
+}
+
+[[noreturn]] inline void child_main(const Entry &E, Mode M, int Fd) {
+  state().Out = fdopen(Fd, "w");
+  // User code printing to stdout would corrupt the parent's JSON.
+  dup2(2, 1);
+  // A crashing function should not leave a core file in the caller's
+  // directory; the parent reports the signal.
+  rlimit NoCore{0, 0};
+  setrlimit(RLIMIT_CORE, &NoCore);
+  install_counting_allocator();
+  c10::DeviceType Dev = c10::DeviceType::Meta;
+  std::string Reason;
+  if (M == Mode::CPU) {
+    Dev = c10::DeviceType::CPU;
+  } else if (M == Mode::CUDA) {
+    if (torch::cuda::is_available())
+      Dev = c10::DeviceType::CUDA;
+    else
+      Reason = "CUDA is not available to this LibTorch or machine; ran on meta";
+  }
+  RunResult R = run_once(E, Dev);
+  if (Dev == c10::DeviceType::Meta && R.Threw && R.MetaGap) {
+    std::string MetaError = R.Error;
+    emit("R");
+    Dev = c10::DeviceType::CPU;
+    R = run_once(E, Dev);
+    if (!Reason.empty())
+      Reason += "; ";
+    Reason += "the Meta backend could not run it (" + MetaError + "); reran on CPU";
+  }
+  std::string F = "F \"device\":" + quoted(device_name(Dev));
+  if (!Reason.empty())
+    F += ",\"fallback_reason\":" + quoted(Reason);
+  if (R.Threw)
+    F += ",\"error\":" + quoted(R.Error);
+  if (Dev == c10::DeviceType::CPU)
+    F += ",\"peak_live_bytes\":" + std::to_string(R.Peak) +
+         ",\"allocated_bytes\":" + std::to_string(R.Bytes) +
+         ",\"allocations\":" + std::to_string(R.Calls);
+  if (R.CudaPeak >= 0)
+    F += ",\"cuda_peak_allocated_bytes\":" + std::to_string(R.CudaPeak);
+  emit(F);
+  std::fflush(nullptr);
+  _exit(0); // no static destructors or atexit handlers in the child
+}
+
+// ---------------------------------------------------------------- parent
+inline double seconds_since(std::chrono::steady_clock::time_point T0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+}
+
+/// Runs one entry in a child; returns its JSON object.
+inline std::string run_entry(const Entry &E, Mode M, double SecondsLeft,
+                             bool HasDeadline) {
+  std::string Head = "{\"file\":" + quoted(E.File) + ",\"function\":" + quoted(E.Function);
+  if (HasDeadline && SecondsLeft <= 0)
+    return Head + ",\"device\":null,\"error\":\"not run: the harness time limit was reached\",\"tensors\":[]}";
+  int Fds[2];
+  if (pipe(Fds) != 0)
+    return Head + ",\"device\":null,\"error\":" + quoted(std::string("pipe failed: ") + std::strerror(errno)) + ",\"tensors\":[]}";
+  std::fflush(nullptr);
+  pid_t Pid = fork();
+  if (Pid < 0) {
+    close(Fds[0]);
+    close(Fds[1]);
+    return Head + ",\"device\":null,\"error\":" + quoted(std::string("fork failed: ") + std::strerror(errno)) + ",\"tensors\":[]}";
+  }
+  if (Pid == 0) {
+    close(Fds[0]);
+#if defined(__linux__)
+    prctl(PR_SET_PDEATHSIG, SIGKILL); // die with a killed parent
+#endif
+    child_main(E, M, Fds[1]);
+  }
+  close(Fds[1]);
+  auto T0 = std::chrono::steady_clock::now();
+  std::string Data;
+  bool TimedOut = false;
+  char Buf[65536];
+  for (;;) {
+    int Wait = -1;
+    if (HasDeadline) {
+      double Left = SecondsLeft - seconds_since(T0);
+      if (Left <= 0) {
+        TimedOut = true;
+        break;
+      }
+      Wait = static_cast<int>(Left * 1000) + 1;
+    }
+    pollfd P{Fds[0], POLLIN, 0};
+    int N = poll(&P, 1, Wait);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N == 0)
+      continue; // re-check the deadline
+    ssize_t Got = read(Fds[0], Buf, sizeof Buf);
+    if (Got < 0 && errno == EINTR)
+      continue;
+    if (Got <= 0)
+      break; // EOF: the child is done (or dead)
+    Data.append(Buf, static_cast<size_t>(Got));
+  }
+  close(Fds[0]);
+  if (TimedOut)
+    kill(Pid, SIGKILL);
+  int Status = 0;
+  while (waitpid(Pid, &Status, 0) < 0 && errno == EINTR) {
+  }
+
+  std::string Device = "null", Final;
+  std::vector<std::string> Tensors;
+  size_t Pos = 0;
+  while (Pos < Data.size()) {
+    size_t End = Data.find('\n', Pos);
+    if (End == std::string::npos)
+      break; // a torn last line from a crash
+    std::string L = Data.substr(Pos, End - Pos);
+    Pos = End + 1;
+    if (L.rfind("T ", 0) == 0) {
+      Tensors.push_back(L.substr(2));
+    } else if (L == "R") {
+      Tensors.clear();
+    } else if (L.rfind("S ", 0) == 0) {
+      size_t Colon = L.find(':');
+      Device = L.substr(Colon + 1, L.size() - Colon - 2);
+    } else if (L.rfind("F ", 0) == 0) {
+      Final = L.substr(2);
+    }
+  }
+  std::string Out = Head;
+  if (!Final.empty()) {
+    Out += "," + Final;
+  } else {
+    Out += ",\"device\":" + Device;
+    std::string Why;
+    if (TimedOut) {
+      char Secs[32];
+      std::snprintf(Secs, sizeof Secs, "%.0f", SecondsLeft);
+      Why = std::string("timed out: killed after ") + Secs + " s";
+    } else if (WIFSIGNALED(Status)) {
+      int Sig = WTERMSIG(Status);
+      const char *Name = strsignal(Sig);
+      Why = "crashed: signal " + std::to_string(Sig) + " (" + (Name ? Name : "?") + ")";
+    } else if (WIFEXITED(Status)) {
+      Why = "the process exited with status " + std::to_string(WEXITSTATUS(Status)) +
+            " before the function returned";
+    } else {
+      Why = "the process ended without a result";
+    }
+    Out += ",\"error\":" + quoted(Why);
+  }
+  Out += ",\"tensors\":[";
+  for (size_t I = 0; I < Tensors.size(); ++I)
+    Out += (I ? ",\n  " : "\n  ") + Tensors[I];
+  return Out + "]}";
+}
+
+inline int harness_main(int Argc, char **Argv, const Entry *Entries, size_t Count,
+                        Mode M) {
+  double Deadline = 0;
+  long OnlyFile = -1;
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    std::string V = I + 1 < Argc ? Argv[I + 1] : "";
+    if (A == "--mode" && I + 1 < Argc) {
+      ++I;
+      if (V == "meta") M = Mode::Meta;
+      else if (V == "cpu") M = Mode::CPU;
+      else if (V == "cuda") M = Mode::CUDA;
+      else { std::fprintf(stderr, "unknown --mode %s\n", V.c_str()); return 2; }
+    } else if (A == "--deadline-seconds" && I + 1 < Argc) {
+      ++I;
+      Deadline = std::atof(V.c_str());
+    } else if (A == "--file" && I + 1 < Argc) {
+      ++I;
+      OnlyFile = std::atol(V.c_str());
+    } else {
+      std::fprintf(stderr, "usage: %s [--mode meta|cpu|cuda] [--file N] [--deadline-seconds S]\n", Argv[0]);
+      return 2;
+    }
+  }
+  const char *ModeName = M == Mode::Meta ? "meta" : M == Mode::CPU ? "cpu" : "cuda";
+  auto T0 = std::chrono::steady_clock::now();
+  std::string Out = std::string("{\"mode\":\"") + ModeName +
+                    "\",\"torch_version\":" + quoted(TORCH_VERSION) + ",\"functions\":[";
+  bool FirstOut = true;
+  for (size_t I = 0; I < Count; ++I) {
+    if (OnlyFile >= 0 && Entries[I].FileIndex != static_cast<unsigned long>(OnlyFile))
+      continue;
+    double Left = Deadline - seconds_since(T0);
+    Out += FirstOut ? "\n" : ",\n";
+    FirstOut = false;
+    Out += run_entry(Entries[I], M, Left, Deadline > 0);
+  }
+  Out += "\n]}\n";
+  std::fwrite(Out.data(), 1, Out.size(), stdout);
+  std::fflush(stdout);
+  return 0;
+}
+
+} // namespace tma_probe
+// ---- end of tma_probe ----
+)TMA_PROBE";
+}
+
+} // namespace tma::verify
