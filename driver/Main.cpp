@@ -6,19 +6,15 @@
 // Compile commands come from, in order: flags after `--`, a compilation
 // database (-p), or, for a newcomer pointing the tool at a file, C++17 plus
 // the LibTorch headers found on this machine.
+#include "driver/Analysis.h"
 #include "driver/Report.h"
-#include "driver/Toolchain.h"
-#include "frontend/Action.h"
 
-#include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
-#include "clang/Tooling/Tooling.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <map>
 #include <memory>
 
 using namespace llvm;
@@ -86,7 +82,6 @@ int main(int argc, const char **argv) {
   }
 
   std::unique_ptr<CompilationDatabase> DB;
-  std::vector<std::string> ExtraFlags;
   if (!BuildPath.empty()) {
     if (SawDashDash)
       return fail("give either -p <build dir> or flags after --, not both");
@@ -97,72 +92,25 @@ int main(int argc, const char **argv) {
                   "' (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON): " +
                   Error);
   } else {
-    std::vector<std::string> Flags = CompilerFlags;
-    if (!SawDashDash)
-      Flags.push_back("-std=c++17");
-    // Without a compile database, add the LibTorch headers we can find
-    // unless the user's flags already name them.
-    bool UserGaveTorch = false;
-    for (const std::string &F : CompilerFlags)
-      UserGaveTorch |= StringRef(F).contains("torch");
-    if (!UserGaveTorch) {
-      auto Torch = tma::findLibTorchHeaders();
-      if (!Torch)
-        return fail("LibTorch headers not found: install Debian's "
-                    "libtorch-dev, set Torch_DIR to a LibTorch, or pass "
-                    "include flags after --");
-      for (const std::string &Dir : Torch->IncludeDirs)
-        Flags.push_back("-isystem" + Dir);
-    }
-    DB = std::make_unique<FixedCompilationDatabase>(".", Flags);
-  }
-  std::string ResourceDir = tma::clangResourceDir();
-  if (!ResourceDir.empty())
-    ExtraFlags.push_back("-resource-dir=" + ResourceDir);
-
-  ClangTool Tool(*DB, Files);
-  Tool.appendArgumentsAdjuster(getClangStripOutputAdjuster());
-  Tool.appendArgumentsAdjuster(getClangSyntaxOnlyAdjuster());
-  Tool.appendArgumentsAdjuster(
-      getInsertArgumentAdjuster(ExtraFlags, ArgumentInsertPosition::END));
-  // LibTorch's headers warn under clang; the user's own warnings are not
-  // this tool's business.
-  Tool.appendArgumentsAdjuster(
-      getInsertArgumentAdjuster("-Wno-everything", ArgumentInsertPosition::END));
-
-  std::vector<tma::FileAnalysis> Results;
-  auto Factory = tma::makeAnalysisActionFactory(Results);
-  int RC = Tool.run(Factory.get());
-
-  // ClangTool resolves paths; report each file as the user named it.
-  std::map<std::string, std::string> GivenName;
-  for (const std::string &F : Files)
-    GivenName[getAbsolutePath(F)] = F;
-  for (tma::FileAnalysis &FA : Results) {
-    auto It = GivenName.find(FA.File);
-    if (It == GivenName.end())
-      continue;
-    FA.File = It->second;
-    for (tma::FunctionTrace &T : FA.Traces)
-      T.File = It->second;
+    std::string Error;
+    DB = tma::makeFixedDatabase(CompilerFlags, SawDashDash, Error);
+    if (!DB)
+      return fail(Error);
   }
 
+  tma::AnalysisRun Run = tma::analyzeFiles(*DB, Files);
   std::vector<tma::FunctionTrace> Traces;
-  bool Failed = RC != 0;
-  for (const tma::FileAnalysis &FA : Results) {
+  for (const tma::FileAnalysis &FA : Run.Files) {
     if (FA.CompileErrors) {
       errs() << "tensor-accountant: error: '" << FA.File
              << "' did not compile; fix the errors above\n";
-      Failed = true;
       continue;
     }
     Traces.insert(Traces.end(), FA.Traces.begin(), FA.Traces.end());
   }
-  if (Results.size() < Files.size())
-    Failed = true;
   if (OutputFormat == Format::JSON)
     outs() << formatv("{0:2}", tma::toJSON(Traces, {})) << "\n";
   else
     tma::printTable(outs(), Traces);
-  return Failed ? 1 : 0;
+  return Run.Failed ? 1 : 0;
 }

@@ -1,0 +1,34 @@
+// Running the analysis over files: compile commands in, traces out. The CLI
+// and the tests share this path, so tests exercise exactly what users run.
+#pragma once
+
+#include "frontend/Action.h"
+
+#include "clang/Tooling/CompilationDatabase.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tma {
+
+/// Compile commands for files given without a database: the user's flags
+/// after `--` (or C++17 when there are none) plus the LibTorch headers this
+/// machine has, unless the flags already name them. Sets Error and returns
+/// null when LibTorch cannot be found.
+std::unique_ptr<clang::tooling::CompilationDatabase>
+makeFixedDatabase(const std::vector<std::string> &UserFlags, bool HaveUserFlags,
+                  std::string &Error);
+
+struct AnalysisRun {
+  std::vector<FileAnalysis> Files;
+  /// A file failed to parse or could not be run.
+  bool Failed = false;
+};
+
+/// Parses and analyses each file; reports files as named in Files.
+AnalysisRun analyzeFiles(const clang::tooling::CompilationDatabase &DB,
+                         const std::vector<std::string> &Files,
+                         TranslationUnitCallback OnTranslationUnit = {});
+
+} // namespace tma

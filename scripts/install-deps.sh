@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what building and testing need from Debian's packages, only if
+# something is missing (so a warm machine pays nothing).
+set -euo pipefail
+packages=(
+  cmake ninja-build ccache g++ python3
+  clang-16 libclang-16-dev libclang-cpp16-dev llvm-16-dev clang-tidy-16
+  libtorch-dev libgtest-dev python3-jsonschema
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
