@@ -322,6 +322,10 @@ Dims tensorIteratorOutputStrides(const Dims &OutSizes,
   // missing leading dims and expanded size-1 dims get stride 0.
   std::vector<Dims> OpStrides;
   for (const IterOperand &Op : Inputs) {
+    // Broadcasting never adds dims to the output: an operand of higher rank
+    // is a caller bug; treat it as a broadcast-free operand.
+    if (Op.Sizes.size() > Rank || Op.Strides.size() != Op.Sizes.size())
+      continue;
     Dims S(Rank, 0);
     size_t Offset = Rank - Op.Sizes.size();
     for (size_t I = 0; I < Op.Sizes.size(); ++I)

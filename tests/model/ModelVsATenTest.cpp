@@ -185,9 +185,10 @@ at::Tensor withLayout(const Dims &Shape, Rng &R,
   case 0: // contiguous
     return alloc(Shape, Type);
   case 1: // channels-last when 4-D, else reversed dims
-    if (Rank == 4)
-      return at::zeros(Shape, at::TensorOptions(Type).memory_format(
-                                  at::MemoryFormat::ChannelsLast));
+    if (Rank == 4) // at::zeros has no memory_format: empty + zero_
+      return at::empty(Shape, at::TensorOptions(Type).memory_format(
+                                  at::MemoryFormat::ChannelsLast))
+          .zero_();
     if (Rank >= 2) {
       Dims Rev(Shape.rbegin(), Shape.rend());
       std::vector<int64_t> Back(Rank);
@@ -781,16 +782,17 @@ TEST(ModelVsATen, TensorIteratorTernaryWhere) {
     at::Tensor B = withLayout(randomPartnerShape(SA, R), R);
     if (R.chance(0.5))
       std::swap(A, B);
+    SA = toDims(A.sizes());
     Dims SB = toDims(B.sizes()), SC = toDims(C.sizes());
     std::optional<Dims> Out = tma::broadcastShapes(SC, SA);
     if (Out)
-      Out = tma::broadcastShapes(*Out, toDims(B.sizes()));
+      Out = tma::broadcastShapes(*Out, SB);
     if (!Out)
       continue;
     ++Compared;
     Dims MS = tma::tensorIteratorOutputStrides(
         *Out, {tma::IterOperand{SC, toDims(C.strides())},
-               tma::IterOperand{toDims(A.sizes()), toDims(A.strides())},
+               tma::IterOperand{SA, toDims(A.strides())},
                tma::IterOperand{SB, toDims(B.strides())}});
     at::Tensor W = at::where(C, A, B);
     Where.expect(toDims(W.strides()) == MS && toDims(W.sizes()) == *Out, [&] {
