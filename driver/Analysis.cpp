@@ -1,11 +1,25 @@
 #include "driver/Analysis.h"
+#include "driver/PreambleCache.h"
 #include "driver/Toolchain.h"
+
+#include "clang/Basic/DiagnosticFrontend.h"
+#include "clang/Basic/DiagnosticIDs.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
 
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/VirtualFileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
 
 using namespace clang::tooling;
 
@@ -33,10 +47,83 @@ makeFixedDatabase(const std::vector<std::string> &UserFlags, bool HaveUserFlags,
   return std::make_unique<FixedCompilationDatabase>(".", Flags);
 }
 
-AnalysisRun analyzeFiles(const CompilationDatabase &DB,
-                         const std::vector<std::string> &Files,
-                         TranslationUnitCallback OnTranslationUnit) {
-  ClangTool Tool(DB, Files);
+namespace {
+
+/// The compile commands of one file, fetched up front on the calling
+/// thread: a compilation database need not be thread-safe.
+class OneFileDatabase : public CompilationDatabase {
+public:
+  explicit OneFileDatabase(std::vector<CompileCommand> Commands)
+      : Commands(std::move(Commands)) {}
+  std::vector<CompileCommand>
+  getCompileCommands(llvm::StringRef) const override {
+    return Commands;
+  }
+
+private:
+  std::vector<CompileCommand> Commands;
+};
+
+/// Holds a file's diagnostics until the run reports them in input order,
+/// and notices when clang could not load a cached PCH.
+class BufferedDiagnostics : public clang::DiagnosticConsumer {
+public:
+  BufferedDiagnostics() : OS(Text), Printer(OS, makeOptions()) {}
+
+  void BeginSourceFile(const clang::LangOptions &LO,
+                       const clang::Preprocessor *PP) override {
+    Printer.BeginSourceFile(LO, PP);
+  }
+  void EndSourceFile() override { Printer.EndSourceFile(); }
+  void finish() override { Printer.finish(); }
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level Level,
+                        const clang::Diagnostic &Info) override {
+    DiagnosticConsumer::HandleDiagnostic(Level, Info);
+    unsigned ID = Info.getID();
+    if (Level >= clang::DiagnosticsEngine::Error &&
+        ((ID >= clang::diag::DIAG_START_SERIALIZATION &&
+          ID < clang::diag::DIAG_START_LEX) ||
+         ID == clang::diag::err_fe_unable_to_load_pch))
+      PCHFailed = true;
+    Printer.HandleDiagnostic(Level, Info);
+  }
+
+  std::string text() {
+    OS.flush();
+    return Text;
+  }
+  bool PCHFailed = false;
+
+private:
+  static clang::DiagnosticOptions *makeOptions() {
+    auto *Opts = new clang::DiagnosticOptions;
+    Opts->ShowColors = llvm::errs().has_colors();
+    return Opts;
+  }
+  std::string Text;
+  llvm::raw_string_ostream OS;
+  clang::TextDiagnosticPrinter Printer;
+};
+
+struct FileOutcome {
+  std::vector<FileAnalysis> Results;
+  bool ToolFailed = false;
+  std::string Diagnostics;
+  std::string Note; // one line about the cache, or empty
+};
+
+FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
+                       const std::string &File,
+                       const TranslationUnitCallback &OnTU,
+                       PreambleCache *Cache) {
+  FileOutcome Out;
+  OneFileDatabase DB(Commands);
+  // Each tool gets its own file system, so that concurrent tools can sit in
+  // different working directories (as AllTUsToolExecutor does).
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS =
+      llvm::vfs::createPhysicalFileSystem();
+  ClangTool Tool(DB, {File}, std::make_shared<clang::PCHContainerOperations>(),
+                 FS);
   Tool.appendArgumentsAdjuster(getClangStripOutputAdjuster());
   Tool.appendArgumentsAdjuster(getClangSyntaxOnlyAdjuster());
   std::string ResourceDir = clangResourceDir();
@@ -48,9 +135,107 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   Tool.appendArgumentsAdjuster(
       getInsertArgumentAdjuster("-Wno-everything", ArgumentInsertPosition::END));
 
+  // Last, so the cache keys on the command exactly as it will run.
+  std::string UsedPCH;
+  if (Cache)
+    Tool.appendArgumentsAdjuster(
+        [&](const CommandLineArguments &Args, llvm::StringRef Filename) {
+          std::string Note;
+          auto Use = Cache->prepare(Args, Filename, FS, Note);
+          if (!Note.empty() && Out.Note.empty())
+            Out.Note = Note;
+          if (!Use)
+            return Args;
+          UsedPCH = Use->PCHPath;
+          CommandLineArguments Adjusted = Args;
+          Adjusted.insert(Adjusted.end(), Use->ExtraArgs.begin(),
+                          Use->ExtraArgs.end());
+          return Adjusted;
+        });
+
+  BufferedDiagnostics Diags;
+  Tool.setDiagnosticConsumer(&Diags);
+  Tool.setPrintErrorMessage(false); // printed below, in input order
+  auto Factory = makeAnalysisActionFactory(Out.Results, OnTU);
+  Out.ToolFailed = Tool.run(Factory.get()) != 0;
+  Out.Diagnostics = Diags.text();
+
+  // A PCH clang would not load: drop it and parse the ordinary way.
+  if (!UsedPCH.empty() && (Diags.PCHFailed || Out.Results.empty())) {
+    Cache->discard(UsedPCH);
+    FileOutcome Retry = analyzeOne(Commands, File, OnTU, nullptr);
+    Retry.Note = "discarded an unreadable cache entry (" + UsedPCH +
+                 "); parsed without it";
+    return Retry;
+  }
+  if (Out.ToolFailed && !Commands.empty())
+    Out.Diagnostics += "Error while processing " + getAbsolutePath(File) + ".\n";
+  return Out;
+}
+
+} // namespace
+
+AnalysisRun analyzeFiles(const CompilationDatabase &DB,
+                         const std::vector<std::string> &Files,
+                         TranslationUnitCallback OnTranslationUnit,
+                         const RunOptions &Options) {
+  std::optional<PreambleCache> Cache;
+  if (Options.UseCache)
+    Cache.emplace(Options.CacheDir.empty() ? defaultCacheDir()
+                                           : Options.CacheDir);
+
+  unsigned Jobs = Options.Jobs ? Options.Jobs
+                               : std::max(1u, std::thread::hardware_concurrency());
+  Jobs = std::min<size_t>(Jobs, Files.size());
+
+  // Checks may keep state: call them from one thread at a time.
+  std::mutex CallbackMutex;
+  TranslationUnitCallback OnTU = OnTranslationUnit;
+  if (OnTU && Jobs > 1)
+    OnTU = [&CallbackMutex, Inner = OnTranslationUnit](
+               clang::ASTContext &Ctx, const std::string &File,
+               std::vector<FunctionTrace> &Traces) {
+      std::lock_guard<std::mutex> L(CallbackMutex);
+      Inner(Ctx, File, Traces);
+    };
+
+  std::vector<std::vector<CompileCommand>> Commands;
+  for (const std::string &F : Files)
+    Commands.push_back(DB.getCompileCommands(getAbsolutePath(F)));
+
+  std::vector<FileOutcome> Outcomes(Files.size());
+  PreambleCache *CachePtr = Cache ? &*Cache : nullptr;
+  auto Work = [&](size_t I) {
+    Outcomes[I] = analyzeOne(Commands[I], Files[I], OnTU, CachePtr);
+  };
+  if (Jobs <= 1) {
+    for (size_t I = 0; I < Files.size(); ++I)
+      Work(I);
+  } else {
+    std::atomic<size_t> Next{0};
+    std::vector<llvm::thread> Threads;
+    for (unsigned T = 0; T < Jobs; ++T)
+      // Clang recurses deeply on template-heavy headers: give each worker
+      // the stack a main thread has.
+      Threads.emplace_back(std::optional<unsigned>(16u << 20), [&] {
+        for (size_t I; (I = Next++) < Files.size();)
+          Work(I);
+      });
+    for (llvm::thread &T : Threads)
+      T.join();
+  }
+
   AnalysisRun Run;
-  auto Factory = makeAnalysisActionFactory(Run.Files, std::move(OnTranslationUnit));
-  Run.Failed = Tool.run(Factory.get()) != 0;
+  std::set<std::string> NotesShown;
+  for (FileOutcome &O : Outcomes) {
+    llvm::errs() << O.Diagnostics;
+    if (!O.Note.empty() && NotesShown.insert(O.Note).second)
+      llvm::errs() << "tensor-accountant: note: preamble cache: " << O.Note
+                   << "\n";
+    Run.Failed |= O.ToolFailed;
+    for (FileAnalysis &FA : O.Results)
+      Run.Files.push_back(std::move(FA));
+  }
 
   // ClangTool resolves paths; report each file as the user named it.
   std::map<std::string, std::string> GivenName;

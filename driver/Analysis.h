@@ -26,9 +26,23 @@ struct AnalysisRun {
   bool Failed = false;
 };
 
+/// How analyzeFiles runs. The defaults are the plain path: one file after
+/// another, no cache (what the tests use unless they test the cache).
+struct RunOptions {
+  /// Files analysed in parallel, one ClangTool per file per thread; 0 means
+  /// one per core. Reports and diagnostics come back in input order.
+  unsigned Jobs = 1;
+  /// Use the preamble cache (driver/PreambleCache.h).
+  bool UseCache = false;
+  /// Where the cache lives; empty means defaultCacheDir().
+  std::string CacheDir;
+};
+
 /// Parses and analyses each file; reports files as named in Files.
+/// OnTranslationUnit is never called from two threads at once.
 AnalysisRun analyzeFiles(const clang::tooling::CompilationDatabase &DB,
                          const std::vector<std::string> &Files,
-                         TranslationUnitCallback OnTranslationUnit = {});
+                         TranslationUnitCallback OnTranslationUnit = {},
+                         const RunOptions &Options = {});
 
 } // namespace tma

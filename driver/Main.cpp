@@ -7,12 +7,15 @@
 // database (-p), or, for a newcomer pointing the tool at a file, C++17 plus
 // the LibTorch headers found on this machine.
 #include "driver/Analysis.h"
+#include "driver/CheckRunner.h"
 #include "driver/Report.h"
+#include "checks/Registry.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <memory>
@@ -29,14 +32,48 @@ cl::list<std::string> Files(cl::Positional, cl::desc("<file>..."),
 cl::opt<std::string> BuildPath("p", cl::desc("Build directory containing "
                                              "compile_commands.json"),
                                cl::value_desc("build dir"), cl::cat(Category));
-enum class Format { Table, JSON };
+enum class Format { Table, JSON, Diagnostics };
 cl::opt<Format> OutputFormat(
     "format", cl::desc("Output format"),
     cl::values(clEnumValN(Format::Table, "table",
-                          "the seed's table per function (default)"),
+                          "the seed's table per function, then the "
+                          "checks' warnings (default)"),
                clEnumValN(Format::JSON, "json",
-                          "the JSON report (docs/report-schema.md)")),
+                          "the JSON report (docs/report-schema.md)"),
+               clEnumValN(Format::Diagnostics, "diagnostics",
+                          "only the checks' warnings, as clang-tidy prints "
+                          "them")),
     cl::init(Format::Table), cl::cat(Category));
+cl::opt<std::string> ChecksOption(
+    "checks",
+    cl::desc("Check globs, as clang-tidy's -checks (added to the "
+             ".clang-tidy Checks), e.g. '-*,torch-reshape-copy'"),
+    cl::cat(Category));
+cl::opt<std::string> ConfigOption(
+    "config",
+    cl::desc("A .clang-tidy configuration as YAML text; replaces the "
+             "nearest .clang-tidy file"),
+    cl::cat(Category));
+cl::opt<bool> ListChecks("list-checks",
+                         cl::desc("List the enabled checks and exit"),
+                         cl::cat(Category));
+cl::opt<bool> Fix("fix", cl::desc("Apply the checks' fix-its to the files"),
+                  cl::cat(Category));
+cl::opt<std::string> WarningsAsErrors(
+    "warnings-as-errors",
+    cl::desc("Check globs whose warnings make the exit status 1"),
+    cl::cat(Category));
+cl::opt<unsigned> Jobs("j", cl::desc("Files to analyse in parallel (default: "
+                                     "one per core)"),
+                       cl::init(0), cl::cat(Category));
+cl::opt<std::string> CacheDir(
+    "cache-dir", cl::desc("Where parsed preambles are kept (default: "
+                          "$XDG_CACHE_HOME/tensor-accountant)"),
+    cl::value_desc("dir"), cl::cat(Category));
+cl::opt<bool> NoCache("no-cache",
+                      cl::desc("Parse every file from scratch; neither read "
+                               "nor write the preamble cache"),
+                      cl::cat(Category));
 
 int fail(const Twine &Message) {
   errs() << "tensor-accountant: error: " << Message << "\n";
@@ -71,6 +108,34 @@ int main(int argc, const char **argv) {
           "copies of every LibTorch tensor in a C++ function.\n",
           &errs()))
     return 2;
+  tma::CheckConfig CommandLineConfig;
+  bool HaveCommandLineConfig = !ConfigOption.empty();
+  if (HaveCommandLineConfig) {
+    std::string Error;
+    auto Parsed = tma::parseClangTidyConfig(ConfigOption, Error);
+    if (!Parsed)
+      return fail("--config: " + Error);
+    CommandLineConfig = *Parsed;
+  }
+  auto ConfigFor = [&](const std::string &File,
+                       std::string &Error) -> tma::CheckConfig {
+    tma::CheckConfig C =
+        HaveCommandLineConfig ? CommandLineConfig : tma::findConfigFor(File, Error);
+    if (!ChecksOption.empty())
+      C.Checks += "," + ChecksOption;
+    return C;
+  };
+  if (ListChecks) {
+    std::string Error;
+    tma::CheckConfig C = ConfigFor(Files.empty() ? "." : Files.front(), Error);
+    if (!Error.empty())
+      return fail(Error);
+    outs() << "Enabled checks:\n";
+    for (const tma::CheckInfo &Info : tma::checkRegistry())
+      if (tma::checkEnabled(C.Checks, Info.Name))
+        outs() << "    " << Info.Name << "\n";
+    return 0;
+  }
   if (Files.empty())
     return fail("no input files; usage: tensor-accountant [options] <file>... "
                 "[-- <compiler flags>]");
@@ -98,8 +163,16 @@ int main(int argc, const char **argv) {
       return fail(Error);
   }
 
-  tma::AnalysisRun Run = tma::analyzeFiles(*DB, Files);
+  tma::RunOptions RunOpts;
+  RunOpts.Jobs = Jobs;
+  RunOpts.UseCache = !NoCache;
+  RunOpts.CacheDir = CacheDir;
+  tma::AnalysisRun Run = tma::analyzeFiles(*DB, Files, {}, RunOpts);
   std::vector<tma::FunctionTrace> Traces;
+  std::vector<tma::Diagnostic> Diagnostics;
+  std::string DiagnosticText;
+  raw_string_ostream DiagOS(DiagnosticText);
+  bool ConfigFailed = false;
   for (const tma::FileAnalysis &FA : Run.Files) {
     if (FA.CompileErrors) {
       errs() << "tensor-accountant: error: '" << FA.File
@@ -107,10 +180,49 @@ int main(int argc, const char **argv) {
       continue;
     }
     Traces.insert(Traces.end(), FA.Traces.begin(), FA.Traces.end());
+    auto Buffer = MemoryBuffer::getFile(FA.File);
+    std::string Text = Buffer ? (*Buffer)->getBuffer().str() : "";
+    std::string ConfigError;
+    tma::CheckConfig Config = ConfigFor(FA.File, ConfigError);
+    if (!ConfigError.empty()) {
+      errs() << "tensor-accountant: error: " << ConfigError << "\n";
+      ConfigFailed = true;
+      continue;
+    }
+    std::vector<tma::Diagnostic> Found = tma::runChecks(FA.Traces, Config, Text);
+    tma::printDiagnostics(DiagOS, Found, Text);
+    if (Fix && !Found.empty()) {
+      unsigned Applied = 0;
+      std::string Fixed = tma::applyFixes(Text, Found, Applied);
+      if (Applied > 0) {
+        std::error_code EC;
+        raw_fd_ostream Out(FA.File, EC);
+        if (EC)
+          return fail("cannot write '" + FA.File + "': " + EC.message());
+        Out << Fixed;
+        errs() << "tensor-accountant: applied " << Applied << " fix-it edit"
+               << (Applied == 1 ? "" : "s") << " to " << FA.File << "\n";
+      }
+    }
+    Diagnostics.insert(Diagnostics.end(), Found.begin(), Found.end());
   }
-  if (OutputFormat == Format::JSON)
-    outs() << formatv("{0:2}", tma::toJSON(Traces, {})) << "\n";
-  else
-    tma::printTable(outs(), Traces);
-  return Run.Failed ? 1 : 0;
+  DiagOS.flush();
+  if (OutputFormat == Format::JSON) {
+    outs() << formatv("{0:2}", tma::toJSON(Traces, Diagnostics)) << "\n";
+  } else {
+    if (OutputFormat == Format::Table) {
+      tma::printTable(outs(), Traces);
+      if (!DiagnosticText.empty())
+        outs() << "\n";
+    }
+    outs() << DiagnosticText;
+  }
+  bool WarningIsError = false;
+  if (!WarningsAsErrors.empty())
+    for (const tma::Diagnostic &D : Diagnostics)
+      WarningIsError |= tma::checkEnabled(WarningsAsErrors, D.Check);
+  if (WarningIsError)
+    errs() << "tensor-accountant: error: warnings treated as errors ("
+           << WarningsAsErrors << ")\n";
+  return Run.Failed || ConfigFailed || WarningIsError ? 1 : 0;
 }

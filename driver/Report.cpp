@@ -37,33 +37,6 @@ template <typename T> llvm::json::Value optJSON(const std::optional<T> &V) {
 
 } // namespace
 
-std::string formatBytes(int64_t Bytes) {
-  struct Unit {
-    int64_t Size;
-    const char *Name;
-  };
-  static const Unit Units[] = {{int64_t(1) << 40, "TiB"},
-                               {int64_t(1) << 30, "GiB"},
-                               {int64_t(1) << 20, "MiB"},
-                               {int64_t(1) << 10, "KiB"}};
-  for (const Unit &U : Units) {
-    if (Bytes < U.Size)
-      continue;
-    if (Bytes % U.Size == 0)
-      return std::to_string(Bytes / U.Size) + " " + U.Name;
-    std::string Out;
-    llvm::raw_string_ostream OS(Out);
-    OS << llvm::format("%.2f", double(Bytes) / double(U.Size)) << " " << U.Name
-       << " (" << Bytes << " B)";
-    return OS.str();
-  }
-  return std::to_string(Bytes) + " B";
-}
-
-std::string formatBytes(const std::optional<int64_t> &Bytes) {
-  return Bytes ? formatBytes(*Bytes) : "?";
-}
-
 std::vector<TensorRow> tensorRows(const FunctionTrace &T) {
   std::vector<TensorRow> Rows;
   for (const Binding &B : T.Bindings) {
@@ -255,7 +228,7 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
 }
 
 llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
-                         const std::vector<ReportDiagnostic> &Diagnostics) {
+                         const std::vector<Diagnostic> &Diagnostics) {
   llvm::json::Array Functions;
   for (const FunctionTrace &T : Traces) {
     llvm::json::Array Tensors;
@@ -313,12 +286,28 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
     Functions.push_back(std::move(F));
   }
   llvm::json::Array Diags;
-  for (const ReportDiagnostic &D : Diagnostics) {
-    llvm::json::Object O{{"check", D.Check},     {"file", D.File},
-                         {"line", D.Line},       {"column", D.Column},
-                         {"severity", D.Severity}, {"message", D.Message},
-                         {"bytes", optJSON(D.Bytes)}};
-    Diags.push_back(std::move(O));
+  for (const Diagnostic &D : Diagnostics) {
+    llvm::json::Array Notes;
+    for (const DiagnosticNote &N : D.Notes)
+      Notes.push_back(llvm::json::Object{{"file", N.Where.File},
+                                         {"line", N.Where.Line},
+                                         {"column", N.Where.Column},
+                                         {"message", renderMessage(N.Format, N.Args)}});
+    llvm::json::Array Fixes;
+    for (const FixIt &F : D.Fixes)
+      Fixes.push_back(llvm::json::Object{
+          {"offset", static_cast<int64_t>(F.Where.BeginOffset)},
+          {"length", static_cast<int64_t>(F.Where.EndOffset - F.Where.BeginOffset)},
+          {"replacement", F.Replacement}});
+    Diags.push_back(llvm::json::Object{{"check", D.Check},
+                                       {"file", D.Where.File},
+                                       {"line", D.Where.Line},
+                                       {"column", D.Where.Column},
+                                       {"severity", "warning"},
+                                       {"message", renderMessage(D.Format, D.Args)},
+                                       {"bytes", optJSON(D.Bytes)},
+                                       {"notes", std::move(Notes)},
+                                       {"fixes", std::move(Fixes)}});
   }
   return llvm::json::Object{{"version", 1},
                             {"functions", std::move(Functions)},

@@ -5,7 +5,9 @@
 // (kind, base, keeps-alive), so the table and the JSON cannot disagree.
 #pragma once
 
+#include "checks/Diagnostic.h"
 #include "model/Trace.h"
+#include "model/Units.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -15,16 +17,6 @@
 #include <vector>
 
 namespace tma {
-
-struct ReportDiagnostic {
-  std::string Check;
-  std::string File;
-  unsigned Line = 0;
-  unsigned Column = 0;
-  std::string Severity; // "warning", "note", "error"
-  std::string Message;
-  std::optional<int64_t> Bytes;
-};
 
 /// One row of the table / one tensor entry of the JSON report.
 struct TensorRow {
@@ -39,12 +31,8 @@ struct TensorRow {
 };
 std::vector<TensorRow> tensorRows(const FunctionTrace &T);
 
-/// "128 MiB", "64 KiB", "1.5 GiB (1610612736 B)", "52 B".
-std::string formatBytes(int64_t Bytes);
-std::string formatBytes(const std::optional<int64_t> &Bytes);
-
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces);
 llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
-                         const std::vector<ReportDiagnostic> &Diagnostics);
+                         const std::vector<Diagnostic> &Diagnostics);
 
 } // namespace tma

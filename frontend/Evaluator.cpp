@@ -29,6 +29,7 @@
 #include "clang/Lex/Lexer.h"
 #include "clang/Lex/Preprocessor.h"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -155,10 +156,12 @@ struct Options {
 
 class FunctionEvaluator {
 public:
+  /// Name overrides the qualified name (lambdas: "f::lambda@L12").
   FunctionEvaluator(ASTContext &Ctx, const FunctionDecl &FD,
-                    const AnalysisOptions &Opts)
+                    const AnalysisOptions &Opts, const std::string &Name = "")
       : Ctx(Ctx), SM(Ctx.getSourceManager()), FD(FD), Opts(Opts),
-        I(Opts.DisplayFile, FD.getQualifiedNameAsString(),
+        I(Opts.DisplayFile,
+          Name.empty() ? FD.getQualifiedNameAsString() : Name,
           span(FD.getSourceRange())) {}
 
   FunctionTrace run();
@@ -188,6 +191,23 @@ private:
                        llvm::ArrayRef<const Expr *> Args);
   ValueId factoryCall(const Expr *E, const std::string &Name,
                       const FunctionDecl *FD, llvm::ArrayRef<const Expr *> Args);
+  ValueId tensorLiteral(const Expr *E, const FunctionDecl *Callee,
+                        llvm::ArrayRef<const Expr *> Args);
+  /// A call of a tensor op: the tensor it applies to and the other
+  /// arguments (see tensorOp).
+  struct OpCall {
+    const Expr *E = nullptr;
+    std::string Name;
+    const FunctionDecl *Callee = nullptr;
+    unsigned ParamBase = 0;
+    const Expr *SelfExpr = nullptr;
+    llvm::SmallVector<const Expr *, 6> Args;
+    bool Functional = false; // torch::nn::functional::...
+  };
+  std::optional<ValueId> tensorOp(const OpCall &C);
+  std::optional<std::vector<ValueId>> tensorList(const Expr *E);
+  ValueId listElement(const Expr *E, const Expr *List, const Expr *Index);
+  void forgetObject(const Expr *Object, const std::string &Why);
   ValueId apply(const std::string &Op, const Expr *E,
                 const std::vector<ValueId> &Inputs, const OpOutcome &Out);
   ValueId unmodelledCall(const std::string &Op, const Expr *E,
@@ -204,6 +224,29 @@ private:
   Options options(const Expr *E);
   std::optional<DType> scalarLiteralType(const Expr *E);
   std::optional<std::string> enumeratorName(const Expr *E);
+  struct Number {
+    double Value;
+    bool Floating;
+  };
+  std::optional<Number> number(const Expr *E);
+  std::optional<DType> scalarCategory(const Expr *E);
+  ElemOperand operand(const Expr *E);
+  struct OptTensor {
+    bool Present = false;
+    bool Understood = true;
+    const Expr *E = nullptr;
+  };
+  OptTensor optionalTensor(const Expr *E);
+  struct OptInt {
+    bool Present = false;
+    std::optional<int64_t> Value;
+  };
+  OptInt optionalInt(const Expr *E);
+  struct OptDType {
+    bool Present = false;
+    std::optional<DType> Value;
+  };
+  OptDType optionalDType(const Expr *E);
 
   SourceSpan span(SourceRange R) const;
   SourceSpan nameSpan(const Expr *E) const;
@@ -555,7 +598,17 @@ Options FunctionEvaluator::options(const Expr *E) {
 ValueId FunctionEvaluator::apply(const std::string &Op, const Expr *E,
                                  const std::vector<ValueId> &Inputs,
                                  const OpOutcome &Out) {
-  return I.apply(Op, span(E->getSourceRange()), nameSpan(E), Inputs, Out);
+  ValueId V = I.apply(Op, span(E->getSourceRange()), nameSpan(E), Inputs, Out);
+  OpEvent &Event = I.trace().Ops.back();
+  const Expr *S = strip(E);
+  if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(S))
+    Event.ArgWhere.push_back(
+        span(MCE->getImplicitObjectArgument()->getSourceRange()));
+  if (const auto *CE = dyn_cast<CallExpr>(S))
+    for (const Expr *A : CE->arguments())
+      if (!isDefaultArg(A))
+        Event.ArgWhere.push_back(span(A->getSourceRange()));
+  return V;
 }
 
 ValueId FunctionEvaluator::unmodelledCall(const std::string &Op, const Expr *E,
@@ -574,9 +627,25 @@ ValueId FunctionEvaluator::tensor(const Expr *E) {
     ValueId V = I.lookup(key(DRE->getDecl()));
     if (V != NoValue)
       return V;
-    return I.unknown(DRE->getDecl()->getName().str(),
-                     "'" + DRE->getDecl()->getName().str() +
-                         "' is not a tensor this function created",
+    std::string Name = DRE->getDecl()->getName().str();
+    bool Captured = DRE->refersToEnclosingVariableOrCapture() ||
+                    (isa<VarDecl>(DRE->getDecl()) &&
+                     DRE->getDecl()->getDeclContext() != &FD &&
+                     DRE->getDecl()->getDeclContext()->isFunctionOrMethod() &&
+                     FD.getParent() &&
+                     isa<CXXRecordDecl>(FD.getParent()) &&
+                     cast<CXXRecordDecl>(FD.getParent())->isLambda());
+    return I.unknown(Name,
+                     Captured ? "'" + Name + "' is captured by the lambda: its "
+                                "value is not known here"
+                              : "'" + Name +
+                                    "' is not a tensor this function created",
+                     span(S->getSourceRange()));
+  }
+  if (const auto *ME = dyn_cast<MemberExpr>(S)) {
+    std::string Name = ME->getMemberDecl()->getName().str();
+    return I.unknown(Name,
+                     "member '" + Name + "': its value is not known here",
                      span(S->getSourceRange()));
   }
   if (const auto *CE = dyn_cast<CXXConstructExpr>(S)) {
@@ -587,6 +656,10 @@ ValueId FunctionEvaluator::tensor(const Expr *E) {
                      span(S->getSourceRange()));
   }
   if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(S)) {
+    // An element of a std::vector<Tensor>: parts[1], x.chunk(3)[1].
+    if (OCE->getOperator() == OO_Subscript && OCE->getNumArgs() == 2 &&
+        isTensorVectorType(OCE->getArg(0)->getType()))
+      return listElement(S, OCE->getArg(0), OCE->getArg(1));
     const auto *Callee = dyn_cast_or_null<FunctionDecl>(OCE->getCalleeDecl());
     llvm::SmallVector<const Expr *, 4> Args(OCE->arguments());
     if (const auto *MD = dyn_cast_or_null<CXXMethodDecl>(Callee))
@@ -594,18 +667,143 @@ ValueId FunctionEvaluator::tensor(const Expr *E) {
     return call(S, Callee, nullptr, Args);
   }
   if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(S)) {
+    const Expr *Obj = MCE->getImplicitObjectArgument();
+    if (Obj && isTensorVectorType(Obj->getType())) {
+      std::string Name = calleeName(MCE->getMethodDecl());
+      if (Name == "at" && MCE->getNumArgs() == 1)
+        return listElement(S, Obj, MCE->getArg(0));
+      if (Name == "front" || Name == "back") {
+        auto List = tensorList(Obj);
+        if (List && !List->empty())
+          return Name == "front" ? List->front() : List->back();
+      }
+      return I.unknown("tensor", "element of a tensor list not modelled",
+                       span(S->getSourceRange()));
+    }
     llvm::SmallVector<const Expr *, 4> Args(MCE->arguments());
-    return method(S, MCE->getMethodDecl(), MCE->getImplicitObjectArgument(),
-                  Args);
+    return method(S, MCE->getMethodDecl(), Obj, Args);
   }
   if (const auto *CE = dyn_cast<CallExpr>(S)) {
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
     return call(S, CE->getDirectCallee(), nullptr, Args);
   }
-  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(S))
-    (void)ASE;
   return I.unknown("tensor", "expression not modelled",
                    span(S->getSourceRange()));
+}
+
+ValueId FunctionEvaluator::listElement(const Expr *E, const Expr *List,
+                                       const Expr *Index) {
+  auto L = tensorList(List);
+  auto K = integer(Index);
+  if (!L)
+    return I.unknown("tensor", "the tensor list could not be derived",
+                     span(E->getSourceRange()));
+  if (!K || *K < 0 || *K >= static_cast<int64_t>(L->size()))
+    return I.unknown("tensor",
+                     K ? "index " + std::to_string(*K) +
+                             " is out of range for a list of " +
+                             std::to_string(L->size()) + " tensors"
+                       : "list index could not be derived",
+                     span(E->getSourceRange()));
+  return (*L)[*K];
+}
+
+/// The tensors of a std::vector<Tensor> or TensorList expression: a local
+/// vector, chunk/split/unbind results, or a braced list `{a, b}`.
+std::optional<std::vector<ValueId>>
+FunctionEvaluator::tensorList(const Expr *E) {
+  const Expr *S = strip(E);
+  if (!S)
+    return std::nullopt;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+    auto It = TensorLists.find(key(DRE->getDecl()));
+    if (It == TensorLists.end())
+      return std::nullopt;
+    return It->second;
+  }
+  // Braced lists reach a TensorList parameter through ArrayRef and
+  // std::initializer_list constructors.
+  const Expr *Cur = S;
+  for (int Depth = 0; Depth < 6 && Cur; ++Depth) {
+    Cur = strip(Cur);
+    if (const auto *IL = dyn_cast<InitListExpr>(Cur)) {
+      std::vector<ValueId> Out;
+      for (const Expr *Elem : IL->inits())
+        Out.push_back(tensor(Elem));
+      return Out;
+    }
+    if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(Cur)) {
+      Cur = SIL->getSubExpr();
+      continue;
+    }
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(Cur)) {
+      if (CE->getNumArgs() == 1 &&
+          (isTensorVectorType(CE->getArg(0)->getType()) ||
+           isa<InitListExpr>(strip(CE->getArg(0))) ||
+           isa<CXXStdInitializerListExpr>(strip(CE->getArg(0))) ||
+           isa<CXXConstructExpr>(strip(CE->getArg(0))))) {
+        Cur = CE->getArg(0);
+        continue;
+      }
+      if (CE->getNumArgs() == 1 && isTensorType(CE->getArg(0)->getType()))
+        return std::vector<ValueId>{tensor(CE->getArg(0))};
+      break;
+    }
+    if (isTensorVectorType(Cur->getType()) && Cur != S)
+      return tensorList(Cur);
+    break;
+  }
+  // chunk / split / split_with_sizes / unbind, as methods or functions.
+  const Expr *Object = nullptr;
+  const FunctionDecl *Callee = nullptr;
+  llvm::SmallVector<const Expr *, 4> Args;
+  if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(S)) {
+    Object = MCE->getImplicitObjectArgument();
+    Callee = MCE->getMethodDecl();
+    Args.append(MCE->arg_begin(), MCE->arg_end());
+  } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
+    Callee = CE->getDirectCallee();
+    if (CE->getNumArgs() >= 1 && isTensorType(CE->getArg(0)->getType())) {
+      Object = CE->getArg(0);
+      Args.append(CE->arg_begin() + 1, CE->arg_end());
+    }
+  }
+  if (!Object || !Callee || !isTensorType(Object->getType()) ||
+      !isLibTorchDecl(Callee))
+    return std::nullopt;
+  std::string Name = calleeName(Callee);
+  ValueId Self = tensor(Object);
+  const TensorValue &In = I.value(Self);
+  auto Int = [&](unsigned K) {
+    return K < Args.size() ? integer(Args[K]) : std::optional<int64_t>();
+  };
+  std::vector<OpOutcome> Pieces;
+  if (Name == "chunk" && Int(0) && Int(1)) {
+    Pieces = tma::chunk(In, *Int(0), *Int(1));
+  } else if ((Name == "split" || Name == "split_with_sizes") &&
+             Args.size() >= 2 && Int(1)) {
+    unsigned ParamBase = isa<CXXMethodDecl>(Callee) ? 0 : 1;
+    QualType PT = Callee->getParamDecl(ParamBase)->getType();
+    if (PT->isIntegerType()) {
+      if (auto Size = Int(0))
+        Pieces = tma::split(In, *Size, *Int(1));
+    } else if (auto Sizes = intList(Args[0])) {
+      Pieces = tma::splitWithSizes(In, *Sizes, *Int(1));
+    }
+  } else if (Name == "unbind" && Int(0)) {
+    Pieces = tma::unbind(In, *Int(0));
+  }
+  if (Pieces.empty()) {
+    unmodelledCall(Name, S, {Self},
+                   "'" + Name + "' with these arguments is not modelled");
+    return std::nullopt;
+  }
+  std::vector<ValueId> Out;
+  for (const OpOutcome &P : Pieces)
+    Out.push_back(apply(Name, S, {Self}, P));
+  if (Pieces.size() == 1 && Pieces[0].Kind != OpKind::View)
+    return std::nullopt; // throws, or the input is unknown
+  return Out;
 }
 
 ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
@@ -620,45 +818,249 @@ ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
     for (const Expr *A : Args)
       if (isTensorType(A->getType()))
         Inputs.push_back(tensor(A));
+    // A function that takes a tensor by non-const reference may rebind it.
+    for (unsigned K = 0; K < Args.size() && K < Callee->getNumParams(); ++K) {
+      QualType PT = Callee->getParamDecl(K)->getType();
+      if (PT->isReferenceType() && !PT.getNonReferenceType().isConstQualified() &&
+          isTensorType(PT))
+        forgetObject(Args[K], "passed by reference to '" + Name + "'");
+    }
     return unmodelledCall(Name, E, Inputs,
                           "call to '" + Name + "' is not analysed");
   }
   return freeFunction(E, Callee, Args);
 }
 
+/// A named tensor changed in a way the analysis does not follow: its name
+/// becomes unknown and so do the function's totals.
+void FunctionEvaluator::forgetObject(const Expr *Object,
+                                     const std::string &Why) {
+  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(strip(Object));
+  if (!DRE || I.lookup(key(DRE->getDecl())) == NoValue)
+    return;
+  std::string Name = DRE->getDecl()->getName().str();
+  ValueId V = I.unknown(Name, "'" + Name + "' " + Why,
+                        span(Object->getSourceRange()));
+  I.rebind(key(DRE->getDecl()), V);
+  I.totalsUnknown("'" + Name + "' " + Why);
+}
+
+std::optional<FunctionEvaluator::Number>
+FunctionEvaluator::number(const Expr *E) {
+  E = stripConversions(E, [](const Expr *X) {
+    return X->getType()->isArithmeticType();
+  });
+  if (!E || E->isValueDependent() || !E->getType()->isArithmeticType())
+    return std::nullopt;
+  if (E->getType()->isIntegralOrEnumerationType()) {
+    auto V = integer(E);
+    if (!V)
+      return std::nullopt;
+    return Number{static_cast<double>(*V), false};
+  }
+  llvm::APFloat F(0.0);
+  if (!E->EvaluateAsFloat(F, Ctx))
+    return std::nullopt;
+  bool LosesInfo = false;
+  F.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &LosesInfo);
+  return Number{F.convertToDouble(), true};
+}
+
+/// The category of a C++ scalar argument as ATen wraps it: bool -> Bool,
+/// integers -> Int64, floating -> Float64 (a double Scalar).
+std::optional<DType> FunctionEvaluator::scalarCategory(const Expr *E) {
+  E = stripConversions(E, [](const Expr *X) {
+    return X->getType()->isArithmeticType();
+  });
+  if (!E)
+    return std::nullopt;
+  QualType T = E->getType();
+  if (T->isBooleanType())
+    return DType::Bool;
+  if (T->isIntegralOrEnumerationType())
+    return DType::Int64;
+  if (T->isRealFloatingType())
+    return DType::Float64;
+  return std::nullopt;
+}
+
+ElemOperand FunctionEvaluator::operand(const Expr *E) {
+  const Expr *T = stripConversions(E, [](const Expr *X) {
+    return isTensorType(X->getType());
+  });
+  if (T && isTensorType(T->getType()))
+    return ElemOperand::tensor(I.value(tensor(T)));
+  return ElemOperand::scalar(scalarCategory(E));
+}
+
+/// An optional tensor argument (linear's bias): absent when it is a
+/// default, `{}`, c10::nullopt or an empty Tensor().
+FunctionEvaluator::OptTensor FunctionEvaluator::optionalTensor(const Expr *E) {
+  OptTensor R;
+  if (!E || isDefaultArg(E))
+    return R;
+  const Expr *S = stripConversions(E, [](const Expr *X) {
+    return isTensorType(X->getType());
+  });
+  if (!S)
+    return R;
+  if (isTensorType(S->getType())) {
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(S); CE && CE->getNumArgs() == 0)
+      return R;
+    R.Present = true;
+    R.E = S;
+    return R;
+  }
+  std::string T = recordName(S->getType());
+  if (T == "c10::nullopt_t" || T == "std::nullopt_t")
+    return R;
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(S); CE && CE->getNumArgs() == 0)
+    return R;
+  R.Understood = false;
+  return R;
+}
+
+/// Reads an optional integer argument: absent (default / nullopt), a
+/// value, or not derivable.
+FunctionEvaluator::OptInt FunctionEvaluator::optionalInt(const Expr *E) {
+  OptInt R;
+  if (!E)
+    return R;
+  const Expr *S = stripConversions(E, [](const Expr *X) {
+    return X->getType()->isIntegerType() ||
+           recordName(X->getType()) == "c10::nullopt_t" ||
+           recordName(X->getType()) == "std::nullopt_t";
+  });
+  if (!S)
+    return R;
+  std::string T = recordName(S->getType());
+  if (T == "c10::nullopt_t" || T == "std::nullopt_t")
+    return R;
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(S); CE && CE->getNumArgs() == 0)
+    return R;
+  R.Present = true;
+  R.Value = integer(S);
+  return R;
+}
+
+/// An optional ScalarType argument: absent, a dtype, or not derivable.
+FunctionEvaluator::OptDType FunctionEvaluator::optionalDType(const Expr *E) {
+  OptDType R;
+  if (!E)
+    return R;
+  const Expr *S = stripConversions(E, [](const Expr *X) {
+    return X->getType()->isEnumeralType() ||
+           recordName(X->getType()) == "c10::nullopt_t" ||
+           recordName(X->getType()) == "std::nullopt_t";
+  });
+  if (!S)
+    return R;
+  std::string T = recordName(S->getType());
+  if (T == "c10::nullopt_t" || T == "std::nullopt_t")
+    return R;
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(S); CE && CE->getNumArgs() == 0)
+    return R;
+  R.Present = true;
+  R.Value = scalarType(S);
+  return R;
+}
+
+// ---- Factories -----------------------------------------------------------------------
+
 ValueId FunctionEvaluator::factoryCall(const Expr *E, const std::string &Name,
                                        const FunctionDecl *Callee,
                                        llvm::ArrayRef<const Expr *> Args) {
-  // Find the size list and the options by parameter type, so that every
-  // overload (randint(high, size), randint(low, high, size), full(size,
-  // value)) is read the same way.
-  std::optional<Dims> Sizes;
-  bool SawSizes = false;
+  // Find the size lists, scalars, integers and options by parameter type,
+  // so that every overload (randint(high, size), randint(low, high, size),
+  // full(size, value), arange(start, end, step)) is read the same way.
+  std::vector<std::optional<Dims>> Lists;
   Options O;
   bool SawOptions = false;
-  const Expr *FillValue = nullptr;
+  std::vector<const Expr *> Scalars, Ints;
   std::optional<DType> LooseType;
+  bool LooseTypeUnknown = false;
   for (unsigned K = 0; K < Args.size() && K < Callee->getNumParams(); ++K) {
     QualType PT = Callee->getParamDecl(K)->getType();
     std::string PName = recordName(PT);
-    if (!SawSizes && (PName == "c10::ArrayRef" || PName == "c10::SymIntArrayRef")) {
-      SawSizes = true;
-      Sizes = intList(Args[K]);
+    if (PName == "c10::ArrayRef" || PName == "c10::SymIntArrayRef") {
+      Lists.push_back(intList(Args[K]));
     } else if (PName == "c10::TensorOptions") {
       SawOptions = true;
       O = options(Args[K]);
     } else if (PName == "c10::Scalar") {
-      FillValue = Args[K];
-    } else if (PName == "c10::optional" || PName == "c10::ScalarType") {
+      Scalars.push_back(Args[K]);
+    } else if (PT->isIntegerType() && !PT->isBooleanType()) {
+      Ints.push_back(Args[K]);
+    } else if (PName == "c10::ScalarType") {
+      LooseType = scalarType(Args[K]);
+      LooseTypeUnknown = !LooseType;
+    } else if (PName == "c10::optional") {
       // at::randn(size, dtype, layout, device, pin_memory) style overloads.
-      if (auto T = scalarType(Args[K]))
-        LooseType = T;
+      auto T = optionalDType(Args[K]);
+      if (T.Present && (T.Value || K == 1)) {
+        LooseType = T.Value;
+        LooseTypeUnknown = !T.Value;
+      }
     }
   }
-  if (!SawOptions && !LooseType) {
-    if (Callee->getNumParams() > Args.size())
-      ; // trailing defaults were dropped by the AST: nothing to read
+  // The shape, per factory.
+  std::optional<Dims> Sizes;
+  std::string ShapeReason = "size argument could not be derived";
+  std::optional<DType> ValueType; // a dtype the arguments imply
+  auto IntArg = [&](size_t K) {
+    return K < Ints.size() ? integer(Ints[K]) : std::optional<int64_t>();
+  };
+  if (Name == "arange") {
+    std::vector<Number> Nums;
+    bool AllKnown = true;
+    for (const Expr *S : Scalars) {
+      auto N = number(S);
+      if (!N)
+        AllKnown = false;
+      else
+        Nums.push_back(*N);
+    }
+    if (AllKnown && !Nums.empty() && Nums.size() <= 3) {
+      double Start = Nums.size() >= 2 ? Nums[0].Value : 0;
+      double End = Nums.size() >= 2 ? Nums[1].Value : Nums[0].Value;
+      double Step = Nums.size() == 3 ? Nums[2].Value : 1;
+      bool Floating = std::any_of(Nums.begin(), Nums.end(),
+                                  [](const Number &N) { return N.Floating; });
+      ValueType = Floating ? DType::Float32 : DType::Int64;
+      if (auto N = arangeSize(Start, End, Step))
+        Sizes = Dims{*N};
+      else
+        return apply(Name, E, {},
+                     throws("upper bound and larger bound inconsistent with "
+                            "step sign"));
+    } else {
+      ShapeReason = "arange bounds could not be derived";
+    }
+  } else if (Name == "linspace" || Name == "logspace") {
+    if (auto N = IntArg(0)) {
+      if (*N < 0)
+        return apply(Name, E, {}, throws("number of steps must be non-negative"));
+      Sizes = Dims{*N};
+    }
+  } else if (Name == "eye") {
+    auto N = IntArg(0);
+    auto M = Ints.size() >= 2 ? IntArg(1) : N;
+    if (N && M)
+      Sizes = Dims{*N, *M};
+  } else if (Name == "randperm") {
+    if (auto N = IntArg(0))
+      Sizes = Dims{*N};
+  } else if (Name == "scalar_tensor") {
+    Sizes = Dims{};
+  } else if (!Lists.empty()) {
+    Sizes = Lists[0];
+  } else {
+    ShapeReason = "no size argument found";
   }
+  if (Name == "full" && !Scalars.empty())
+    ValueType = scalarLiteralType(Scalars[0]);
+
   std::optional<DType> Type;
   std::optional<Device> Dev = Device{DeviceKind::CPU, -1};
   std::string Reason;
@@ -672,11 +1074,14 @@ ValueId FunctionEvaluator::factoryCall(const Expr *E, const std::string &Name,
       Dev = O.Dev;
     if (O.HasType) {
       Type = O.Type;
-    } else if (LooseType) {
+    } else if (LooseType || LooseTypeUnknown) {
       Type = LooseType;
-    } else if (Name == "full" && FillValue) {
-      // full infers its dtype from the fill value when none is given.
-      Type = scalarLiteralType(FillValue);
+    } else if (ValueType) {
+      // full infers its dtype from the fill value, arange from its bounds.
+      Type = ValueType;
+    } else if (Name == "full" || Name == "arange") {
+      Type.reset();
+      Reason = "the value's type could not be derived";
     } else {
       // No dtype: the default dtype (float32). This is where a C++
       // randint with options but no dtype becomes float32.
@@ -686,40 +1091,173 @@ ValueId FunctionEvaluator::factoryCall(const Expr *E, const std::string &Name,
   FillKind Fill = (Name == "empty" || Name == "empty_strided")
                       ? FillKind::Uninitialized
                       : FillKind::Filled;
-  OpOutcome Out = factory(Sizes, Type, Dev, Fill);
-  if (!Reason.empty())
+  OpOutcome Out;
+  if (Name == "empty_strided") {
+    if (Lists.size() >= 2 && Lists[0] && Lists[1])
+      Out = emptyStrided(*Lists[0], *Lists[1], Type, Dev);
+    else
+      Out = factory(std::nullopt, Type, Dev, Fill);
+  } else {
+    Out = factory(Sizes, Type, Dev, Fill);
+  }
+  if (!Sizes && Name != "empty_strided")
+    Out.Value.UnknownReason = ShapeReason;
+  else if (!Reason.empty())
     Out.Value.UnknownReason = Reason;
-  if (!Sizes && !SawSizes)
-    Out.Value.UnknownReason = "no size argument found";
-  if (Out.Kind == OpKind::Alloc && Type && Name == "randint" && !O.HasType &&
-      SawOptions && O.Known)
+  if (Out.Kind == OpKind::Alloc && Type && (Name == "randint" || Name == "randperm") &&
+      !O.HasType && SawOptions && O.Known && *Type == DType::Float32) {
     Out.Note = "options without a dtype: float32, not int64";
+    Out.DTypeDefaulted = true;
+  }
   return apply(Name, E, {}, Out);
 }
+
+/// torch::tensor({...}) and at::tensor({...}): the shape from the nested
+/// braces, the dtype from the element type (torch:: gives int64/float32
+/// like Python, at:: the C++ type: int32/float64).
+ValueId FunctionEvaluator::tensorLiteral(const Expr *E, const FunctionDecl *Callee,
+                                         llvm::ArrayRef<const Expr *> Args) {
+  bool Torch = topNamespace(Callee) == "torch";
+  if (Args.empty())
+    return unmodelledCall("tensor", E, {}, "tensor() without data");
+  // Walk down to the outermost braces.
+  std::function<std::optional<std::pair<Dims, QualType>>(const Expr *)> Shape =
+      [&](const Expr *X) -> std::optional<std::pair<Dims, QualType>> {
+    for (int Depth = 0; Depth < 8 && X; ++Depth) {
+      X = strip(X);
+      if (const auto *IL = dyn_cast<InitListExpr>(X)) {
+        if (IL->getNumInits() == 0)
+          return std::nullopt;
+        std::optional<std::pair<Dims, QualType>> Inner;
+        for (const Expr *Elem : IL->inits()) {
+          auto S = Shape(Elem);
+          if (!S)
+            return std::nullopt;
+          if (Inner && (Inner->first != S->first ||
+                        Ctx.getCanonicalType(Inner->second) !=
+                            Ctx.getCanonicalType(S->second)))
+            return std::nullopt;
+          Inner = S;
+        }
+        Dims D = {static_cast<int64_t>(IL->getNumInits())};
+        D.insert(D.end(), Inner->first.begin(), Inner->first.end());
+        return std::make_pair(D, Inner->second);
+      }
+      if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(X)) {
+        X = SIL->getSubExpr();
+        continue;
+      }
+      if (const auto *CE = dyn_cast<CXXConstructExpr>(X)) {
+        if (CE->getNumArgs() != 1)
+          return std::nullopt;
+        X = CE->getArg(0);
+        continue;
+      }
+      if (X->getType()->isArithmeticType())
+        return std::make_pair(Dims{}, X->getType());
+      return std::nullopt;
+    }
+    return std::nullopt;
+  };
+  auto S = Shape(Args[0]);
+  if (!S || (!Torch && S->first.size() != 1))
+    return unmodelledCall("tensor", E, {}, "tensor data could not be read");
+  QualType T = S->second;
+  std::optional<DType> Type;
+  if (T->isBooleanType())
+    Type = DType::Bool;
+  else if (Torch)
+    Type = T->isIntegerType() ? DType::Int64 : DType::Float32;
+  else if (T->isIntegerType())
+    Type = Ctx.getTypeSize(T) == 64 ? DType::Int64 : DType::Int32;
+  else
+    Type = Ctx.getTypeSize(T) == 64 ? DType::Float64 : DType::Float32;
+  std::optional<Device> Dev = Device{DeviceKind::CPU, -1};
+  if (Args.size() >= 2 && !isDefaultArg(Args[1])) {
+    Options O = options(Args[1]);
+    if (!O.Known)
+      return unmodelledCall("tensor", E, {}, "options could not be derived");
+    if (O.HasType)
+      Type = O.Type;
+    if (O.HasDevice)
+      Dev = O.Dev;
+  }
+  return apply("tensor", E, {}, factory(S->first, Type, Dev, FillKind::Filled));
+}
+
+// ---- Calls ---------------------------------------------------------------------------
 
 ValueId FunctionEvaluator::freeFunction(const Expr *E, const FunctionDecl *FD,
                                         llvm::ArrayRef<const Expr *> Args) {
   std::string Name = calleeName(FD);
   static const std::set<std::string> Factories = {
-      "randn", "rand", "zeros", "ones", "empty", "full", "randint"};
+      "randn", "rand",     "zeros",         "ones",     "empty",
+      "full",  "randint",  "arange",        "linspace", "eye",
+      "randperm", "scalar_tensor", "empty_strided"};
   if (Factories.count(Name))
     return factoryCall(E, Name, FD, Args);
-  if (Name == "matmul" && Args.size() == 2) {
-    ValueId A = tensor(Args[0]), B = tensor(Args[1]);
-    return apply("matmul", E, {A, B},
-                 tma::matmul(I.value(A), I.value(B), Opts.Version));
+  if (Name == "tensor")
+    return tensorLiteral(E, FD, Args);
+  if ((Name == "cat" || Name == "concat" || Name == "stack") && !Args.empty()) {
+    auto List = tensorList(Args[0]);
+    auto Dim = Args.size() >= 2 ? integer(Args[1]) : std::optional<int64_t>(0);
+    if (!List || !Dim)
+      return unmodelledCall(Name, E, List ? *List : std::vector<ValueId>{},
+                            List ? "dim could not be derived"
+                                 : "the tensor list could not be derived");
+    std::vector<TensorValue> Ins;
+    for (ValueId V : *List)
+      Ins.push_back(I.value(V));
+    return apply(Name == "concat" ? "cat" : Name, E, *List,
+                 Name == "stack" ? tma::stack(Ins, *Dim) : tma::cat(Ins, *Dim));
   }
-  // A free function with a tensor first argument is often the method
-  // spelled as a function (torch::transpose(x, 0, 1)).
+  // Operators with a C++ scalar on the left (ATen/TensorOperators.h).
+  if (Name.rfind("operator", 0) == 0 && Args.size() == 2 &&
+      !isTensorType(Args[0]->getType()) && isTensorType(Args[1]->getType())) {
+    std::string Op = Name.substr(8);
+    ValueId T = tensor(Args[1]);
+    ElemOperand S = operand(Args[0]);
+    static const std::map<std::string, std::string> Flip = {
+        {"+", "add"}, {"*", "mul"}, {"<", "gt"}, {">", "lt"}, {"<=", "ge"},
+        {">=", "le"}, {"==", "eq"}, {"!=", "ne"}};
+    if (auto It = Flip.find(Op); It != Flip.end()) {
+      bool Cmp = It->second != "add" && It->second != "mul";
+      return apply(It->second, E, {T},
+                   elementwise(It->second, {ElemOperand::tensor(I.value(T)), S},
+                               Cmp ? ElemDType::Bool : ElemDType::Promote));
+    }
+    if (Op == "-" || Op == "/")
+      return apply(Op == "-" ? "rsub" : "rdiv", E, {T},
+                   reverseScalarOp(Op == "-" ? "sub" : "div", S, I.value(T),
+                                   Op == "/"));
+    return unmodelledCall(Name, E, {T}, "'" + Name + "' is not modelled");
+  }
+  // A free function with a tensor first argument is the method spelled as
+  // a function (torch::transpose(x, 0, 1), at::softmax(x, 1)).
   if (!Args.empty() && isTensorType(Args[0]->getType()) &&
       FD->getNumParams() >= 1) {
+    OpCall C;
+    C.E = E;
+    C.Name = Name;
+    C.Callee = FD;
+    C.ParamBase = 1;
+    C.SelfExpr = Args[0];
+    C.Args.assign(Args.begin() + 1, Args.end());
+    C.Functional = FD->getQualifiedNameAsString().find("nn::functional") !=
+                   std::string::npos;
+    if (auto V = tensorOp(C))
+      return *V;
     std::vector<ValueId> Inputs;
     for (const Expr *A : Args)
       if (isTensorType(A->getType()))
         Inputs.push_back(tensor(A));
     return unmodelledCall(Name, E, Inputs, "'" + Name + "' is not modelled");
   }
-  return unmodelledCall(Name, E, {}, "'" + Name + "' is not modelled");
+  std::vector<ValueId> Inputs;
+  for (const Expr *A : Args)
+    if (isTensorType(A->getType()))
+      Inputs.push_back(tensor(A));
+  return unmodelledCall(Name, E, Inputs, "'" + Name + "' is not modelled");
 }
 
 ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
@@ -728,66 +1266,297 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
   if (!MD || !Object || !isTensorType(Object->getType()))
     return I.unknown("call", "method of a non-tensor object",
                      span(E->getSourceRange()));
-  std::string Name = calleeName(MD);
-  if (Name == "operator[]")
-    Name = "subscript";
+  OpCall C;
+  C.E = E;
+  C.Name = calleeName(MD);
+  C.Callee = MD;
+  C.ParamBase = 0;
+  C.SelfExpr = Object;
+  C.Args.assign(Args.begin(), Args.end());
+  if (auto V = tensorOp(C))
+    return *V;
   ValueId Self = tensor(Object);
-  const TensorValue &In = I.value(Self);
+  std::vector<ValueId> Inputs = {Self};
+  for (const Expr *A : Args)
+    if (isTensorType(A->getType()))
+      Inputs.push_back(tensor(A));
+  ValueId V = unmodelledCall(C.Name, E, Inputs, "'" + C.Name + "' is not modelled");
+  // An in-place method we do not model (resize_, unsqueeze_, t_, set_...)
+  // may change the tensor's shape or storage: forget what we knew.
+  if (!C.Name.empty() && C.Name.back() == '_' && C.Name != "requires_grad_")
+    forgetObject(Object, "is changed in place by '" + C.Name + "'");
+  return V;
+}
+
+// ---- Tensor ops ----------------------------------------------------------------------
+//
+// One dispatcher for the ops that apply to a tensor, whether written as a
+// method (x.transpose(0, 1)) or a function (torch::transpose(x, 0, 1)):
+// C.Args are the arguments after the tensor, C.ParamBase says where they
+// start among the callee's parameters. Returns nullopt for an op it does
+// not know, so the caller records it as unmodelled.
+std::optional<ValueId> FunctionEvaluator::tensorOp(const OpCall &C) {
+  const std::string &Name = C.Name;
+  const Expr *E = C.E;
   auto Arg = [&](unsigned K) -> const Expr * {
-    return K < Args.size() ? Args[K] : nullptr;
+    return K < C.Args.size() ? C.Args[K] : nullptr;
   };
   auto Given = [&](unsigned K) {
-    return K < Args.size() && !isDefaultArg(Args[K]);
+    return K < C.Args.size() && !isDefaultArg(C.Args[K]);
   };
-  auto NeedInts = [&](std::initializer_list<unsigned> Ks,
-                      std::vector<int64_t> &Out) {
-    for (unsigned K : Ks) {
-      auto V = integer(Arg(K));
-      if (!V)
-        return false;
-      Out.push_back(*V);
-    }
-    return true;
+  auto ParamType = [&](unsigned K) -> QualType {
+    unsigned P = C.ParamBase + K;
+    return P < C.Callee->getNumParams() ? C.Callee->getParamDecl(P)->getType()
+                                        : QualType();
+  };
+  auto ParamIs = [&](unsigned K, const char *Record) {
+    QualType T = ParamType(K);
+    return !T.isNull() && recordName(T) == Record;
+  };
+  auto Int = [&](unsigned K) { return integer(Arg(K)); };
+  auto Bool = [&](unsigned K) -> std::optional<bool> {
+    if (!Arg(K))
+      return false;
+    auto V = integer(Arg(K));
+    if (!V)
+      return std::nullopt;
+    return *V != 0;
   };
 
-  if (Name == "transpose") {
-    std::vector<int64_t> D;
-    if (NeedInts({0, 1}, D))
-      return apply(Name, E, {Self}, tma::transpose(In, D[0], D[1]));
-    return unmodelledCall(Name, E, {Self}, "transpose dims could not be derived");
+  // Ops that need no tensor evaluation first.
+  static const std::set<std::string> Known = {
+      // views
+      "transpose", "swapaxes", "swapdims", "t", "mT", "permute", "view",
+      "reshape", "narrow", "slice", "select", "unsqueeze", "squeeze",
+      "expand", "expand_as", "as_strided", "diagonal", "unfold", "movedim",
+      "moveaxis", "flatten", "unflatten", "alias", "index", "operator[]",
+      "view_as", "reshape_as",
+      // layout and casts
+      "contiguous", "clone", "to", "toType", "type_as", "cpu", "cuda",
+      // allocating
+      "matmul", "mm", "bmm", "linear", "index_select", "embedding", "gather",
+      "repeat",
+      // *_like factories
+      "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",
+      "full_like",
+      // reductions
+      "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
+      "softmax", "log_softmax",
+      // in-place
+      "add_", "sub_", "mul_", "div_", "relu_", "zero_", "fill_", "copy_",
+      "masked_fill_", "clamp_", "exp_", "neg_", "sigmoid_", "tanh_",
+      "operator+=", "operator-=", "operator*=", "operator/=",
+      // elementwise
+      "add", "sub", "mul", "div", "true_divide", "maximum", "minimum", "pow",
+      "gt", "lt", "ge", "le", "eq", "ne", "exp", "log", "sqrt", "rsqrt",
+      "tanh", "sigmoid", "sin", "cos", "relu", "neg", "abs", "gelu", "where",
+      "operator+", "operator-", "operator*", "operator/", "operator<",
+      "operator>", "operator<=", "operator>=", "operator==", "operator!="};
+  if (!Known.count(Name))
+    return std::nullopt;
+
+  ValueId Self = tensor(C.SelfExpr);
+  const TensorValue In = I.value(Self);
+  auto Apply = [&](const std::string &Op, const std::vector<ValueId> &Inputs,
+                   const OpOutcome &Out) { return apply(Op, E, Inputs, Out); };
+  auto Unmodelled = [&](const std::string &Why) {
+    return unmodelledCall(Name, E, {Self}, Why);
+  };
+  auto NoArgs = [&](const char *What) {
+    return Unmodelled(std::string(What) + " could not be derived");
+  };
+
+  // ---- Views ----
+  if (Name == "transpose" || Name == "swapaxes" || Name == "swapdims") {
+    auto D0 = Int(0), D1 = Int(1);
+    if (!D0 || !D1)
+      return NoArgs("transpose dims");
+    return Apply(Name, {Self}, tma::transpose(In, *D0, *D1));
   }
   if (Name == "t")
-    return apply(Name, E, {Self}, matrixTranspose(In));
+    return Apply(Name, {Self}, matrixTranspose(In));
+  if (Name == "mT") {
+    if (In.Sizes && In.Sizes->size() < 2)
+      return Apply(Name, {Self},
+                   throws("tensor.mT is only supported on matrices or batches "
+                          "of matrices. Got " +
+                          std::to_string(In.Sizes->size()) + "-D tensor."));
+    return Apply(Name, {Self}, tma::transpose(In, -2, -1));
+  }
+  if (Name == "view" && ParamIs(0, "c10::ScalarType")) {
+    auto T = scalarType(Arg(0));
+    if (!T)
+      return NoArgs("dtype");
+    return Apply("view", {Self}, viewDtype(In, *T));
+  }
   if (Name == "permute" || Name == "view" || Name == "reshape") {
     auto Shape = intList(Arg(0));
     if (!Shape)
-      return unmodelledCall(Name, E, {Self},
-                            Name + " argument could not be derived");
+      return NoArgs((Name + " argument").c_str());
     if (Name == "permute")
-      return apply(Name, E, {Self}, tma::permute(In, *Shape));
+      return Apply(Name, {Self}, tma::permute(In, *Shape));
     if (Name == "view")
-      return apply(Name, E, {Self}, viewAs(In, *Shape));
-    return apply(Name, E, {Self}, tma::reshape(In, *Shape));
+      return Apply(Name, {Self}, viewAs(In, *Shape));
+    return Apply(Name, {Self}, tma::reshape(In, *Shape));
   }
-  if (Name == "contiguous") {
-    MemoryFormat Fmt = MemoryFormat::Contiguous;
+  if (Name == "view_as" || Name == "reshape_as" || Name == "expand_as") {
+    ValueId Other = tensor(Arg(0));
+    const TensorValue &O = I.value(Other);
+    if (!O.Sizes)
+      return unmodelledCall(Name, E, {Self, Other},
+                            "shape of the other tensor is unknown");
+    OpOutcome Out = Name == "view_as"      ? viewAs(In, *O.Sizes)
+                    : Name == "reshape_as" ? tma::reshape(In, *O.Sizes)
+                                           : tma::expand(In, *O.Sizes);
+    return Apply(Name, {Self, Other}, Out);
+  }
+  if (Name == "narrow") {
+    if (!ParamType(1).isNull() && !ParamType(1)->isIntegerType())
+      return Unmodelled("narrow with a tensor start is not modelled");
+    auto D = Int(0), S = Int(1), L = Int(2);
+    if (!D || !S || !L)
+      return NoArgs("narrow arguments");
+    return Apply(Name, {Self}, tma::narrow(In, *D, *S, *L));
+  }
+  if (Name == "slice") {
+    auto D = Arg(0) ? Int(0) : std::optional<int64_t>(0);
+    OptInt S = optionalInt(Arg(1)), En = optionalInt(Arg(2));
+    auto Step = Arg(3) ? Int(3) : std::optional<int64_t>(1);
+    if (!D || !Step || (S.Present && !S.Value) || (En.Present && !En.Value))
+      return NoArgs("slice arguments");
+    return Apply(Name, {Self}, tma::slice(In, *D, S.Value, En.Value, *Step));
+  }
+  if (Name == "select") {
+    if (!ParamType(0).isNull() && !ParamType(0)->isIntegerType())
+      return Unmodelled("select by dimension name is not modelled");
+    auto D = Int(0), K = Int(1);
+    if (!D || !K)
+      return NoArgs("select arguments");
+    return Apply(Name, {Self}, tma::select(In, *D, *K));
+  }
+  if (Name == "unsqueeze") {
+    auto D = Int(0);
+    if (!D)
+      return NoArgs("unsqueeze dim");
+    return Apply(Name, {Self}, tma::unsqueeze(In, *D));
+  }
+  if (Name == "squeeze") {
+    if (C.Args.empty())
+      return Apply(Name, {Self}, tma::squeeze(In, std::nullopt));
+    if (!ParamType(0)->isIntegerType())
+      return Unmodelled("squeeze by dimension name is not modelled");
+    auto D = Int(0);
+    if (!D)
+      return NoArgs("squeeze dim");
+    return Apply(Name, {Self}, tma::squeeze(In, *D));
+  }
+  if (Name == "expand") {
+    auto Shape = intList(Arg(0));
+    if (!Shape)
+      return NoArgs("expand sizes");
+    return Apply(Name, {Self}, tma::expand(In, *Shape));
+  }
+  if (Name == "as_strided") {
+    auto Sizes = intList(Arg(0)), Strides = intList(Arg(1));
+    OptInt Off = optionalInt(Arg(2));
+    if (!Sizes || !Strides || (Off.Present && !Off.Value))
+      return NoArgs("as_strided arguments");
+    std::optional<int64_t> StorageBytes;
+    if (In.Storage != NoStorage)
+      StorageBytes = I.trace().Storages.at(In.Storage).Bytes;
+    return Apply(Name, {Self},
+                 asStrided(In, *Sizes, *Strides, Off.Value, StorageBytes));
+  }
+  if (Name == "diagonal") {
+    if (!ParamType(0).isNull() && !ParamType(0)->isIntegerType())
+      return Unmodelled("diagonal by dimension name is not modelled");
+    auto O = Arg(0) ? Int(0) : std::optional<int64_t>(0);
+    auto D1 = Arg(1) ? Int(1) : std::optional<int64_t>(0);
+    auto D2 = Arg(2) ? Int(2) : std::optional<int64_t>(1);
+    if (!O || !D1 || !D2)
+      return NoArgs("diagonal arguments");
+    return Apply(Name, {Self}, tma::diagonal(In, *O, *D1, *D2));
+  }
+  if (Name == "unfold") {
+    auto D = Int(0), S = Int(1), St = Int(2);
+    if (!D || !S || !St)
+      return NoArgs("unfold arguments");
+    return Apply(Name, {Self}, tma::unfold(In, *D, *S, *St));
+  }
+  if (Name == "movedim" || Name == "moveaxis") {
+    auto Src = intList(Arg(0)), Dst = intList(Arg(1));
+    if (!Src || !Dst)
+      return NoArgs("movedim arguments");
+    return Apply(Name, {Self}, tma::movedim(In, *Src, *Dst));
+  }
+  if (Name == "flatten") {
+    if (!ParamType(0).isNull() && !ParamType(0)->isIntegerType())
+      return Unmodelled("flatten by dimension name is not modelled");
+    auto S = Arg(0) ? Int(0) : std::optional<int64_t>(0);
+    auto En = Arg(1) ? Int(1) : std::optional<int64_t>(-1);
+    if (!S || !En)
+      return NoArgs("flatten dims");
+    return Apply(Name, {Self}, tma::flatten(In, *S, *En));
+  }
+  if (Name == "unflatten") {
+    if (!ParamType(0).isNull() && !ParamType(0)->isIntegerType())
+      return Unmodelled("unflatten by dimension name is not modelled");
+    auto D = Int(0);
+    auto Sizes = intList(Arg(1));
+    if (!D || !Sizes)
+      return NoArgs("unflatten arguments");
+    return Apply(Name, {Self}, tma::unflatten(In, *D, *Sizes));
+  }
+  if (Name == "alias")
+    return Apply(Name, {Self}, tma::alias(In));
+  if (Name == "index" && C.Args.size() == 1)
+    return evalIndex(E, Self, C.Args[0]);
+  if (Name == "operator[]" && C.Args.size() == 1) {
+    const Expr *Idx = strip(C.Args[0]);
+    if (isTensorType(Idx->getType())) {
+      ValueId IdxV = tensor(Idx);
+      return Apply("operator[]", {Self, IdxV},
+                   subscriptWithTensor(In, I.value(IdxV)));
+    }
+    if (auto V = integer(Idx))
+      return Apply("operator[]", {Self}, tma::select(In, 0, *V));
+    return unmodelledCall("operator[]", E, {Self}, "index could not be derived");
+  }
+
+  // ---- Layout and casts ----
+  if (Name == "contiguous" || Name == "clone") {
+    MemoryFormat Fmt = Name == "contiguous" ? MemoryFormat::Contiguous
+                                            : MemoryFormat::Preserve;
     if (Given(0)) {
       auto F = memoryFormat(Arg(0));
       if (!F)
-        return unmodelledCall(Name, E, {Self}, "memory format could not be derived");
+        return NoArgs("memory format");
       Fmt = *F;
     }
-    return apply(Name, E, {Self}, tma::contiguous(In, Fmt));
+    return Apply(Name, {Self}, Name == "contiguous" ? tma::contiguous(In, Fmt)
+                                                     : tma::clone(In, Fmt));
   }
-  if (Name == "clone") {
-    MemoryFormat Fmt = MemoryFormat::Preserve;
-    if (Given(0)) {
-      auto F = memoryFormat(Arg(0));
-      if (!F)
-        return unmodelledCall(Name, E, {Self}, "memory format could not be derived");
-      Fmt = *F;
-    }
-    return apply(Name, E, {Self}, tma::clone(In, Fmt));
+  if (Name == "cpu" || Name == "cuda") {
+    // Tensor::cpu() / cuda(): to(options().device(...)), never copy=true.
+    ToTarget T;
+    T.Dev = Device{Name == "cpu" ? DeviceKind::CPU : DeviceKind::CUDA, -1};
+    return Apply(Name, {Self}, tma::to(In, T));
+  }
+  if (Name == "toType") {
+    ToTarget T;
+    T.Type = scalarType(Arg(0));
+    T.TypeUnknown = !T.Type;
+    return Apply(Name, {Self}, tma::to(In, T));
+  }
+  if (Name == "type_as") {
+    // type_as(other) is to(other.options()): dtype and device.
+    ValueId Other = tensor(Arg(0));
+    ToTarget T;
+    T.Type = I.value(Other).Type;
+    T.Dev = I.value(Other).Dev;
+    T.TypeUnknown = !T.Type;
+    T.DeviceUnknown = !T.Dev;
+    return Apply(Name, {Self, Other}, tma::to(In, T));
   }
   if (Name == "to") {
     // Overloads: to(options, non_blocking, copy, fmt), to(device, dtype,
@@ -795,8 +1564,8 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
     // to(other, non_blocking, copy, fmt).
     ToTarget T;
     unsigned Next = 0;
-    const Expr *First = Arg(0) ? strip(Arg(0)) : nullptr;
-    std::string FirstType = First ? recordName(MD->getParamDecl(0)->getType()) : "";
+    std::vector<ValueId> Inputs = {Self};
+    std::string FirstType = recordName(ParamType(0));
     if (FirstType == "c10::TensorOptions") {
       Options O = options(Arg(0));
       if (!O.Known) {
@@ -810,8 +1579,11 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
           T.Dev = O.Dev;
           T.DeviceUnknown = !O.Dev;
         }
-        if (O.HasFormat && O.Fmt)
+        if (O.HasFormat) {
+          if (!O.Fmt)
+            return NoArgs("memory format");
           T.Fmt = *O.Fmt;
+        }
       }
       Next = 1;
     } else if (FirstType == "c10::Device") {
@@ -824,53 +1596,397 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
       T.Type = scalarType(Arg(0));
       T.TypeUnknown = !T.Type;
       Next = 1;
-    } else if (isTensorType(MD->getParamDecl(0)->getType())) {
+    } else if (isTensorType(ParamType(0))) {
       ValueId Other = tensor(Arg(0));
+      Inputs.push_back(Other);
       T.Type = I.value(Other).Type;
       T.Dev = I.value(Other).Dev;
       T.TypeUnknown = !T.Type;
       T.DeviceUnknown = !T.Dev;
       Next = 1;
     } else {
-      return unmodelledCall(Name, E, {Self}, "this to() overload is not modelled");
+      return Unmodelled("this to() overload is not modelled");
     }
     // non_blocking, copy, memory_format follow.
     if (Given(Next + 1)) {
       auto Copy = integer(Arg(Next + 1));
       if (!Copy)
-        return unmodelledCall(Name, E, {Self}, "copy flag could not be derived");
+        return NoArgs("copy flag");
       T.Copy = *Copy != 0;
     }
     if (Given(Next + 2)) {
       auto F = memoryFormat(Arg(Next + 2));
       if (!F)
-        return unmodelledCall(Name, E, {Self}, "memory format could not be derived");
+        return NoArgs("memory format");
       T.Fmt = *F;
     }
-    return apply(Name, E, {Self}, tma::to(In, T));
+    return Apply(Name, Inputs, tma::to(In, T));
   }
-  if (Name == "index" && Args.size() == 1)
-    return evalIndex(E, Self, Args[0]);
-  if (Name == "subscript" && Args.size() == 1) {
-    const Expr *Idx = strip(Args[0]);
-    if (isTensorType(Idx->getType())) {
-      ValueId IdxV = tensor(Idx);
-      return apply("operator[]", E, {Self, IdxV},
-                   subscriptWithTensor(In, I.value(IdxV)));
+
+  // ---- Factories from a tensor ----
+  if (Name.size() > 5 && Name.compare(Name.size() - 5, 5, "_like") == 0) {
+    // *_like(self, [fill_value,] options = {}, memory_format = nullopt).
+    unsigned K = 0;
+    if (Name == "full_like")
+      K = 1; // the fill value: full_like keeps the input's dtype
+    Options O;
+    if (Arg(K) && ParamIs(K, "c10::TensorOptions"))
+      O = options(Arg(K));
+    if (!O.Known)
+      return Unmodelled(O.UnknownReason.empty() ? "options could not be derived"
+                                                : O.UnknownReason);
+    MemoryFormat Fmt = MemoryFormat::Preserve;
+    if (O.HasFormat) {
+      if (!O.Fmt)
+        return NoArgs("memory format");
+      Fmt = *O.Fmt;
     }
-    if (auto V = integer(Idx))
-      return apply("operator[]", E, {Self}, tma::select(In, 0, *V));
-    return unmodelledCall("operator[]", E, {Self}, "index could not be derived");
+    if (Given(K + 1)) {
+      auto F = memoryFormat(Arg(K + 1));
+      if (!F)
+        return NoArgs("memory format");
+      Fmt = *F;
+    }
+    if ((O.HasType && !O.Type) || (O.HasDevice && !O.Dev))
+      return Unmodelled("options could not be derived");
+    return Apply(Name, {Self},
+                 likeFactory(In, O.HasType ? O.Type : std::nullopt,
+                             O.HasDevice ? O.Dev : std::nullopt, Fmt,
+                             Name == "empty_like" ? FillKind::Uninitialized
+                                                  : FillKind::Filled));
   }
-  if (Name == "matmul" && Args.size() == 1) {
-    ValueId B = tensor(Args[0]);
-    return apply(Name, E, {Self, B}, tma::matmul(In, I.value(B), Opts.Version));
+
+  // ---- Allocating ops ----
+  if (Name == "matmul" || Name == "mm" || Name == "bmm") {
+    ValueId B = tensor(Arg(0));
+    const TensorValue &BV = I.value(B);
+    OpOutcome Out = Name == "matmul" ? tma::matmul(In, BV, Opts.Version)
+                    : Name == "mm"   ? tma::mm(In, BV)
+                                     : tma::bmm(In, BV);
+    return Apply(Name, {Self, B}, Out);
   }
+  if (Name == "linear") {
+    // at::linear(input, weight, bias = {}) and
+    // torch::nn::functional::linear(input, weight, bias = {}).
+    ValueId W = tensor(Arg(0));
+    OptTensor Bias = optionalTensor(Arg(1));
+    if (!Bias.Understood)
+      return unmodelledCall(Name, E, {Self, W}, "bias could not be derived");
+    std::vector<ValueId> Inputs = {Self, W};
+    std::optional<TensorValue> BiasV;
+    if (Bias.Present) {
+      ValueId B = tensor(Bias.E);
+      Inputs.push_back(B);
+      BiasV = I.value(B);
+    }
+    return Apply(Name, Inputs,
+                 tma::linear(In, I.value(W), BiasV ? &*BiasV : nullptr,
+                             Opts.Version));
+  }
+  if (Name == "embedding") {
+    // at::embedding(weight, indices, ...) but
+    // torch::nn::functional::embedding(input, weight, options).
+    ValueId Other = tensor(Arg(0));
+    ValueId Weight = C.Functional ? Other : Self;
+    ValueId Indices = C.Functional ? Self : Other;
+    if (C.Functional && Given(1))
+      return unmodelledCall(Name, E, {Weight, Indices},
+                            "embedding options are not modelled");
+    return Apply(Name, {Weight, Indices},
+                 tma::embedding(I.value(Weight), I.value(Indices)));
+  }
+  if (Name == "index_select" || Name == "gather") {
+    if (!ParamType(0)->isIntegerType())
+      return Unmodelled(Name + " by dimension name is not modelled");
+    auto D = Int(0);
+    ValueId Index = tensor(Arg(1));
+    if (!D)
+      return unmodelledCall(Name, E, {Self, Index}, "dim could not be derived");
+    if (Name == "gather" && Given(2) && Bool(2).value_or(true))
+      return unmodelledCall(Name, E, {Self, Index},
+                            "sparse_grad gather is not modelled");
+    return Apply(Name, {Self, Index},
+                 Name == "gather" ? tma::gather(In, *D, I.value(Index))
+                                  : indexSelect(In, *D, I.value(Index)));
+  }
+  if (Name == "repeat") {
+    auto Reps = intList(Arg(0));
+    if (!Reps)
+      return NoArgs("repeats");
+    return Apply(Name, {Self}, tma::repeat(In, *Reps));
+  }
+
+  // ---- Reductions ----
+  if (Name == "softmax" || Name == "log_softmax") {
+    if (!ParamType(0).isNull() && !ParamType(0)->isIntegerType())
+      return Unmodelled(Name + " by dimension name is not modelled");
+    auto D = Int(0);
+    OptDType T = optionalDType(Arg(1));
+    if (!D || (T.Present && !T.Value))
+      return NoArgs((Name + " arguments").c_str());
+    return Apply(Name, {Self}, tma::softmax(Name, In, *D, T.Value));
+  }
+  if ((Name == "max" || Name == "min") && C.Args.size() == 1 &&
+      isTensorType(ParamType(0))) {
+    // max(other) is maximum(other).
+    std::string Op = Name == "max" ? "maximum" : "minimum";
+    ValueId B = tensor(Arg(0));
+    return Apply(Op, {Self, B},
+                 elementwise(Op, {ElemOperand::tensor(In),
+                                  ElemOperand::tensor(I.value(B))},
+                             ElemDType::Promote));
+  }
+  static const std::map<std::string, ReduceKind> Reductions = {
+      {"sum", ReduceKind::Sum},     {"prod", ReduceKind::Sum},
+      {"mean", ReduceKind::Mean},   {"max", ReduceKind::Same},
+      {"min", ReduceKind::Same},    {"amax", ReduceKind::Same},
+      {"amin", ReduceKind::Same},   {"argmax", ReduceKind::Index},
+      {"argmin", ReduceKind::Index}};
+  if (auto R = Reductions.find(Name); R != Reductions.end()) {
+    if ((Name == "max" || Name == "min") && !C.Args.empty())
+      return Unmodelled(Name + "(dim) returns values and indices");
+    // Overloads: f(dtype), f(dims, keepdim, dtype), prod(int dim, keepdim,
+    // dtype), argmax(optional dim, keepdim), amax(dims = {}, keepdim).
+    std::optional<Dims> Dims_;
+    bool KeepDim = false;
+    OptDType T;
+    if (C.Args.empty()) {
+      Dims_ = Dims{};
+    } else if (ParamIs(0, "c10::optional") && Name != "argmax" &&
+               Name != "argmin") {
+      T = optionalDType(Arg(0)); // sum(dtype)
+      Dims_ = Dims{};
+    } else if (Name == "argmax" || Name == "argmin") {
+      OptInt D = optionalInt(Arg(0));
+      if (D.Present && !D.Value)
+        return NoArgs("dim");
+      Dims_ = D.Present ? Dims{*D.Value} : Dims{};
+      auto K = Bool(1);
+      if (!K)
+        return NoArgs("keepdim");
+      KeepDim = *K;
+    } else {
+      std::string P0 = recordName(ParamType(0));
+      if (P0 == "c10::ArrayRef" || P0 == "c10::OptionalArrayRef" ||
+          ParamType(0)->isIntegerType()) {
+        Dims_ = intList(Arg(0));
+        if (!Dims_)
+          return NoArgs("reduction dims");
+      } else {
+        return Unmodelled(Name + " by dimension name is not modelled");
+      }
+      auto K = Bool(1);
+      if (!K)
+        return NoArgs("keepdim");
+      KeepDim = *K;
+      T = optionalDType(Arg(2));
+    }
+    if (T.Present && !T.Value)
+      return NoArgs("dtype");
+    // sum(dims = {}) over an explicit empty list reduces every dim in 1.13.
+    return Apply(Name, {Self},
+                 tma::reduce(Name, In, Dims_, KeepDim, R->second, T.Value));
+  }
+
+  // ---- In-place ops ----
+  struct InPlaceRule {
+    ElemDType Rule;
+    bool ReadsSelf;
+  };
+  static const std::map<std::string, InPlaceRule> InPlaceOps = {
+      {"add_", {ElemDType::Promote, true}},
+      {"sub_", {ElemDType::Promote, true}},
+      {"mul_", {ElemDType::Promote, true}},
+      {"div_", {ElemDType::FloatPromote, true}},
+      {"operator+=", {ElemDType::Promote, true}},
+      {"operator-=", {ElemDType::Promote, true}},
+      {"operator*=", {ElemDType::Promote, true}},
+      {"operator/=", {ElemDType::FloatPromote, true}},
+      {"exp_", {ElemDType::FloatPromote, true}},
+      {"sigmoid_", {ElemDType::FloatPromote, true}},
+      {"tanh_", {ElemDType::FloatPromote, true}},
+      {"neg_", {ElemDType::Promote, true}},
+      {"relu_", {ElemDType::Promote, true}},
+      {"clamp_", {ElemDType::Bool, true}},
+      {"masked_fill_", {ElemDType::Bool, true}},
+      {"zero_", {ElemDType::Bool, false}},
+      {"fill_", {ElemDType::Bool, false}},
+      {"copy_", {ElemDType::Bool, false}}};
+  if (auto R = InPlaceOps.find(Name); R != InPlaceOps.end()) {
+    // ElemDType::Bool here means "the value is cast into self" (fill_,
+    // copy_, masked_fill_, clamp_): no result-type check.
+    std::vector<ValueId> Inputs = {Self};
+    std::vector<ElemOperand> Others;
+    for (unsigned K = 0; K < C.Args.size(); ++K) {
+      if (!Given(K))
+        continue;
+      if (Name == "clamp_") {
+        OptTensor T = optionalTensor(Arg(K));
+        if (T.Present) {
+          ValueId V = tensor(T.E);
+          Inputs.push_back(V);
+          Others.push_back(ElemOperand::tensor(I.value(V)));
+        }
+        continue;
+      }
+      if ((Name == "copy_" && K == 1) ||
+          ((Name == "add_" || Name == "sub_") && K == 1))
+        continue; // non_blocking, alpha
+      ElemOperand O = operand(Arg(K));
+      if (!O.IsScalar)
+        Inputs.push_back(tensor(Arg(K)));
+      Others.push_back(O);
+    }
+    std::string Op = Name;
+    if (Name.rfind("operator", 0) == 0)
+      Op = std::string(Name == "operator+=" ? "add_"
+                       : Name == "operator-=" ? "sub_"
+                       : Name == "operator*=" ? "mul_"
+                                              : "div_");
+    if (Op == "relu_" && In.Type && *In.Type == DType::Bool)
+      return Apply(Op, Inputs, throws("Boolean inputs not supported for relu"));
+    return Apply(Op, Inputs,
+                 inPlace(Op, In, Others, R->second.Rule, R->second.ReadsSelf));
+  }
+
+  // ---- Elementwise (TensorIterator) ----
+  struct ElemRule {
+    ElemDType Rule;
+    const char *Op;
+  };
+  static const std::map<std::string, ElemRule> Elementwise = {
+      {"add", {ElemDType::Promote, "add"}},
+      {"operator+", {ElemDType::Promote, "add"}},
+      {"sub", {ElemDType::Promote, "sub"}},
+      {"operator-", {ElemDType::Promote, "sub"}},
+      {"mul", {ElemDType::Promote, "mul"}},
+      {"operator*", {ElemDType::Promote, "mul"}},
+      {"div", {ElemDType::FloatPromote, "div"}},
+      {"true_divide", {ElemDType::FloatPromote, "div"}},
+      {"operator/", {ElemDType::FloatPromote, "div"}},
+      {"maximum", {ElemDType::Promote, "maximum"}},
+      {"minimum", {ElemDType::Promote, "minimum"}},
+      {"pow", {ElemDType::Promote, "pow"}},
+      {"gt", {ElemDType::Bool, "gt"}},
+      {"operator>", {ElemDType::Bool, "gt"}},
+      {"lt", {ElemDType::Bool, "lt"}},
+      {"operator<", {ElemDType::Bool, "lt"}},
+      {"ge", {ElemDType::Bool, "ge"}},
+      {"operator>=", {ElemDType::Bool, "ge"}},
+      {"le", {ElemDType::Bool, "le"}},
+      {"operator<=", {ElemDType::Bool, "le"}},
+      {"eq", {ElemDType::Bool, "eq"}},
+      {"operator==", {ElemDType::Bool, "eq"}},
+      {"ne", {ElemDType::Bool, "ne"}},
+      {"operator!=", {ElemDType::Bool, "ne"}},
+      {"exp", {ElemDType::FloatPromote, "exp"}},
+      {"log", {ElemDType::FloatPromote, "log"}},
+      {"sqrt", {ElemDType::FloatPromote, "sqrt"}},
+      {"rsqrt", {ElemDType::FloatPromote, "rsqrt"}},
+      {"tanh", {ElemDType::FloatPromote, "tanh"}},
+      {"sigmoid", {ElemDType::FloatPromote, "sigmoid"}},
+      {"sin", {ElemDType::FloatPromote, "sin"}},
+      {"cos", {ElemDType::FloatPromote, "cos"}},
+      {"relu", {ElemDType::Promote, "relu"}},
+      {"neg", {ElemDType::Promote, "neg"}},
+      {"abs", {ElemDType::Promote, "abs"}},
+      {"gelu", {ElemDType::FloatOnly, "gelu"}},
+      {"where", {ElemDType::Promote, "where"}}};
+  auto R = Elementwise.find(Name);
+  if (R == Elementwise.end())
+    return std::nullopt;
+  std::string Op = R->second.Op;
+  // Unary minus is Tensor::operator-() with no argument.
+  if (Name == "operator-" && C.Args.empty())
+    Op = "neg";
+  bool Unary = Op == "exp" || Op == "log" || Op == "sqrt" || Op == "rsqrt" ||
+               Op == "tanh" || Op == "sigmoid" || Op == "sin" || Op == "cos" ||
+               Op == "relu" || Op == "neg" || Op == "abs" || Op == "gelu";
   std::vector<ValueId> Inputs = {Self};
-  for (const Expr *A : Args)
-    if (isTensorType(A->getType()))
-      Inputs.push_back(tensor(A));
-  return unmodelledCall(Name, E, Inputs, "'" + Name + "' is not modelled");
+  std::vector<ElemOperand> Ops;
+  if (Op == "where") {
+    // where(cond, self, other) as a function: Self is the condition;
+    // self.where(cond, other) as a method. TensorIterator sees
+    // (cond, self, other) in that order.
+    const Expr *CondE = C.ParamBase == 1 ? C.SelfExpr : Arg(0);
+    const Expr *AE = C.ParamBase == 1 ? Arg(0) : C.SelfExpr;
+    const Expr *BE = Arg(1);
+    if (!CondE || !AE || !BE)
+      return Unmodelled("this where() overload is not modelled");
+    ValueId CondV = C.ParamBase == 1 ? Self : tensor(CondE);
+    ElemOperand A = operand(AE), B = operand(BE);
+    const TensorValue &Cond = I.value(CondV);
+    Inputs = {CondV};
+    if (!A.IsScalar)
+      Inputs.push_back(tensor(AE));
+    if (!B.IsScalar)
+      Inputs.push_back(tensor(BE));
+    if (Cond.Type && *Cond.Type != DType::Bool)
+      return unmodelledCall(Op, E, Inputs,
+                            "where with a non-bool condition is not modelled");
+    OpOutcome Out = elementwise(Op, {ElemOperand::tensor(Cond), A, B},
+                                ElemDType::Promote);
+    // The condition takes part in the layout, not in the dtype.
+    if (Out.Kind == OpKind::Copy) {
+      Out.Value.Type = resultType({A, B});
+      if (!Out.Value.Type)
+        Out.Value.markUnknown("dtype of an operand is unknown");
+      Out.WrittenBytes = Out.Value.logicalBytes();
+      // where converts operands of another dtype with .to() first.
+      Out.TransientBytes.reset();
+    }
+    return Apply(Op, Inputs, Out);
+  }
+  Ops.push_back(ElemOperand::tensor(In));
+  if (!Unary) {
+    if (!Arg(0))
+      return std::nullopt;
+    ElemOperand B = operand(Arg(0));
+    if (!B.IsScalar)
+      Inputs.push_back(tensor(Arg(0)));
+    Ops.push_back(B);
+    // add/sub alpha; div rounding_mode.
+    if (Given(1)) {
+      if (Op == "div")
+        return unmodelledCall(Op, E, Inputs,
+                              "div with a rounding mode is not modelled");
+      auto Alpha = scalarCategory(Arg(1));
+      auto Common = resultType(Ops);
+      if (!Alpha || !Common ||
+          (isIntegral(*Common, true) && *Alpha == DType::Float64))
+        return unmodelledCall(Op, E, Inputs,
+                              "this alpha argument is not modelled");
+    }
+  } else if (Op == "gelu" && (C.Functional || Given(0))) {
+    if (Given(0))
+      return Unmodelled("gelu options are not modelled");
+  }
+  // ATen refuses some dtypes outright.
+  if (In.Type && *In.Type == DType::Bool) {
+    if (Op == "neg")
+      return Apply(Op, Inputs,
+                   throws("Negation, the `-` operator, on a bool tensor is "
+                          "not supported. If you are trying to invert a mask, "
+                          "use the `~` or `logical_not()` operator instead."));
+    if (Op == "relu")
+      return Apply(Op, Inputs, throws("Boolean inputs not supported for relu"));
+    if (Op == "abs")
+      return unmodelledCall(Op, E, Inputs, "abs of a bool tensor is not modelled");
+  }
+  if (Op == "sub") {
+    // sub_check: any bool operand (a `true` scalar included) throws.
+    bool AnyBool = false;
+    for (const ElemOperand &O : Ops)
+      AnyBool |= O.IsScalar ? O.ScalarType == DType::Bool
+                            : O.T.Type == DType::Bool;
+    if (AnyBool)
+      return Apply(Op, Inputs,
+                   throws("Subtraction, the `-` operator, with a bool tensor "
+                          "is not supported. If you are trying to invert a "
+                          "mask, use the `~` or `logical_not()` operator "
+                          "instead."));
+  }
+  return Apply(Op, Inputs, elementwise(Op, Ops, R->second.Rule));
 }
 
 ValueId FunctionEvaluator::evalIndex(const Expr *E, ValueId Self,
@@ -1007,6 +2123,21 @@ void FunctionEvaluator::declaration(const DeclStmt *DS, Flow F, bool Insertable)
       I.endStatement();
       continue;
     }
+    if (isTensorVectorType(T) && !T->isReferenceType()) {
+      // A std::vector<Tensor> local (chunk/split/unbind results, a braced
+      // list): its elements stay alive with it, under hidden names.
+      openStatement(DS, F, Insertable);
+      auto List = tensorList(VD->getInit());
+      if (List) {
+        TensorLists[key(VD)] = *List;
+        for (size_t K = 0; K < List->size(); ++K)
+          I.hold(key(VD) + "#" + std::to_string(K), (*List)[K]);
+      } else {
+        TensorLists.erase(key(VD));
+      }
+      I.endStatement();
+      continue;
+    }
     if (T->isReferenceType() && isTensorType(T)) {
       // A reference names an existing tensor: same value, no new binding row.
       openStatement(DS, F, Insertable);
@@ -1044,11 +2175,36 @@ void FunctionEvaluator::expressionStatement(const Expr *E, Flow F,
         return;
       }
     }
+    if (isTensorVectorType(LHS->getType())) {
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS)) {
+        openStatement(E, F, Insertable);
+        auto List = tensorList(OCE->getArg(1));
+        std::string K = key(DRE->getDecl());
+        if (List) {
+          TensorLists[K] = *List;
+          for (size_t N = 0; N < List->size(); ++N)
+            I.hold(K + "#" + std::to_string(N), (*List)[N]);
+        } else {
+          TensorLists.erase(K);
+        }
+        I.endStatement();
+      }
+      return;
+    }
     if (isOptionsType(LHS->getType())) {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS))
         OptionVars[key(DRE->getDecl())] = options(OCE->getArg(1));
       return;
     }
+  }
+  // push_back, clear, ... on a tensor vector: its elements are no longer
+  // the ones we recorded.
+  if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(S)) {
+    const Expr *Obj = MCE->getImplicitObjectArgument();
+    if (Obj && isTensorVectorType(Obj->getType()))
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(strip(Obj)))
+        if (!MCE->getMethodDecl() || !MCE->getMethodDecl()->isConst())
+          TensorLists.erase(key(DRE->getDecl()));
   }
   // Any other expression with tensor ops: evaluate for its allocations.
   if (isTensorType(S->getType()) || isa<CallExpr>(S)) {
@@ -1081,6 +2237,18 @@ void FunctionEvaluator::invalidateAssignedIn(const Stmt *Body,
     }
   } Find;
   Find.TraverseStmt(const_cast<Stmt *>(Body));
+  // Tensor vectors used inside may have changed: forget their elements.
+  struct VectorFinder : RecursiveASTVisitor<VectorFinder> {
+    std::vector<const ValueDecl *> Used;
+    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+      if (isTensorVectorType(DRE->getType()))
+        Used.push_back(DRE->getDecl());
+      return true;
+    }
+  } Vectors;
+  Vectors.TraverseStmt(const_cast<Stmt *>(Body));
+  for (const ValueDecl *VD : Vectors.Used)
+    TensorLists.erase(key(VD));
   for (const VarDecl *VD : Find.Assigned) {
     if (I.lookup(key(VD)) == NoValue)
       continue;
@@ -1108,7 +2276,7 @@ void FunctionEvaluator::statement(const Stmt *S, Flow F, bool Insertable) {
   if (const auto *RS = dyn_cast<ReturnStmt>(S)) {
     if (const Expr *R = RS->getRetValue(); R && isTensorType(R->getType())) {
       openStatement(S, F, false);
-      tensor(R);
+      I.trace().Returned.push_back(tensor(R));
       I.endStatement();
     }
     return;
@@ -1233,16 +2401,44 @@ FunctionTrace analyzeFunction(ASTContext &Ctx, const FunctionDecl &FD,
 
 std::vector<FunctionTrace> analyzeTranslationUnit(ASTContext &Ctx,
                                                   const AnalysisOptions &Opts) {
+  // Functions and methods by their qualified names; a lambda's body is
+  // analysed as a function of its own named after where it is written
+  // ("f::lambda@L12"), with its captures unknown.
   struct Collector : RecursiveASTVisitor<Collector> {
     SourceManager &SM;
-    std::vector<const FunctionDecl *> Found;
+    std::vector<std::pair<const FunctionDecl *, std::string>> Found;
+    std::map<const DeclContext *, std::string> LambdaNames;
     explicit Collector(SourceManager &SM) : SM(SM) {}
     bool shouldVisitLambdaBodies() const { return false; }
     bool VisitFunctionDecl(FunctionDecl *FD) {
       if (FD->doesThisDeclarationHaveABody() && !FD->isDependentContext() &&
           !FD->isTemplateInstantiation() &&
           SM.isWrittenInMainFile(SM.getExpansionLoc(FD->getLocation())))
-        Found.push_back(FD);
+        Found.push_back({FD, ""});
+      return true;
+    }
+    std::string enclosingName(const DeclContext *DC) {
+      for (; DC; DC = DC->getParent()) {
+        auto It = LambdaNames.find(DC);
+        if (It != LambdaNames.end())
+          return It->second;
+        if (const auto *F = dyn_cast<FunctionDecl>(DC))
+          return F->getQualifiedNameAsString();
+      }
+      return "";
+    }
+    bool VisitLambdaExpr(LambdaExpr *LE) {
+      CXXMethodDecl *Op = LE->getCallOperator();
+      if (!Op || Op->isDependentContext() || !LE->getBody() ||
+          !SM.isWrittenInMainFile(SM.getExpansionLoc(LE->getBeginLoc())))
+        return true;
+      std::string Outer = enclosingName(LE->getLambdaClass()->getDeclContext());
+      std::string Name =
+          (Outer.empty() ? std::string() : Outer + "::") + "lambda@L" +
+          std::to_string(SM.getExpansionLineNumber(LE->getBeginLoc()));
+      LambdaNames[Op] = Name;
+      Found.push_back({Op, Name});
+      TraverseStmt(LE->getBody()); // lambdas inside lambdas
       return true;
     }
   } Collect(Ctx.getSourceManager());
@@ -1253,8 +2449,10 @@ std::vector<FunctionTrace> analyzeTranslationUnit(ASTContext &Ctx,
     if (SM.isWrittenInMainFile(SM.getExpansionLoc(D->getLocation())))
       Collect.TraverseDecl(D);
   std::vector<FunctionTrace> Traces;
-  for (const FunctionDecl *FD : Collect.Found)
-    Traces.push_back(analyzeFunction(Ctx, *FD, Opts));
+  for (const auto &[FD, Name] : Collect.Found) {
+    FunctionEvaluator Eval(Ctx, *FD, Opts, Name);
+    Traces.push_back(Eval.run());
+  }
   return Traces;
 }
 

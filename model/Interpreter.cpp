@@ -88,6 +88,10 @@ void Interpreter::notePeak(int64_t ExtraBytes) {
     PeakBytes = LiveBytes + ExtraBytes;
     Trace.Summary.PeakStatement =
         Trace.Statements.empty() ? 0 : Trace.Statements.size() - 1;
+    Trace.Summary.PeakLive.clear();
+    for (size_t S = 0; S < RefCount.size(); ++S)
+      if (RefCount[S] > 0 && !Trace.Storages[S].External)
+        Trace.Summary.PeakLive.push_back(static_cast<StorageId>(S));
   }
 }
 
@@ -122,6 +126,7 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   E.TransientBytes = Outcome.TransientBytes;
   E.Note = Outcome.Note;
   E.Error = Outcome.Error;
+  E.DTypeDefaulted = Outcome.DTypeDefaulted;
 
   ValueInfo VI;
   VI.Value = Outcome.Value;
@@ -221,6 +226,18 @@ void Interpreter::bind(const std::string &Key, const std::string &DisplayName,
     Scopes.back().push_back(Key);
   }
   Trace.Bindings.push_back(B);
+}
+
+void Interpreter::hold(const std::string &Key, ValueId Value) {
+  retain(Value >= 0 ? value(Value).Storage : NoStorage);
+  auto It = Names.find(Key);
+  if (It != Names.end()) {
+    release(value(It->second).Storage);
+    It->second = Value;
+  } else {
+    Names[Key] = Value;
+    Scopes.back().push_back(Key);
+  }
 }
 
 void Interpreter::rebind(const std::string &Key, ValueId Value) {

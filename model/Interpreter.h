@@ -52,6 +52,9 @@ public:
   /// Gives an existing name a new value without a row in the report (a
   /// name that became unknown after a loop or a branch).
   void rebind(const std::string &Key, ValueId Value);
+  /// Keeps Value's storage alive under Key until Key's scope ends, without
+  /// a row in the report (the elements of a std::vector<Tensor> local).
+  void hold(const std::string &Key, ValueId Value);
   /// The value a name holds now, or NoValue.
   ValueId lookup(const std::string &Key) const;
 

@@ -4,74 +4,16 @@
 //   2. say view / self / copy / throws,
 //   3. count bytes read and written (views move nothing).
 #include "model/Ops.h"
+#include "model/OpsDetail.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <sstream>
 
 namespace tma {
 
-namespace {
-
-std::string dimsText(const Dims &D) {
-  std::ostringstream OS;
-  OS << '[';
-  for (size_t I = 0; I < D.size(); ++I)
-    OS << (I ? ", " : "") << D[I];
-  OS << ']';
-  return OS.str();
-}
-
-/// The result of a view op keeps dtype and device; geometry is filled in by
-/// the caller when the input's layout is known.
-OpOutcome viewOf(const TensorValue &In) {
-  OpOutcome Out;
-  Out.Kind = OpKind::View;
-  Out.Value.Type = In.Type;
-  Out.Value.Dev = In.Dev;
-  Out.Value.UnknownReason = In.UnknownReason;
-  Out.ReadBytes = 0;
-  Out.WrittenBytes = 0;
-  return Out;
-}
-
-OpOutcome selfOf(const TensorValue &In, const std::string &Note) {
-  OpOutcome Out;
-  Out.Kind = OpKind::Self;
-  Out.Value = In;
-  Out.ReadBytes = 0;
-  Out.WrittenBytes = 0;
-  Out.Note = Note;
-  return Out;
-}
-
-/// A fresh tensor of In's shape with Strides; counts the copy's traffic.
-OpOutcome copyOf(const TensorValue &In, const std::optional<Dims> &Strides,
-                 std::optional<DType> Type, std::optional<Device> Dev) {
-  OpOutcome Out;
-  Out.Kind = OpKind::Copy;
-  Out.Value.Sizes = In.Sizes;
-  Out.Value.Strides = Strides;
-  Out.Value.Offset = 0;
-  Out.Value.Type = Type;
-  Out.Value.Dev = Dev;
-  Out.Value.UnknownReason = In.UnknownReason;
-  if (!Strides)
-    Out.Value.markUnknown("layout of the input is unknown");
-  Out.ReadBytes = In.logicalBytes();
-  Out.WrittenBytes = Out.Value.logicalBytes();
-  return Out;
-}
-
-bool needLayout(const TensorValue &In, OpOutcome &Out) {
-  if (In.hasLayout())
-    return true;
-  Out.Value.markUnknown(In.UnknownReason.empty() ? "shape of the input is unknown"
-                                                 : In.UnknownReason);
-  return false;
-}
-
-} // namespace
+using namespace detail;
 
 OpOutcome unmodelled(const std::string &Op) {
   OpOutcome Out;
@@ -819,6 +761,537 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
   if (RBA && RBB)
     Out.ReadBytes = *RBA + *RBB;
   return Out;
+}
+
+
+// ---- More views -------------------------------------------------------------------
+
+namespace {
+
+
+/// A view with exactly this geometry.
+OpOutcome viewWith(const TensorValue &In, Dims Sizes, Dims Strides,
+                   int64_t Offset) {
+  OpOutcome Out = viewOf(In);
+  Out.Value.Sizes = std::move(Sizes);
+  Out.Value.Strides = std::move(Strides);
+  Out.Value.Offset = Offset;
+  return Out;
+}
+
+} // namespace
+
+// narrow (TensorShape.cpp): start wraps once; start + length must fit.
+OpOutcome narrow(const TensorValue &In, int64_t Dim, int64_t Start,
+                 int64_t Length) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank == 0)
+    return throws("narrow() cannot be applied to a 0-dim tensor.");
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return throws(rangeError(Rank));
+  int64_t Size = (*In.Sizes)[*D];
+  if (Start < -Size || Start > Size)
+    return throws("start out of range (expected to be in range of [" +
+                  std::to_string(-Size) + ", " + std::to_string(Size) +
+                  "], but got " + std::to_string(Start) + ")");
+  if (Start < 0)
+    Start += Size;
+  if (Length < 0 || Start > Size - Length)
+    return throws("start (" + std::to_string(Start) + ") + length (" +
+                  std::to_string(Length) + ") exceeds dimension size (" +
+                  std::to_string(Size) + ").");
+  return slice(In, *D, Start, Start + Length, 1);
+}
+
+// squeeze / squeeze(dim) (TensorShape.cpp, inferSqueezeGeometry): always a
+// new alias, even when nothing is dropped.
+OpOutcome squeeze(const TensorValue &In, std::optional<int64_t> Dim) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  std::optional<int64_t> D;
+  if (Dim) {
+    D = wrapDim(*Dim, Rank);
+    if (!D)
+      return throws(rangeError(Rank));
+  }
+  Dims Sizes, Strides;
+  for (int64_t K = 0; K < Rank; ++K) {
+    bool Drop = (*In.Sizes)[K] == 1 && (!D || *D == K);
+    if (Drop)
+      continue;
+    Sizes.push_back((*In.Sizes)[K]);
+    Strides.push_back((*In.Strides)[K]);
+  }
+  return viewWith(In, Sizes, Strides, *In.Offset);
+}
+
+// inferExpandGeometry (ExpandUtils.cpp). New dims and expanded size-1 dims
+// get stride 0; a new leading dim of size 1 gets the stride of the dims
+// inside it; a 0-dim input gets all strides 0.
+OpOutcome expand(const TensorValue &In, const Dims &Sizes) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  const Dims &TS = *In.Sizes, &TSt = *In.Strides;
+  int64_t NDim = static_cast<int64_t>(Sizes.size());
+  int64_t TDim = static_cast<int64_t>(TS.size());
+  if (NDim < TDim)
+    return throws("expand: the number of sizes provided (" +
+                  std::to_string(NDim) +
+                  ") must be greater or equal to the number of dimensions in "
+                  "the tensor (" + std::to_string(TDim) + ")");
+  if (TDim == 0) {
+    for (int64_t S : Sizes)
+      if (S < 0)
+        return throws("The expanded size of the tensor (" + std::to_string(S) +
+                      ") isn't allowed in a leading, non-existing dimension");
+    return viewWith(In, Sizes, Dims(NDim, 0), *In.Offset);
+  }
+  Dims ES(NDim), ESt(NDim);
+  for (int64_t I = NDim - 1; I >= 0; --I) {
+    int64_t Off = NDim - 1 - I;
+    int64_t D = TDim - 1 - Off;
+    int64_t Size = D >= 0 ? TS[D] : 1;
+    int64_t Stride = D >= 0 ? TSt[D] : ES[I + 1] * ESt[I + 1];
+    int64_t Target = Sizes[I];
+    if (Target == -1) {
+      if (D < 0)
+        return throws("The expanded size of the tensor (-1) isn't allowed in "
+                      "a leading, non-existing dimension " + std::to_string(I));
+      Target = Size;
+    }
+    if (Size != Target) {
+      if (Size != 1)
+        return throws("The expanded size of the tensor (" +
+                      std::to_string(Target) +
+                      ") must match the existing size (" +
+                      std::to_string(Size) + ") at non-singleton dimension " +
+                      std::to_string(I) + ".  Target sizes: " +
+                      dimsText(Sizes) + ".  Tensor sizes: " + dimsText(TS));
+      Size = Target;
+      Stride = 0;
+    }
+    ES[I] = Size;
+    ESt[I] = Stride;
+  }
+  return viewWith(In, ES, ESt, *In.Offset);
+}
+
+// as_strided (TensorShape.cpp, setStrided + checkInBoundsForStorage).
+OpOutcome asStrided(const TensorValue &In, const Dims &Sizes,
+                    const Dims &Strides, std::optional<int64_t> Offset,
+                    std::optional<int64_t> StorageBytes) {
+  OpOutcome Out = viewOf(In);
+  if (Sizes.size() != Strides.size())
+    return throws("mismatch in length of strides and shape");
+  for (int64_t S : Strides)
+    if (S < 0)
+      return throws("as_strided: Negative strides are not supported at the "
+                    "moment, got strides: " + dimsText(Strides));
+  if (!Offset) {
+    if (!In.Offset) {
+      Out.Value.markUnknown("storage offset of the input is unknown");
+      return Out;
+    }
+    Offset = In.Offset;
+  }
+  if (StorageBytes && In.Type) {
+    int64_t Needed =
+        numel(Sizes) == 0
+            ? 0
+            : storageBytesFor(Sizes, Strides, itemSize(*In.Type)) +
+                  *Offset * itemSize(*In.Type);
+    if (Needed > *StorageBytes)
+      return throws("setStorage: sizes " + dimsText(Sizes) + ", strides " +
+                    dimsText(Strides) + ", storage offset " +
+                    std::to_string(*Offset) + ", and itemsize " +
+                    std::to_string(itemSize(*In.Type)) +
+                    " requiring a storage size of " + std::to_string(Needed) +
+                    " are out of bounds for storage of size " +
+                    std::to_string(*StorageBytes));
+  }
+  return viewWith(In, Sizes, Strides, *Offset);
+}
+
+// diagonal (TensorShape.cpp): the diagonal dim goes last with stride
+// s1 + s2; an empty diagonal keeps the offset.
+OpOutcome diagonal(const TensorValue &In, int64_t Offset, int64_t Dim1,
+                   int64_t Dim2) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank < 2)
+    return throws(rangeError(Rank));
+  auto D1 = wrapDim(Dim1, Rank), D2 = wrapDim(Dim2, Rank);
+  if (!D1 || !D2)
+    return throws(rangeError(Rank));
+  if (*D1 == *D2)
+    return throws("diagonal dimensions cannot be identical " +
+                  std::to_string(Dim1) + ", " + std::to_string(Dim2));
+  const Dims &S = *In.Sizes, &St = *In.Strides;
+  int64_t DiagSize =
+      Offset >= 0
+          ? std::max<int64_t>(std::min(S[*D1], S[*D2] - Offset), 0)
+          : std::max<int64_t>(std::min(S[*D1] + Offset, S[*D2]), 0);
+  int64_t NewOffset = *In.Offset;
+  if (DiagSize > 0)
+    NewOffset += Offset >= 0 ? Offset * St[*D2] : -Offset * St[*D1];
+  Dims Sizes, Strides;
+  for (int64_t K = 0; K < Rank; ++K)
+    if (K != *D1 && K != *D2) {
+      Sizes.push_back(S[K]);
+      Strides.push_back(St[K]);
+    }
+  Sizes.push_back(DiagSize);
+  Strides.push_back(St[*D1] + St[*D2]);
+  return viewWith(In, Sizes, Strides, NewOffset);
+}
+
+// unfold (TensorShape.cpp): the window count replaces the dim, the window
+// becomes a new last dim.
+OpOutcome unfold(const TensorValue &In, int64_t Dim, int64_t Size,
+                 int64_t Step) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return throws(rangeError(Rank));
+  int64_t MaxSize = Rank == 0 ? 1 : (*In.Sizes)[*D];
+  if (Size > MaxSize)
+    return throws("maximum size for tensor at dimension " + std::to_string(*D) +
+                  " is " + std::to_string(MaxSize) + " but size is " +
+                  std::to_string(Size));
+  if (Step <= 0)
+    return throws("step is " + std::to_string(Step) + " but must be > 0");
+  if (Size < 0)
+    return throws("size is " + std::to_string(Size) + " but must be >= 0");
+  if (Rank == 0)
+    return viewWith(In, {Size}, {1}, *In.Offset);
+  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  Sizes.push_back(Size);
+  Strides.push_back(Strides[*D]);
+  Sizes[*D] = (Sizes[*D] - Size) / Step + 1;
+  Strides[*D] *= Step;
+  return viewWith(In, Sizes, Strides, *In.Offset);
+}
+
+// movedim (TensorShape.cpp): sources go to their destinations, the other
+// dims keep their order in the free places; then permute.
+OpOutcome movedim(const TensorValue &In, const Dims &Source,
+                  const Dims &Destination) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Source.size() != Destination.size())
+    return throws("movedim: Invalid source or destination dims: source (" +
+                  dimsText(Source) + " dims) should contain the same number of "
+                  "dims as destination (" + dimsText(Destination) + " dims)");
+  if (Rank == 0)
+    return alias(In);
+  Dims Order(Rank, -1);
+  std::vector<bool> Used(Rank, false);
+  for (size_t K = 0; K < Source.size(); ++K) {
+    auto S = wrapDim(Source[K], Rank), D = wrapDim(Destination[K], Rank);
+    if (!S || !D)
+      return throws(rangeError(Rank));
+    if (Order[*D] != -1 || Used[*S])
+      return throws("movedim: repeated dim");
+    Order[*D] = *S;
+    Used[*S] = true;
+  }
+  int64_t NextSrc = 0;
+  for (int64_t K = 0; K < Rank; ++K) {
+    if (Order[K] != -1)
+      continue;
+    while (Used[NextSrc])
+      ++NextSrc;
+    Order[K] = NextSrc;
+    Used[NextSrc] = true;
+  }
+  return permute(In, Order);
+}
+
+// flatten (TensorShape.cpp).
+OpOutcome flatten(const TensorValue &In, int64_t Start, int64_t End) {
+  if (!In.Sizes) {
+    OpOutcome Out = viewOf(In);
+    Out.Kind = OpKind::Unknown;
+    Out.Value.markUnknown("shape of the input is unknown");
+    return Out;
+  }
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto S = wrapDim(Start, Rank), E = wrapDim(End, Rank);
+  if (!S || !E)
+    return throws(rangeError(Rank));
+  if (*S > *E)
+    return throws("flatten() has invalid args: start_dim cannot come after "
+                  "end_dim");
+  if (Rank == 0)
+    return reshape(In, {1});
+  if (*S == *E)
+    return selfOf(In, "flatten of a single dim returns self");
+  Dims Shape;
+  for (int64_t K = 0; K < *S; ++K)
+    Shape.push_back((*In.Sizes)[K]);
+  int64_t Mid = 1;
+  for (int64_t K = *S; K <= *E; ++K)
+    Mid *= (*In.Sizes)[K];
+  Shape.push_back(Mid);
+  for (int64_t K = *E + 1; K < Rank; ++K)
+    Shape.push_back((*In.Sizes)[K]);
+  return reshape(In, Shape);
+}
+
+// unflatten (TensorShape.cpp): view(shape) with the dim replaced by Sizes
+// (one -1 inferred from the dim's size).
+OpOutcome unflatten(const TensorValue &In, int64_t Dim, const Dims &Sizes) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto D = wrapDim(Dim, Rank);
+  if (!D || Rank == 0)
+    return throws(rangeError(Rank));
+  if (Sizes.empty())
+    return throws("unflatten: sizes must be non-empty");
+  auto Inner = inferSize(Sizes, (*In.Sizes)[*D]);
+  if (!Inner)
+    return throws("unflatten: Provided sizes " + dimsText(Sizes) +
+                  " don't multiply up to the size of dim " +
+                  std::to_string(Dim) + " (" +
+                  std::to_string((*In.Sizes)[*D]) + ") in the input tensor");
+  Dims Shape(In.Sizes->begin(), In.Sizes->begin() + *D);
+  Shape.insert(Shape.end(), Inner->begin(), Inner->end());
+  Shape.insert(Shape.end(), In.Sizes->begin() + *D + 1, In.Sizes->end());
+  return viewAs(In, Shape);
+}
+
+// view(dtype) (TensorConversions.cpp, view_dtype).
+OpOutcome viewDtype(const TensorValue &In, DType Type) {
+  OpOutcome Out = viewOf(In);
+  Out.Value.Type = Type;
+  if (!In.Type) {
+    Out.Value.markUnknown("dtype of the input is unknown");
+    return Out;
+  }
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Old = itemSize(*In.Type), New = itemSize(Type);
+  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  int64_t Offset = *In.Offset;
+  if (Old == New)
+    return viewWith(Out.Value, Sizes, Strides, Offset);
+  std::string What = std::string("to view ") + dtypeName(*In.Type) + " as " +
+                     dtypeName(Type) + " (different element sizes)";
+  if (Sizes.empty())
+    return throws("self.dim() cannot be 0 " + What);
+  if (Old < New && Sizes.back() % (New / Old) != 0)
+    return throws("self.size(-1) must be divisible by " +
+                  std::to_string(New / Old) + " " + What + ", but got " +
+                  std::to_string(Sizes.back()));
+  if (Strides.back() != 1)
+    return throws("self.stride(-1) must be 1 " + What);
+  if (Old > New) {
+    int64_t R = Old / New;
+    for (size_t K = 0; K + 1 < Strides.size(); ++K)
+      Strides[K] *= R;
+    Sizes.back() *= R;
+    Offset *= R;
+  } else {
+    int64_t R = New / Old;
+    if (Offset % R != 0)
+      return throws("self.storage_offset() must be divisible by " +
+                    std::to_string(R) + " " + What);
+    for (size_t K = 0; K + 1 < Strides.size(); ++K) {
+      if (Strides[K] % R != 0)
+        return throws("self.stride(" + std::to_string(K) +
+                      ") must be divisible by " + std::to_string(R) + " " +
+                      What);
+      Strides[K] /= R;
+    }
+    Sizes.back() /= R;
+    Offset /= R;
+  }
+  return viewWith(Out.Value, Sizes, Strides, Offset);
+}
+
+std::vector<OpOutcome> splitWithSizes(const TensorValue &In, const Dims &Sizes,
+                                      int64_t Dim) {
+  OpOutcome Probe = viewOf(In);
+  if (!needLayout(In, Probe))
+    return {Probe};
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank == 0)
+    return {throws("split expects at least a 1-dimensional tensor")};
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return {throws(rangeError(Rank))};
+  int64_t Total = 0;
+  for (int64_t S : Sizes) {
+    if (S < 0)
+      return {throws("split_with_sizes expects split_sizes have only "
+                     "non-negative entries, but got split_sizes=" +
+                     dimsText(Sizes))};
+    Total += S;
+  }
+  if (Total != (*In.Sizes)[*D])
+    return {throws("split_with_sizes expects split_sizes to sum exactly to " +
+                   std::to_string((*In.Sizes)[*D]) +
+                   " (input tensor's size at dimension " + std::to_string(*D) +
+                   "), but got split_sizes=" + dimsText(Sizes))};
+  std::vector<OpOutcome> Pieces;
+  int64_t Start = 0;
+  for (int64_t S : Sizes) {
+    Pieces.push_back(narrow(In, *D, Start, S));
+    Start += S;
+  }
+  return Pieces;
+}
+
+// split (TensorShape.cpp): ceil(N / size) pieces (at least one), the last
+// one shorter.
+std::vector<OpOutcome> split(const TensorValue &In, int64_t SplitSize,
+                             int64_t Dim) {
+  OpOutcome Probe = viewOf(In);
+  if (!needLayout(In, Probe))
+    return {Probe};
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank == 0)
+    return {throws("split expects at least a 1-dimensional tensor")};
+  if (SplitSize < 0)
+    return {throws("split expects split_size be non-negative, but got "
+                   "split_size=" + std::to_string(SplitSize))};
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return {throws(rangeError(Rank))};
+  int64_t N = (*In.Sizes)[*D];
+  if (SplitSize == 0 && N != 0)
+    return {throws("split_size can only be 0 if dimension size is 0, but got "
+                   "dimension size of " + std::to_string(N))};
+  int64_t Pieces = SplitSize == 0
+                       ? 1
+                       : std::max<int64_t>((N + SplitSize - 1) / SplitSize, 1);
+  Dims Sizes;
+  for (int64_t K = 0; K < Pieces; ++K)
+    Sizes.push_back(std::min(SplitSize, N - K * SplitSize));
+  return splitWithSizes(In, Sizes, *D);
+}
+
+// chunk (TensorShape.cpp): split(ceil(N / chunks)), so it can give fewer
+// pieces than asked; an empty dim gives `chunks` empty pieces.
+std::vector<OpOutcome> chunk(const TensorValue &In, int64_t Chunks,
+                             int64_t Dim) {
+  OpOutcome Probe = viewOf(In);
+  if (!needLayout(In, Probe))
+    return {Probe};
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank == 0)
+    return {throws("chunk expects at least a 1-dimensional tensor")};
+  if (Chunks <= 0)
+    return {throws("chunk expects `chunks` to be greater than 0, got: " +
+                   std::to_string(Chunks))};
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return {throws(rangeError(Rank))};
+  int64_t N = (*In.Sizes)[*D];
+  int64_t SplitSize = (N + Chunks - 1) / Chunks;
+  if (SplitSize == 0 && N == 0)
+    return splitWithSizes(In, Dims(Chunks, 0), *D);
+  return split(In, SplitSize, *D);
+}
+
+// unbind (TensorShape.cpp): one select per index.
+std::vector<OpOutcome> unbind(const TensorValue &In, int64_t Dim) {
+  OpOutcome Probe = viewOf(In);
+  if (!needLayout(In, Probe))
+    return {Probe};
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank == 0)
+    return {throws("Dimension specified as 0 but tensor has no dimensions")};
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return {throws(rangeError(Rank))};
+  std::vector<OpOutcome> Pieces;
+  for (int64_t K = 0; K < (*In.Sizes)[*D]; ++K)
+    Pieces.push_back(select(In, *D, K));
+  return Pieces;
+}
+
+// ---- More factories ----------------------------------------------------------------
+
+OpOutcome emptyStrided(const Dims &Sizes, const Dims &Strides,
+                       const std::optional<DType> &Type,
+                       const std::optional<Device> &Dev) {
+  if (Sizes.size() != Strides.size())
+    return throws("mismatch in length of strides and shape");
+  OpOutcome Out = factory(Sizes, Type, Dev, FillKind::Uninitialized);
+  if (Out.Kind == OpKind::Alloc)
+    Out.Value.Strides = Strides;
+  return Out;
+}
+
+// empty_like (TensorFactories.cpp) and the *_like factories built on it.
+OpOutcome likeFactory(const TensorValue &In, const std::optional<DType> &Type,
+                      const std::optional<Device> &Dev, MemoryFormat Fmt,
+                      FillKind Fill) {
+  OpOutcome Out;
+  Out.Kind = OpKind::Alloc;
+  Out.ReadBytes = 0;
+  Out.Value.Type = Type ? Type : In.Type;
+  Out.Value.Dev = Dev ? Dev : In.Dev;
+  Out.Value.UnknownReason = In.UnknownReason;
+  Out.Value.Sizes = In.Sizes;
+  Out.Value.Offset = 0;
+  if (In.Sizes) {
+    switch (Fmt) {
+    case MemoryFormat::Contiguous:
+      Out.Value.Strides = contiguousStrides(*In.Sizes);
+      break;
+    case MemoryFormat::ChannelsLast:
+      if (In.Sizes->size() != 4)
+        return throws("required rank 4 tensor to use channels_last format");
+      Out.Value.Strides = channelsLastStrides(*In.Sizes);
+      break;
+    case MemoryFormat::Preserve:
+      if (In.Strides)
+        Out.Value.Strides = preserveFormatStrides(*In.Sizes, *In.Strides);
+      else
+        Out.Value.markUnknown("strides of the input are unknown");
+      break;
+    }
+  } else {
+    Out.Value.markUnknown(In.UnknownReason.empty() ? "shape of the input is unknown"
+                                                   : In.UnknownReason);
+  }
+  if (!Out.Value.Type)
+    Out.Value.markUnknown("dtype of the input is unknown");
+  if (!Out.Value.Dev)
+    Out.Value.markUnknown("device of the input is unknown");
+  Out.WrittenBytes =
+      Fill == FillKind::Uninitialized ? std::optional<int64_t>(0)
+                                      : Out.Value.logicalBytes();
+  return Out;
+}
+
+std::optional<int64_t> arangeSize(double Start, double End, double Step) {
+  if (Step == 0)
+    return std::nullopt;
+  if ((Step > 0 && End < Start) || (Step < 0 && End > Start))
+    return std::nullopt;
+  double Size = std::ceil((End - Start) / Step);
+  if (!(Size >= 0) || Size > 9.0e18)
+    return std::nullopt;
+  return static_cast<int64_t>(Size);
 }
 
 } // namespace tma

@@ -39,6 +39,9 @@ struct OpOutcome {
   std::optional<int64_t> TransientBytes;
   std::string Note;
   std::string Error;
+  /// A factory whose dtype is the default dtype because its options named
+  /// none (copied to OpEvent::DTypeDefaulted).
+  bool DTypeDefaulted = false;
 };
 
 /// The outcome for an op the rules do not model.
@@ -108,9 +111,148 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices);
 /// Tensor::operator[](Tensor): only 0-dim integral index tensors work.
 OpOutcome subscriptWithTensor(const TensorValue &In, const TensorValue &Index);
 
+// ---- More views (TensorShape.cpp unless noted) ---------------------------------
+
+/// narrow(dim, start, length): a slice with step 1; start may be negative.
+OpOutcome narrow(const TensorValue &In, int64_t Dim, int64_t Start,
+                 int64_t Length);
+/// squeeze() (Dim unset) drops every size-1 dim; squeeze(dim) drops that dim
+/// when its size is 1 and is otherwise an alias of the same shape.
+OpOutcome squeeze(const TensorValue &In, std::optional<int64_t> Dim);
+/// expand(sizes) (inferExpandGeometry in ExpandUtils.cpp); -1 keeps a dim.
+OpOutcome expand(const TensorValue &In, const Dims &Sizes);
+/// as_strided(sizes, strides, offset): exactly the geometry given. The
+/// storage size, when known, bounds it ("out of bounds for storage").
+OpOutcome asStrided(const TensorValue &In, const Dims &Sizes,
+                    const Dims &Strides, std::optional<int64_t> Offset,
+                    std::optional<int64_t> StorageBytes);
+OpOutcome diagonal(const TensorValue &In, int64_t Offset, int64_t Dim1,
+                   int64_t Dim2);
+OpOutcome unfold(const TensorValue &In, int64_t Dim, int64_t Size,
+                 int64_t Step);
+OpOutcome movedim(const TensorValue &In, const Dims &Source,
+                  const Dims &Destination);
+/// flatten(start, end): self when start == end, [1] for a 0-dim input,
+/// otherwise reshape (so it copies exactly when reshape does).
+OpOutcome flatten(const TensorValue &In, int64_t Start, int64_t End);
+/// unflatten(dim, sizes): view with the one dim split.
+OpOutcome unflatten(const TensorValue &In, int64_t Dim, const Dims &Sizes);
+/// view(dtype): reinterprets the bytes; the last dim scales by the itemsize
+/// ratio.
+OpOutcome viewDtype(const TensorValue &In, DType Type);
+/// chunk / split / split_with_sizes / unbind: one outcome per piece, or a
+/// single Throws/Unknown outcome.
+std::vector<OpOutcome> chunk(const TensorValue &In, int64_t Chunks, int64_t Dim);
+std::vector<OpOutcome> split(const TensorValue &In, int64_t SplitSize,
+                             int64_t Dim);
+std::vector<OpOutcome> splitWithSizes(const TensorValue &In, const Dims &Sizes,
+                                      int64_t Dim);
+std::vector<OpOutcome> unbind(const TensorValue &In, int64_t Dim);
+
+// ---- More factories ------------------------------------------------------------
+
+/// empty_strided(sizes, strides): storage bytes follow the strides.
+OpOutcome emptyStrided(const Dims &Sizes, const Dims &Strides,
+                       const std::optional<DType> &Type,
+                       const std::optional<Device> &Dev);
+/// empty_like / zeros_like / ones_like / rand_like / full_like...
+/// (TensorFactories.cpp, empty_like): Preserve keeps a dense input's
+/// strides, else infer_dense_strides. Type/Dev unset: the input's.
+OpOutcome likeFactory(const TensorValue &In, const std::optional<DType> &Type,
+                      const std::optional<Device> &Dev, MemoryFormat Fmt,
+                      FillKind Fill);
+/// The element count arange(start, end, step) produces (RangeFactories.cpp:
+/// ceil((end - start) / step)); nullopt for an invalid range.
+std::optional<int64_t> arangeSize(double Start, double End, double Step);
+
 // ---- Allocating ops ------------------------------------------------------------
 
 OpOutcome matmul(const TensorValue &A, const TensorValue &B,
                  const TorchVersion &Version);
+OpOutcome mm(const TensorValue &A, const TensorValue &B);
+OpOutcome bmm(const TensorValue &A, const TensorValue &B);
+/// linear(input, weight, bias) (native/Linear.cpp). Bias may be absent.
+OpOutcome linear(const TensorValue &In, const TensorValue &Weight,
+                 const TensorValue *Bias, const TorchVersion &Version);
+OpOutcome indexSelect(const TensorValue &In, int64_t Dim,
+                      const TensorValue &Index);
+OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices);
+OpOutcome gather(const TensorValue &In, int64_t Dim, const TensorValue &Index);
+OpOutcome cat(const std::vector<TensorValue> &Ins, int64_t Dim);
+OpOutcome stack(const std::vector<TensorValue> &Ins, int64_t Dim);
+OpOutcome repeat(const TensorValue &In, const Dims &Repeats);
+
+// ---- TensorIterator ops (elementwise) -------------------------------------------
+
+/// One operand of an elementwise op: a tensor, or a C++ scalar that ATen
+/// wraps into a 0-dim "wrapped number" tensor (ScalarType: Bool, Int64 for
+/// integers, Float64 for floating, Complex128 for complex).
+struct ElemOperand {
+  TensorValue T;
+  bool IsScalar = false;
+  std::optional<DType> ScalarType; // unset for a tensor or an unknown scalar
+  static ElemOperand tensor(const TensorValue &V) {
+    ElemOperand O;
+    O.T = V;
+    return O;
+  }
+  static ElemOperand scalar(std::optional<DType> Type) {
+    ElemOperand O;
+    O.IsScalar = true;
+    O.ScalarType = Type;
+    O.T.Sizes = Dims{};
+    O.T.Strides = Dims{};
+    O.T.Offset = 0;
+    O.T.Type = Type;
+    return O;
+  }
+};
+
+/// How the output dtype follows the common dtype of the inputs.
+enum class ElemDType {
+  Promote,      // add, mul, sub, maximum, pow, where...: result_type
+  FloatPromote, // div, exp, log, sqrt, tanh, sigmoid: integral -> float32
+  Bool,         // comparisons: bool output
+  FloatOnly,    // gelu: floating inputs only (else unknown)
+};
+
+/// at::result_type over the operands (ResultTypeState: dimensioned
+/// tensors, zero-dim tensors and wrapped numbers, combined by category).
+std::optional<DType> resultType(const std::vector<ElemOperand> &Ops);
+
+/// A TensorIterator op with a fresh output: broadcast shape, output strides
+/// from the operands in order (the first operand's permutation wins).
+OpOutcome elementwise(const std::string &Op, const std::vector<ElemOperand> &Ops,
+                      ElemDType Rule);
+/// `scalar - t`, `scalar / t` (ATen/TensorOperators.h): empty_like(t)
+/// .fill_(scalar).sub_(t): the output keeps t's dtype, and the in-place
+/// step throws when the promoted type cannot be cast back.
+OpOutcome reverseScalarOp(const std::string &Op, const ElemOperand &Scalar,
+                          const TensorValue &T, bool TrueDivide);
+/// An in-place op on Self (add_, mul_, relu_, zero_, fill_, copy_,
+/// masked_fill_, clamp_...): returns Self and allocates nothing. Others are
+/// the further operands, broadcast to Self's shape; ResultRule says which
+/// dtype the computation produces (it must cast to Self's dtype).
+OpOutcome inPlace(const std::string &Op, const TensorValue &Self,
+                  const std::vector<ElemOperand> &Others, ElemDType ResultRule,
+                  bool ReadsSelf);
+
+// ---- Reductions -----------------------------------------------------------------
+
+enum class ReduceKind {
+  Sum,     // sum, prod: integral and bool inputs give int64
+  Mean,    // floating or complex inputs only
+  Same,    // max(), min(), amax, amin: the input dtype
+  Index,   // argmax, argmin: int64
+};
+/// A reduction over Dims (empty: every dim) with or without keepdim. The
+/// output is a fresh contiguous tensor (1.13). Type, when set, is the
+/// dtype= argument.
+OpOutcome reduce(const std::string &Op, const TensorValue &In,
+                 const std::optional<Dims> &ReduceDims, bool KeepDim,
+                 ReduceKind Kind, std::optional<DType> Type);
+/// softmax / log_softmax(dim, dtype): a contiguous output of In's shape.
+OpOutcome softmax(const std::string &Op, const TensorValue &In, int64_t Dim,
+                  std::optional<DType> Type);
 
 } // namespace tma

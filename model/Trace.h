@@ -59,6 +59,12 @@ struct OpEvent {
   std::string Name;         // "contiguous", "reshape", "randn", "index", ...
   SourceSpan Where;         // the call expression
   SourceSpan NameWhere;     // the callee name token (for diagnostics)
+  /// The receiver (for member calls) then each explicit argument, as
+  /// written; fix-its rewrite around these.
+  std::vector<SourceSpan> ArgWhere;
+  /// A factory whose dtype came from the default dtype because its options
+  /// named none (torch::randint with options but no dtype is float32).
+  bool DTypeDefaulted = false;
   unsigned Statement = 0;   // index into FunctionTrace::Statements
   std::vector<ValueId> Inputs;
   ValueId Result = NoValue;
@@ -133,8 +139,9 @@ struct DeviceMention {
 struct TraceSummary {
   std::optional<int64_t> LiveBytesNothingFreed;
   std::optional<int64_t> PeakLiveBytes;
-  /// When PeakLiveBytes was reached.
+  /// When PeakLiveBytes was reached, and the storages alive then.
   unsigned PeakStatement = 0;
+  std::vector<StorageId> PeakLive;
   std::string UnknownTotalsReason;
   int Unknowns = 0;
 };
@@ -152,6 +159,8 @@ struct FunctionTrace {
   std::vector<Binding> Bindings;
   std::vector<Unknown> Unknowns;
   std::vector<DeviceMention> Devices;
+  /// Values that leave the function (returned), so they outlive it.
+  std::vector<ValueId> Returned;
   /// Non-empty when the function certainly throws at run time.
   std::string Throws;
   TraceSummary Summary;

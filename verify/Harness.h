@@ -67,10 +67,12 @@ const char *modeName(Mode M);
 
 /// One C++ translation unit. The Mode is the default; the program accepts
 /// `--mode meta|cpu|cuda` to override it, `--file N` to run only the
-/// functions of the N-th file, and `--deadline-seconds S` to bound the whole
+/// functions of the N-th file, `--deadline-seconds S` to bound the whole
 /// run (a function still running at the deadline is killed and reported with
-/// an "error"). Sites that are out of range or overlap an earlier site are
-/// skipped and listed in a comment at the top of the output.
+/// an "error"), and `--fallback-max-bytes B` to bound the live CPU memory of
+/// a meta -> CPU rerun (default 8 GiB). Sites that are out of range or
+/// overlap an earlier site are skipped and listed in a comment at the top of
+/// the output.
 std::string generateHarness(const std::vector<HarnessFile> &Files, Mode M);
 
 /// A CMakeLists.txt that builds harness.cpp (the output of generateHarness)

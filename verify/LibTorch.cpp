@@ -207,6 +207,10 @@ ProcessResult runCaptured(llvm::StringRef Program,
   ProcessResult R;
   std::string OutPath = join(Dir, (Tag + ".stdout").str());
   std::string ErrPath = join(Dir, (Tag + ".stderr").str());
+  // ExecuteAndWait opens redirect files without O_TRUNC: a shorter second
+  // run would leave the tail of the first one behind.
+  fs::remove(OutPath);
+  fs::remove(ErrPath);
   std::vector<llvm::StringRef> ArgRefs(Args.begin(), Args.end());
   std::optional<llvm::StringRef> Redirects[] = {llvm::StringRef(""),
                                                 llvm::StringRef(OutPath),
@@ -280,13 +284,14 @@ std::vector<std::string> compilerCommand() {
   }
   if (Cmd.empty())
     return Cmd;
+  // ExecuteAndWait does not search PATH.
+  if (!path::is_absolute(Cmd[0]))
+    if (auto Found = llvm::sys::findProgramByName(Cmd[0]))
+      Cmd[0] = *Found;
   bool HasCcache = path::filename(Cmd[0]).startswith("ccache");
   if (!HasCcache && !std::getenv("TMA_NO_CCACHE"))
     if (auto Ccache = llvm::sys::findProgramByName("ccache"))
       Cmd.insert(Cmd.begin(), *Ccache);
-  if (!path::is_absolute(Cmd[0]))
-    if (auto Found = llvm::sys::findProgramByName(Cmd[0]))
-      Cmd[0] = *Found;
   return Cmd;
 }
 
@@ -334,10 +339,13 @@ llvm::Expected<LibTorchInstall> findLibTorchWith(const LibTorchSearch &S,
   };
 
   std::string Why;
+  std::string TorchDirProblem; // an explicit setting we could not use
   if (!S.TorchDir.empty()) {
     auto I = installAbove(S.TorchDir, "Torch_DIR", Why);
     if (I && I->HasCUDA)
       addCudaHeaders(*I, "");
+    if (!I)
+      TorchDirProblem = "$Torch_DIR=" + S.TorchDir + " was ignored: " + Why;
     Consider(std::move(I), "$Torch_DIR=" + S.TorchDir, Why);
   } else {
     Tried.push_back("$Torch_DIR: not set");
@@ -424,11 +432,16 @@ llvm::Expected<LibTorchInstall> findLibTorchWith(const LibTorchSearch &S,
            "(or CMAKE_PREFIX_PATH to <libtorch>), or install PyTorch for python3.";
     return makeError(Msg);
   }
+  LibTorchInstall *Chosen = &Found.front();
   if (PreferCUDA)
     for (LibTorchInstall &I : Found)
-      if (I.HasCUDA)
-        return std::move(I);
-  return std::move(Found.front());
+      if (I.HasCUDA) {
+        Chosen = &I;
+        break;
+      }
+  if (!TorchDirProblem.empty())
+    Chosen->Description += " (" + TorchDirProblem + ")";
+  return std::move(*Chosen);
 }
 
 } // namespace detail

@@ -12,7 +12,9 @@
 //     is the state the static predictions assume.
 //  2. The child reports over a pipe, one line per event, flushed at once, so
 //     probes recorded before a crash survive it:
-//        S {"device":"meta"}   a run starts on this device
+//        S {"device":"meta"}   a run starts on this device (with the
+//                              "fallback_reason" when it is not the one
+//                              asked for, so a crash keeps it)
 //        R                     discard the probes so far (meta -> CPU rerun)
 //        T {...}               one probed tensor
 //        F "k":v,...           final function fields
@@ -26,7 +28,12 @@
 //     child, counts bytes and calls; it is reported only for runs on CPU.
 //  5. A meta run that fails because the Meta backend lacks a kernel (or mixes
 //     meta with CPU tensors the user made without a device) is rerun on CPU;
-//     the output says so ("device":"cpu", "fallback_reason").
+//     the output says so ("device":"cpu", "fallback_reason"). The rerun
+//     really allocates, so the counting allocator refuses to go past a
+//     budget (--fallback-max-bytes, 8 GiB by default) and the function is
+//     then reported with an error instead of exhausting the machine.
+//  6. A probe in a loop fires every iteration; after 10000 probes in one run
+//     the rest are counted ("dropped_probes") but not written.
 #include "verify/ProbeRuntime.h"
 
 namespace tma::verify {
@@ -50,6 +57,8 @@ const char *probeRuntimeSource() {
 #include <utility>
 #include <vector>
 
+#include <c10/core/CPUAllocator.h>
+
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -62,6 +71,7 @@ const char *probeRuntimeSource() {
 #if defined(TMA_PROBE_HAS_CUDA) && defined(__has_include)
 #if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/CUDACachingAllocator.h>)
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #define TMA_PROBE_CUDA_STATS 1
 #endif
 #endif
@@ -130,7 +140,7 @@ inline void json_string(std::string &Out, const std::string &S) {
   }
   Out += '"';
 }
-inline std::string quoted(const std::string &S) {
+inline std::string json_quote(const std::string &S) {
   std::string Out;
   json_string(Out, S);
   return Out;
@@ -148,6 +158,17 @@ inline std::string first_line(const char *Msg) {
   std::string S = Msg ? Msg : "";
   size_t NL = S.find('\n');
   return NL == std::string::npos ? S : S.substr(0, NL);
+}
+/// The first sentence of a long message: LibTorch's "Could not run
+/// 'aten::relu' with arguments from the 'Meta' backend." goes on for a
+/// kilobyte listing every dispatch key.
+inline std::string first_sentence(const std::string &S) {
+  if (S.size() <= 240)
+    return S;
+  size_t Stop = S.find(". ", 20);
+  if (Stop != std::string::npos && Stop < 400)
+    return S.substr(0, Stop + 1);
+  return S.substr(0, 240) + "...";
 }
 
 /// The report's dtype names (report-schema.md).
@@ -179,6 +200,7 @@ inline std::string dtype_name(c10::ScalarType T) {
 // ---------------------------------------------------------------- CPU allocations
 struct AllocCounters {
   std::mutex M;
+  int64_t Budget = 0; // live-byte limit; 0: none
   int64_t Live = 0, Peak = 0, Bytes = 0, Calls = 0;
   int64_t SinceBytes = 0, SinceCalls = 0;
   std::unordered_map<void *, std::pair<c10::DataPtr, int64_t>> Blocks;
@@ -205,10 +227,21 @@ inline void counting_delete(void *Ptr) {
 
 /// Wraps the default CPU allocator. The returned DataPtr's context is the
 /// data pointer itself, so raw_allocate/raw_deallocate keep working.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Winconsistent-missing-override"
+#endif
 struct CountingAllocator final : c10::Allocator {
   c10::Allocator *Inner;
   explicit CountingAllocator(c10::Allocator *I) : Inner(I) {}
   c10::DataPtr allocate_counted(size_t N) const {
+    {
+      AllocCounters &C = counters();
+      std::lock_guard<std::mutex> Lock(C.M);
+      TORCH_CHECK(C.Budget == 0 || C.Live + static_cast<int64_t>(N) <= C.Budget,
+                  "tma: the CPU rerun would hold more than ", C.Budget,
+                  " bytes (the harness's --fallback-max-bytes budget)");
+    }
     c10::DataPtr P = Inner->allocate(N);
     void *Data = P.get();
     if (N == 0 || !Data)
@@ -236,6 +269,9 @@ struct CountingAllocator final : c10::Allocator {
     std::memcpy(Dest, Src, Count);
   }
 };
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 inline void install_counting_allocator() {
   static CountingAllocator A(c10::GetDefaultCPUAllocator());
   c10::SetCPUAllocator(&A, /*priority=*/255);
@@ -261,8 +297,12 @@ struct Probed {
   c10::weak_intrusive_ptr<c10::StorageImpl> Storage;
   std::string Name;
 };
+constexpr int64_t MaxProbesPerRun = 10000;
+
 struct RunState {
   FILE *Out = nullptr;             // pipe to the parent
+  int64_t FallbackBudget = int64_t(8) << 30;
+  int64_t Probes = 0, Dropped = 0;
   std::vector<Probed> Seen;        // this run's probed storages, in order
   c10::DeviceType Device = c10::DeviceType::Meta;
   int64_t CudaBaseline = 0;
@@ -284,8 +324,12 @@ inline void emit(const std::string &Line) {
 inline void record(const char *Function, const char *Name, unsigned Line,
                    const at::Tensor &T) {
   RunState &S = state();
-  std::string J = "{\"function\":" + quoted(Function) +
-                  ",\"name\":" + quoted(Name) +
+  if (++S.Probes > MaxProbesPerRun) {
+    ++S.Dropped;
+    return;
+  }
+  std::string J = "{\"function\":" + json_quote(Function) +
+                  ",\"name\":" + json_quote(Name) +
                   ",\"line\":" + std::to_string(Line);
   try {
     std::string F;
@@ -297,8 +341,8 @@ inline void record(const char *Function, const char *Name, unsigned Line,
       bool Strided = T.layout() == c10::kStrided;
       F += ",\"shape\":" + json_ints(T.sizes());
       F += ",\"strides\":" + (Strided ? json_ints(T.strides()) : std::string("null"));
-      F += ",\"dtype\":" + quoted(dtype_name(T.scalar_type()));
-      F += ",\"device\":" + quoted(device_name(T.device().type()));
+      F += ",\"dtype\":" + json_quote(dtype_name(T.scalar_type()));
+      F += ",\"device\":" + json_quote(device_name(T.device().type()));
       bool HasStorage = Strided && T.has_storage();
       if (HasStorage) {
         F += ",\"storage_bytes\":" + std::to_string(T.storage().nbytes());
@@ -317,7 +361,7 @@ inline void record(const char *Function, const char *Name, unsigned Line,
           }
         std::string BaseName = Base ? Base->Name : std::string();
         F += ",\"view\":" + std::string(Base ? "true" : "false");
-        F += ",\"base\":" + (Base ? quoted(BaseName) : std::string("null"));
+        F += ",\"base\":" + (Base ? json_quote(BaseName) : std::string("null"));
         S.Seen.push_back(Probed{T.storage().getWeakStorageImpl(), Name});
       } else {
         F += ",\"view\":null,\"base\":null";
@@ -325,9 +369,9 @@ inline void record(const char *Function, const char *Name, unsigned Line,
     }
     J += F;
   } catch (const c10::Error &E) {
-    J += ",\"probe_error\":" + quoted(first_line(E.what_without_backtrace()));
+    J += ",\"probe_error\":" + json_quote(first_line(E.what_without_backtrace()));
   } catch (const std::exception &E) {
-    J += ",\"probe_error\":" + quoted(first_line(E.what()));
+    J += ",\"probe_error\":" + json_quote(first_line(E.what()));
   }
   if (S.Device == c10::DeviceType::CPU) {
     AllocCounters &C = counters();
@@ -365,6 +409,7 @@ inline bool is_meta_gap(const std::string &Msg) {
 }
 
 struct RunResult {
+  int64_t Dropped = 0;
   bool Threw = false;
   bool MetaGap = false;
   std::string Error;
@@ -372,12 +417,19 @@ struct RunResult {
   int64_t CudaPeak = -1;
 };
 
-inline RunResult run_once(const Entry &E, c10::DeviceType Dev) {
+/// Reason: why this run is not on the requested device (empty if it is);
+/// sent with the start line so that it survives a crash.
+inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
+                          const std::string &Reason) {
   RunState &S = state();
   S.Seen.clear();
+  S.Probes = S.Dropped = 0;
   S.Device = Dev;
   runtime_device() = Dev;
-  emit(std::string("S {\"device\":\"") + device_name(Dev) + "\"}");
+  std::string Start = std::string("S {\"device\":\"") + device_name(Dev) + "\"";
+  if (!Reason.empty())
+    Start += ",\"fallback_reason\":" + json_quote(Reason);
+  emit(Start + "}");
   AllocCounters &C = counters();
   int64_t Baseline;
   {
@@ -423,6 +475,7 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev) {
   if (Dev == c10::DeviceType::CUDA)
     R.CudaPeak = cuda_allocated_peak() - S.CudaBaseline;
 #endif
+  R.Dropped = S.Dropped;
   S.Seen.clear();
   return R;
 }
@@ -446,27 +499,39 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev) {
     else
       Reason = "CUDA is not available to this LibTorch or machine; ran on meta";
   }
-  RunResult R = run_once(E, Dev);
+  RunResult R = run_once(E, Dev, Reason);
   if (Dev == c10::DeviceType::Meta && R.Threw && R.MetaGap) {
-    std::string MetaError = R.Error;
-    emit("R");
-    Dev = c10::DeviceType::CPU;
-    R = run_once(E, Dev);
     if (!Reason.empty())
       Reason += "; ";
-    Reason += "the Meta backend could not run it (" + MetaError + "); reran on CPU";
+    Reason += "the Meta backend could not run it (" + first_sentence(R.Error) +
+              "); reran on CPU";
+    emit("R");
+    Dev = c10::DeviceType::CPU;
+    {
+      AllocCounters &C = counters();
+      std::lock_guard<std::mutex> Lock(C.M);
+      C.Budget = state().FallbackBudget;
+    }
+    R = run_once(E, Dev, Reason);
   }
-  std::string F = "F \"device\":" + quoted(device_name(Dev));
+  std::string F = "F \"device\":" + json_quote(device_name(Dev));
   if (!Reason.empty())
-    F += ",\"fallback_reason\":" + quoted(Reason);
+    F += ",\"fallback_reason\":" + json_quote(Reason);
   if (R.Threw)
-    F += ",\"error\":" + quoted(R.Error);
+    F += ",\"error\":" + json_quote(first_sentence(R.Error));
   if (Dev == c10::DeviceType::CPU)
     F += ",\"peak_live_bytes\":" + std::to_string(R.Peak) +
          ",\"allocated_bytes\":" + std::to_string(R.Bytes) +
          ",\"allocations\":" + std::to_string(R.Calls);
+  if (R.Dropped > 0)
+    F += ",\"dropped_probes\":" + std::to_string(R.Dropped);
   if (R.CudaPeak >= 0)
     F += ",\"cuda_peak_allocated_bytes\":" + std::to_string(R.CudaPeak);
+#if !defined(TMA_PROBE_CUDA_STATS)
+  if (Dev == c10::DeviceType::CUDA)
+    F += ",\"cuda_stats\":\"not compiled in (needs TMA_PROBE_HAS_CUDA and the CUDA "
+         "runtime headers)\"";
+#endif
   emit(F);
   std::fflush(nullptr);
   _exit(0); // no static destructors or atexit handlers in the child
@@ -479,19 +544,20 @@ inline double seconds_since(std::chrono::steady_clock::time_point T0) {
 
 /// Runs one entry in a child; returns its JSON object.
 inline std::string run_entry(const Entry &E, Mode M, double SecondsLeft,
-                             bool HasDeadline) {
-  std::string Head = "{\"file\":" + quoted(E.File) + ",\"function\":" + quoted(E.Function);
+                             double Deadline) {
+  bool HasDeadline = Deadline > 0;
+  std::string Head = "{\"file\":" + json_quote(E.File) + ",\"function\":" + json_quote(E.Function);
   if (HasDeadline && SecondsLeft <= 0)
     return Head + ",\"device\":null,\"error\":\"not run: the harness time limit was reached\",\"tensors\":[]}";
   int Fds[2];
   if (pipe(Fds) != 0)
-    return Head + ",\"device\":null,\"error\":" + quoted(std::string("pipe failed: ") + std::strerror(errno)) + ",\"tensors\":[]}";
+    return Head + ",\"device\":null,\"error\":" + json_quote(std::string("pipe failed: ") + std::strerror(errno)) + ",\"tensors\":[]}";
   std::fflush(nullptr);
   pid_t Pid = fork();
   if (Pid < 0) {
     close(Fds[0]);
     close(Fds[1]);
-    return Head + ",\"device\":null,\"error\":" + quoted(std::string("fork failed: ") + std::strerror(errno)) + ",\"tensors\":[]}";
+    return Head + ",\"device\":null,\"error\":" + json_quote(std::string("fork failed: ") + std::strerror(errno)) + ",\"tensors\":[]}";
   }
   if (Pid == 0) {
     close(Fds[0]);
@@ -535,7 +601,7 @@ inline std::string run_entry(const Entry &E, Mode M, double SecondsLeft,
   while (waitpid(Pid, &Status, 0) < 0 && errno == EINTR) {
   }
 
-  std::string Device = "null", Final;
+  std::string Started = "\"device\":null", Final;
   std::vector<std::string> Tensors;
   size_t Pos = 0;
   while (Pos < Data.size()) {
@@ -548,9 +614,8 @@ inline std::string run_entry(const Entry &E, Mode M, double SecondsLeft,
       Tensors.push_back(L.substr(2));
     } else if (L == "R") {
       Tensors.clear();
-    } else if (L.rfind("S ", 0) == 0) {
-      size_t Colon = L.find(':');
-      Device = L.substr(Colon + 1, L.size() - Colon - 2);
+    } else if (L.rfind("S {", 0) == 0 && L.back() == '}') {
+      Started = L.substr(3, L.size() - 4); // the object's members
     } else if (L.rfind("F ", 0) == 0) {
       Final = L.substr(2);
     }
@@ -559,12 +624,13 @@ inline std::string run_entry(const Entry &E, Mode M, double SecondsLeft,
   if (!Final.empty()) {
     Out += "," + Final;
   } else {
-    Out += ",\"device\":" + Device;
+    Out += "," + Started;
     std::string Why;
     if (TimedOut) {
       char Secs[32];
-      std::snprintf(Secs, sizeof Secs, "%.0f", SecondsLeft);
-      Why = std::string("timed out: killed after ") + Secs + " s";
+      std::snprintf(Secs, sizeof Secs, "%g", Deadline);
+      Why = std::string("timed out: still running at the harness's ") + Secs +
+            " s deadline, killed";
     } else if (WIFSIGNALED(Status)) {
       int Sig = WTERMSIG(Status);
       const char *Name = strsignal(Sig);
@@ -575,7 +641,7 @@ inline std::string run_entry(const Entry &E, Mode M, double SecondsLeft,
     } else {
       Why = "the process ended without a result";
     }
-    Out += ",\"error\":" + quoted(Why);
+    Out += ",\"error\":" + json_quote(Why);
   }
   Out += ",\"tensors\":[";
   for (size_t I = 0; I < Tensors.size(); ++I)
@@ -599,18 +665,22 @@ inline int harness_main(int Argc, char **Argv, const Entry *Entries, size_t Coun
     } else if (A == "--deadline-seconds" && I + 1 < Argc) {
       ++I;
       Deadline = std::atof(V.c_str());
+    } else if (A == "--fallback-max-bytes" && I + 1 < Argc) {
+      ++I;
+      state().FallbackBudget = std::atoll(V.c_str());
     } else if (A == "--file" && I + 1 < Argc) {
       ++I;
       OnlyFile = std::atol(V.c_str());
     } else {
-      std::fprintf(stderr, "usage: %s [--mode meta|cpu|cuda] [--file N] [--deadline-seconds S]\n", Argv[0]);
+      std::fprintf(stderr, "usage: %s [--mode meta|cpu|cuda] [--file N] [--deadline-seconds S]"
+                   " [--fallback-max-bytes B]\n", Argv[0]);
       return 2;
     }
   }
   const char *ModeName = M == Mode::Meta ? "meta" : M == Mode::CPU ? "cpu" : "cuda";
   auto T0 = std::chrono::steady_clock::now();
   std::string Out = std::string("{\"mode\":\"") + ModeName +
-                    "\",\"torch_version\":" + quoted(TORCH_VERSION) + ",\"functions\":[";
+                    "\",\"torch_version\":" + json_quote(TORCH_VERSION) + ",\"functions\":[";
   bool FirstOut = true;
   for (size_t I = 0; I < Count; ++I) {
     if (OnlyFile >= 0 && Entries[I].FileIndex != static_cast<unsigned long>(OnlyFile))
@@ -618,7 +688,7 @@ inline int harness_main(int Argc, char **Argv, const Entry *Entries, size_t Coun
     double Left = Deadline - seconds_since(T0);
     Out += FirstOut ? "\n" : ",\n";
     FirstOut = false;
-    Out += run_entry(Entries[I], M, Left, Deadline > 0);
+    Out += run_entry(Entries[I], M, Left, Deadline);
   }
   Out += "\n]}\n";
   std::fwrite(Out.data(), 1, Out.size(), stdout);

@@ -1,0 +1,65 @@
+#include "checks/ContiguousCopyCheck.h"
+#include "checks/utils/TraceQueries.h"
+#include "model/Units.h"
+
+namespace tma {
+
+ContiguousCopyCheck::ContiguousCopyCheck(const OptionSource &Opts)
+    : TorchCheck("torch-contiguous-copy"),
+      MinBytes(intOption(Opts, "MinBytes", 0)) {}
+
+void ContiguousCopyCheck::storeOptions(OptionMap &Opts) const {
+  Opts["MinBytes"] = std::to_string(MinBytes);
+}
+
+// A clone whose output is contiguous while its dense input is not was asked
+// for MemoryFormat::Contiguous (Preserve would have kept the layout).
+static bool isContiguousClone(const FunctionTrace &T, const OpEvent &Op) {
+  if (Op.Name != "clone" || Op.Inputs.empty())
+    return false;
+  const TensorValue &In = T.value(Op.Inputs[0]);
+  auto InContig = In.contiguous(), OutContig = T.value(Op.Result).contiguous();
+  return InContig && OutContig && !*InContig && *OutContig &&
+         isNonOverlappingAndDense(*In.Sizes, *In.Strides);
+}
+
+void ContiguousCopyCheck::check(const FunctionTrace &T,
+                                std::vector<Diagnostic> &Out) const {
+  for (const OpEvent &Op : T.Ops) {
+    bool Contiguous = Op.Name == "contiguous";
+    if (!Contiguous && !isContiguousClone(T, Op))
+      continue;
+    const OpEvent *Breaker =
+        Op.Inputs.empty() ? nullptr : layoutBreaker(T, Op.Inputs[0]);
+    if (Op.Kind == OpKind::Copy) {
+      if (Op.AllocatedBytes && *Op.AllocatedBytes < MinBytes)
+        continue;
+      Diagnostic &D = report(Out, Op.NameWhere,
+                             "%0() copies %1 because its input is not contiguous");
+      D.arg(Op.Name).arg(formatBytes(Op.AllocatedBytes));
+      D.Bytes = Op.AllocatedBytes;
+      if (Breaker)
+        D.Notes.push_back({Breaker->NameWhere, "contiguity is lost here by %0()",
+                           {Breaker->Name}});
+    } else if (Op.Kind == OpKind::Unknown && Breaker == nullptr) {
+      // Shapes unknown: fire on the pattern when a layout-changing view
+      // feeds the call directly.
+      const OpEvent *Src = Op.Inputs.empty() ? nullptr : T.producer(Op.Inputs[0]);
+      static const char *Permuting[] = {"transpose", "permute", "t", "mT",
+                                        "swapaxes", "movedim"};
+      bool Permuted = false;
+      for (const char *P : Permuting)
+        Permuted |= Src && Src->Name == P;
+      if (!Permuted)
+        continue;
+      Diagnostic &D = report(
+          Out, Op.NameWhere,
+          "%0() copies a tensor of unknown size: its input comes from %1()");
+      D.arg(Op.Name).arg(Src->Name);
+      D.Notes.push_back({Src->NameWhere, "contiguity is lost here by %0()",
+                         {Src->Name}});
+    }
+  }
+}
+
+} // namespace tma

@@ -1,0 +1,19 @@
+// torch-contiguous-copy: contiguous() that copies a non-contiguous tensor, with a note at the op that broke contiguity.
+// Docs: docs/checks/torch-contiguous-copy.md
+#pragma once
+
+#include "checks/TorchCheck.h"
+
+namespace tma {
+
+class ContiguousCopyCheck : public TorchCheck {
+public:
+  explicit ContiguousCopyCheck(const OptionSource &Opts);
+  void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
+  void storeOptions(OptionMap &Opts) const override;
+
+private:
+  const int64_t MinBytes;
+};
+
+} // namespace tma

@@ -1,0 +1,92 @@
+#include "checks/CopyThenSliceCheck.h"
+#include "checks/utils/TraceQueries.h"
+#include "model/Units.h"
+
+#include <algorithm>
+
+namespace tma {
+
+CopyThenSliceCheck::CopyThenSliceCheck(const OptionSource &Opts)
+    : TorchCheck("torch-copy-then-slice"),
+      MinSavedBytes(intOption(Opts, "MinSavedBytes", 0)) {}
+
+void CopyThenSliceCheck::storeOptions(OptionMap &Opts) const {
+  Opts["MinSavedBytes"] = std::to_string(MinSavedBytes);
+}
+
+static bool isSliceLike(const OpEvent &Op) {
+  static const char *Names[] = {"index", "slice", "narrow", "select",
+                                "operator[]", "chunk", "split", "unbind"};
+  return Op.Kind == OpKind::View &&
+         std::any_of(std::begin(Names), std::end(Names),
+                     [&](const char *N) { return Op.Name == N; });
+}
+
+void CopyThenSliceCheck::check(const FunctionTrace &T,
+                               std::vector<Diagnostic> &Out) const {
+  for (const OpEvent &Copy : T.Ops) {
+    if (Copy.Kind != OpKind::Copy || !Copy.AllocatedBytes)
+      continue;
+    if (Copy.Name != "to" && Copy.Name != "contiguous" && Copy.Name != "clone" &&
+        Copy.Name != "toType" && Copy.Name != "type_as")
+      continue;
+    ValueId R = Copy.Result;
+    if (std::find(T.Returned.begin(), T.Returned.end(), R) != T.Returned.end())
+      continue;
+    std::vector<const OpEvent *> Uses = usesOf(T, R);
+    if (Uses.empty())
+      continue;
+    // Every use must be a narrowing view; the largest one is what a
+    // slice-first version would still have to copy.
+    int64_t Needed = 0;
+    bool AllNarrow = true;
+    for (const OpEvent *U : Uses) {
+      auto Shown = T.value(U->Result).logicalBytes();
+      auto Whole = T.value(R).logicalBytes();
+      if (!isSliceLike(*U) || !Shown || !Whole || *Shown >= *Whole) {
+        AllNarrow = false;
+        break;
+      }
+      Needed = std::max(Needed, *Shown);
+    }
+    if (!AllNarrow)
+      continue;
+    int64_t Saved = *Copy.AllocatedBytes - Needed;
+    int64_t Before = *Copy.AllocatedBytes;
+    // A copy of the slice made right after (f = e.clone()) is no longer
+    // needed once the slice is copied first: the first copy already is one.
+    const OpEvent *Recopy = nullptr;
+    if (Uses.size() == 1) {
+      std::vector<const OpEvent *> SliceUses = usesOf(T, Uses[0]->Result);
+      if (SliceUses.size() == 1 && SliceUses[0]->Kind == OpKind::Copy &&
+          (SliceUses[0]->Name == "clone" || SliceUses[0]->Name == "contiguous") &&
+          SliceUses[0]->AllocatedBytes) {
+        Recopy = SliceUses[0];
+        Saved += *Recopy->AllocatedBytes;
+        Before += *Recopy->AllocatedBytes;
+      }
+    }
+    if (Saved <= 0 || Saved < MinSavedBytes)
+      continue;
+    Diagnostic &D = report(
+        Out, Copy.NameWhere,
+        "%0() copies all %1 but only %2 of the result is used through a "
+        "slice; slicing first allocates %2 instead of %3 (saves %4)");
+    D.arg(Copy.Name)
+        .arg(formatBytes(*Copy.AllocatedBytes))
+        .arg(formatBytes(Needed))
+        .arg(formatBytes(Before))
+        .arg(formatBytes(Saved));
+    D.Bytes = Saved;
+    for (const OpEvent *U : Uses)
+      D.Notes.push_back({U->NameWhere, "only this %0 of the copy is used",
+                         {formatBytes(T.value(U->Result).logicalBytes())}});
+    if (Recopy)
+      D.Notes.push_back({Recopy->NameWhere,
+                         "this %0() becomes unnecessary when the slice is "
+                         "copied first",
+                         {Recopy->Name}});
+  }
+}
+
+} // namespace tma

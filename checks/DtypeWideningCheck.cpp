@@ -1,0 +1,50 @@
+#include "checks/DtypeWideningCheck.h"
+#include "model/Units.h"
+
+namespace tma {
+
+DtypeWideningCheck::DtypeWideningCheck(const OptionSource &Opts)
+    : TorchCheck("torch-dtype-widening"), MinBytes(intOption(Opts, "MinBytes", 0)) {}
+
+void DtypeWideningCheck::storeOptions(OptionMap &Opts) const {
+  Opts["MinBytes"] = std::to_string(MinBytes);
+}
+
+void DtypeWideningCheck::check(const FunctionTrace &T,
+                               std::vector<Diagnostic> &Out) const {
+  for (const OpEvent &Op : T.Ops) {
+    if (Op.Kind != OpKind::Copy || Op.Inputs.empty())
+      continue;
+    const TensorValue &In = T.value(Op.Inputs[0]);
+    const TensorValue &Res = T.value(Op.Result);
+    if (!In.Type || !Res.Type || !isFloating(*In.Type) || !isFloating(*Res.Type))
+      continue;
+    int64_t From = itemSize(*In.Type), To = itemSize(*Res.Type);
+    if (To <= From)
+      continue;
+    // Only casts: an op whose output dtype differs only by promotion (a
+    // matmul of mixed inputs) is not a cast the author wrote.
+    if (Op.Name != "to" && Op.Name != "toType" && Op.Name != "type_as" &&
+        Op.Name != "float" && Op.Name != "double")
+      continue;
+    if (Op.AllocatedBytes && *Op.AllocatedBytes < MinBytes)
+      continue;
+    std::optional<int64_t> Moved;
+    if (Op.ReadBytes && Op.WrittenBytes)
+      Moved = *Op.ReadBytes + *Op.WrittenBytes;
+    Diagnostic &D = report(
+        Out, Op.NameWhere,
+        "cast from %0 to %1 allocates %2 and moves %3 (reads %4, writes %5); "
+        "every later read of the result moves %6x the bytes");
+    D.arg(dtypeName(*In.Type))
+        .arg(dtypeName(*Res.Type))
+        .arg(formatBytes(Op.AllocatedBytes))
+        .arg(formatBytes(Moved))
+        .arg(formatBytes(Op.ReadBytes))
+        .arg(formatBytes(Op.WrittenBytes))
+        .arg(std::to_string(To / From));
+    D.Bytes = Op.AllocatedBytes;
+  }
+}
+
+} // namespace tma

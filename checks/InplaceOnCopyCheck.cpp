@@ -1,0 +1,37 @@
+#include "checks/InplaceOnCopyCheck.h"
+#include "checks/utils/TraceQueries.h"
+
+namespace tma {
+
+InplaceOnCopyCheck::InplaceOnCopyCheck(const OptionSource &)
+    : TorchCheck("torch-inplace-on-copy") {}
+
+void InplaceOnCopyCheck::storeOptions(OptionMap &) const {}
+
+void InplaceOnCopyCheck::check(const FunctionTrace &T,
+                               std::vector<Diagnostic> &Out) const {
+  for (const OpEvent &Op : T.Ops) {
+    if (Op.Kind != OpKind::InPlace || Op.Inputs.empty())
+      continue;
+    ValueId Self = Op.Inputs[0];
+    const OpEvent *Src = T.producer(Self);
+    // The receiver is an unnamed copy of another tensor: the write is lost.
+    if (!Src || Src->Kind != OpKind::Copy || Src->Inputs.empty() ||
+        isNamedOrReturned(T, Self) || isNamedOrReturned(T, Op.Result) ||
+        !usesOf(T, Op.Result).empty())
+      continue;
+    std::string Source = "the source";
+    for (const Binding *B : bindingsOf(T, Src->Inputs[0]))
+      Source = "'" + B->Name + "'";
+    Diagnostic &D = report(Out, Op.NameWhere,
+                           "in-place %0() modifies a temporary copy made by "
+                           "%1(); %2 is unchanged");
+    D.arg(Op.Name).arg(Src->Name).arg(Source);
+    D.Notes.push_back({Src->NameWhere,
+                       "%0() returns a new tensor, not a view; to write into "
+                       "the source use index_put_() or index_fill_()",
+                       {Src->Name}});
+  }
+}
+
+} // namespace tma

@@ -1,0 +1,47 @@
+#include "checks/MemoryBudgetCheck.h"
+#include "model/Units.h"
+
+#include <algorithm>
+
+namespace tma {
+
+MemoryBudgetCheck::MemoryBudgetCheck(const OptionSource &Opts)
+    : TorchCheck("torch-memory-budget"),
+      MaxPeakBytes(intOption(Opts, "MaxPeakBytes", int64_t(8) << 30)),
+      MaxNotes(intOption(Opts, "MaxNotes", 3)) {}
+
+void MemoryBudgetCheck::storeOptions(OptionMap &Opts) const {
+  Opts["MaxPeakBytes"] = std::to_string(MaxPeakBytes);
+  Opts["MaxNotes"] = std::to_string(MaxNotes);
+}
+
+void MemoryBudgetCheck::check(const FunctionTrace &T,
+                              std::vector<Diagnostic> &Out) const {
+  const auto &Peak = T.Summary.PeakLiveBytes;
+  if (!Peak || *Peak <= MaxPeakBytes)
+    return;
+  SourceSpan Where = T.Where;
+  Where.EndOffset = Where.BeginOffset;
+  Diagnostic &D = report(Out, Where,
+                         "peak live tensor storage in '%0' is %1, over the "
+                         "budget of %2 (MaxPeakBytes)");
+  D.arg(T.Name).arg(formatBytes(*Peak)).arg(formatBytes(MaxPeakBytes));
+  D.Bytes = *Peak;
+  std::vector<const StorageInfo *> Live;
+  for (StorageId S : T.Summary.PeakLive)
+    if (T.Storages[S].Bytes && T.Storages[S].Producer != NoOp)
+      Live.push_back(&T.Storages[S]);
+  std::stable_sort(Live.begin(), Live.end(), [](const StorageInfo *A,
+                                                const StorageInfo *B) {
+    return *A->Bytes > *B->Bytes;
+  });
+  for (size_t K = 0; K < Live.size() && K < static_cast<size_t>(MaxNotes); ++K) {
+    const OpEvent &Op = T.Ops[Live[K]->Producer];
+    D.Notes.push_back({Op.NameWhere, "%0 holds %1 at the peak",
+                       {Live[K]->FirstName.empty() ? "a temporary from " + Op.Name + "()"
+                                                   : "'" + Live[K]->FirstName + "'",
+                        formatBytes(*Live[K]->Bytes)}});
+  }
+}
+
+} // namespace tma

@@ -1,0 +1,40 @@
+#include "checks/RandintDefaultDtypeCheck.h"
+
+namespace tma {
+
+RandintDefaultDtypeCheck::RandintDefaultDtypeCheck(const OptionSource &)
+    : TorchCheck("torch-randint-default-dtype") {}
+
+void RandintDefaultDtypeCheck::storeOptions(OptionMap &) const {}
+
+void RandintDefaultDtypeCheck::check(const FunctionTrace &T,
+                                     std::vector<Diagnostic> &Out) const {
+  for (const OpEvent &Op : T.Ops) {
+    if (Op.Name != "randint" || !Op.DTypeDefaulted)
+      continue;
+    Diagnostic &D = report(Out, Op.NameWhere,
+                           "randint() with options but no dtype makes %0 "
+                           "tensors in C++, not int64 as in Python; give the "
+                           "options a dtype");
+    const TensorValue &V = T.value(Op.Result);
+    D.arg(V.Type ? dtypeName(*V.Type) : "float32");
+    D.Bytes = V.logicalBytes();
+    // Wrapping the options in at::TensorOptions(...) works for every
+    // spelling (a device, a dtype call, an options variable).
+    if (Op.ArgWhere.empty())
+      continue;
+    const SourceSpan &Opts = Op.ArgWhere.back();
+    if (Opts.InMacro || Opts.BeginOffset == ~size_t(0) ||
+        Opts.EndOffset == ~size_t(0))
+      continue;
+    SourceSpan Begin = Opts, End = Opts;
+    Begin.EndOffset = Begin.BeginOffset;
+    End.BeginOffset = End.EndOffset;
+    End.Line = Opts.EndLine;
+    End.Column = Opts.EndColumn;
+    D.Fixes.push_back({Begin, "at::TensorOptions("});
+    D.Fixes.push_back({End, ").dtype(at::kLong)"});
+  }
+}
+
+} // namespace tma

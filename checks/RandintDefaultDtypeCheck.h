@@ -1,0 +1,19 @@
+// torch-randint-default-dtype: torch::randint with options but no dtype makes float32 in C++, not int64.
+// Docs: docs/checks/torch-randint-default-dtype.md
+#pragma once
+
+#include "checks/TorchCheck.h"
+
+namespace tma {
+
+class RandintDefaultDtypeCheck : public TorchCheck {
+public:
+  explicit RandintDefaultDtypeCheck(const OptionSource &Opts);
+  void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
+  void storeOptions(OptionMap &Opts) const override;
+
+private:
+  // No options.
+};
+
+} // namespace tma

@@ -1,0 +1,19 @@
+// torch-tensor-subscript: t[idx] with an index tensor that is not 0-dim throws at run time.
+// Docs: docs/checks/torch-tensor-subscript.md
+#pragma once
+
+#include "checks/TorchCheck.h"
+
+namespace tma {
+
+class TensorSubscriptCheck : public TorchCheck {
+public:
+  explicit TensorSubscriptCheck(const OptionSource &Opts);
+  void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
+  void storeOptions(OptionMap &Opts) const override;
+
+private:
+  // No options.
+};
+
+} // namespace tma

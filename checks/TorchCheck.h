@@ -1,0 +1,64 @@
+// The base of every torch-* check, shared by the CLI and the clang-tidy
+// module (one registry, two front ends).
+//
+// A check reads one function's analysis trace and reports Diagnostics; it
+// never walks the AST. Options are read once in the constructor into const
+// members and written back by storeOptions, as clang-tidy checks do, from
+// whichever option source the front end provides.
+#pragma once
+
+#include "checks/Diagnostic.h"
+#include "model/Trace.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tma {
+
+/// Where a check's options come from: `.clang-tidy` CheckOptions in the CLI,
+/// ClangTidyCheck::OptionsView in the plugin. Keys are local names
+/// ("MinBytes"); the source adds the check's prefix.
+class OptionSource {
+public:
+  virtual ~OptionSource() = default;
+  virtual std::optional<std::string> get(const std::string &LocalName) const = 0;
+};
+
+/// An option source with no options set: every check uses its defaults.
+class NoOptions : public OptionSource {
+public:
+  std::optional<std::string> get(const std::string &) const override {
+    return std::nullopt;
+  }
+};
+
+using OptionMap = std::map<std::string, std::string>;
+
+class TorchCheck {
+public:
+  explicit TorchCheck(std::string Name) : Name(std::move(Name)) {}
+  virtual ~TorchCheck() = default;
+
+  const std::string &name() const { return Name; }
+  /// Reports the check's findings in one function.
+  virtual void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const = 0;
+  /// Writes the options in effect (local name -> value).
+  virtual void storeOptions(OptionMap &Opts) const { (void)Opts; }
+
+protected:
+  Diagnostic &report(std::vector<Diagnostic> &Out, const SourceSpan &Where,
+                     const std::string &Format) const;
+  static int64_t intOption(const OptionSource &Opts, const std::string &Key,
+                           int64_t Default);
+  static double realOption(const OptionSource &Opts, const std::string &Key,
+                           double Default);
+
+private:
+  std::string Name;
+};
+
+} // namespace tma

@@ -1,0 +1,148 @@
+// The clang-tidy module: loads into the user's own clang-tidy-16 with
+//   clang-tidy-16 --load=libTensorAccountantTidyModule.so -checks='torch-*'
+//
+// Every check comes from the same registry as the CLI (checks/Registry.h).
+// One adapter class wraps any TorchCheck: clang-tidy parses, our frontend
+// analyses each function once per translation unit (shared by all enabled
+// checks), the check reads the trace, and its Diagnostics become clang
+// diagnostics (warnings, notes at the cause, fix-its). NOLINT comments and
+// .clang-tidy files are clang-tidy's own here.
+#include "checks/Registry.h"
+#include "frontend/Analyzer.h"
+
+#include "clang-tidy/ClangTidyCheck.h"
+#include "clang-tidy/ClangTidyModule.h"
+#include "clang-tidy/ClangTidyModuleRegistry.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/ASTMatchers/ASTMatchers.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Preprocessor.h"
+
+#include <map>
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace tma {
+namespace {
+
+/// Traces of the current translation unit, shared by every torch-* check so
+/// a function is analysed once however many checks are enabled.
+std::map<const FunctionDecl *, FunctionTrace> &traceCache() {
+  static std::map<const FunctionDecl *, FunctionTrace> Cache;
+  return Cache;
+}
+
+class TidyOptionSource : public OptionSource {
+public:
+  explicit TidyOptionSource(const tidy::ClangTidyCheck::OptionsView &View)
+      : View(View) {}
+  std::optional<std::string> get(const std::string &LocalName) const override {
+    if (auto V = View.get(LocalName))
+      return V->str();
+    return std::nullopt;
+  }
+
+private:
+  const tidy::ClangTidyCheck::OptionsView &View;
+};
+
+class TorchTidyCheck : public tidy::ClangTidyCheck {
+public:
+  TorchTidyCheck(StringRef Name, tidy::ClangTidyContext *Context,
+                 const CheckInfo &Info)
+      : ClangTidyCheck(Name, Context), Impl(Info.Create(TidyOptionSource(Options))) {}
+
+  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
+    return LangOpts.CPlusPlus17;
+  }
+  void registerPPCallbacks(const SourceManager &, Preprocessor *P,
+                           Preprocessor *) override {
+    PP = P;
+  }
+  void registerMatchers(MatchFinder *Finder) override {
+    Finder->addMatcher(
+        functionDecl(isDefinition(), isExpansionInMainFile()).bind("function"),
+        this);
+  }
+  void onStartOfTranslationUnit() override { traceCache().clear(); }
+  void storeOptions(tidy::ClangTidyOptions::OptionMap &Opts) override {
+    OptionMap Values;
+    Impl->storeOptions(Values);
+    for (const auto &[Key, Value] : Values)
+      Options.store(Opts, Key, Value);
+  }
+
+  void check(const MatchFinder::MatchResult &Result) override {
+    const auto *FD = Result.Nodes.getNodeAs<FunctionDecl>("function");
+    if (!FD || !FD->hasBody() || FD->isDependentContext() ||
+        FD->isTemplateInstantiation())
+      return;
+    SourceManager &SM = *Result.SourceManager;
+    auto &Cache = traceCache();
+    auto It = Cache.find(FD);
+    if (It == Cache.end()) {
+      AnalysisOptions Opts;
+      if (auto Entry = SM.getFileEntryRefForID(SM.getMainFileID()))
+        Opts.DisplayFile = Entry->getName().str();
+      if (PP)
+        Opts.Version = detectTorchVersion(*PP);
+      It = Cache.emplace(FD, analyzeFunction(*Result.Context, *FD, Opts)).first;
+    }
+    std::vector<Diagnostic> Found;
+    Impl->check(It->second, Found);
+    for (const Diagnostic &D : Found)
+      emit(SM, D);
+  }
+
+private:
+  SourceLocation at(const SourceManager &SM, uint64_t Raw) const {
+    return SourceLocation::getFromRawEncoding(static_cast<SourceLocation::UIntTy>(Raw));
+  }
+  SourceLocation atOffset(const SourceManager &SM, size_t Offset) const {
+    return SM.getLocForStartOfFile(SM.getMainFileID())
+        .getLocWithOffset(static_cast<int>(Offset));
+  }
+
+  void emit(const SourceManager &SM, const Diagnostic &D) {
+    {
+      auto Builder = diag(at(SM, D.Where.BeginRaw), D.Format);
+      for (const std::string &A : D.Args)
+        Builder << A;
+      for (const FixIt &F : D.Fixes) {
+        if (F.Where.BeginOffset == ~size_t(0) || F.Where.EndOffset == ~size_t(0))
+          continue;
+        Builder << FixItHint::CreateReplacement(
+            CharSourceRange::getCharRange(atOffset(SM, F.Where.BeginOffset),
+                                          atOffset(SM, F.Where.EndOffset)),
+            F.Replacement);
+      }
+    }
+    for (const DiagnosticNote &N : D.Notes) {
+      auto Builder = diag(at(SM, N.Where.BeginRaw), N.Format, DiagnosticIDs::Note);
+      for (const std::string &A : N.Args)
+        Builder << A;
+    }
+  }
+
+  std::unique_ptr<TorchCheck> Impl;
+  const Preprocessor *PP = nullptr;
+};
+
+class TorchTidyModule : public tidy::ClangTidyModule {
+public:
+  void addCheckFactories(tidy::ClangTidyCheckFactories &Factories) override {
+    for (const CheckInfo &Info : checkRegistry())
+      Factories.registerCheckFactory(
+          Info.Name, [&Info](StringRef Name, tidy::ClangTidyContext *Context) {
+            return std::make_unique<TorchTidyCheck>(Name, Context, Info);
+          });
+  }
+};
+
+} // namespace
+} // namespace tma
+
+static clang::tidy::ClangTidyModuleRegistry::Add<tma::TorchTidyModule>
+    TorchModule("torch-module", "Tensor Memory Accountant: torch-* checks.");

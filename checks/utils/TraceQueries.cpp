@@ -1,0 +1,61 @@
+#include "checks/utils/TraceQueries.h"
+
+#include <algorithm>
+
+namespace tma {
+
+std::vector<const OpEvent *> usesOf(const FunctionTrace &T, ValueId V) {
+  std::vector<const OpEvent *> Uses;
+  for (const OpEvent &Op : T.Ops)
+    if (std::find(Op.Inputs.begin(), Op.Inputs.end(), V) != Op.Inputs.end())
+      Uses.push_back(&Op);
+  return Uses;
+}
+
+std::vector<const Binding *> bindingsOf(const FunctionTrace &T, ValueId V) {
+  std::vector<const Binding *> Out;
+  for (const Binding &B : T.Bindings)
+    if (B.Value == V)
+      Out.push_back(&B);
+  return Out;
+}
+
+bool isNamedOrReturned(const FunctionTrace &T, ValueId V) {
+  return !bindingsOf(T, V).empty() ||
+         std::find(T.Returned.begin(), T.Returned.end(), V) != T.Returned.end();
+}
+
+int lastUseOfStorage(const FunctionTrace &T, StorageId S) {
+  int Last = -1;
+  auto OnStorage = [&](ValueId V) {
+    return V >= 0 && T.value(V).Storage == S;
+  };
+  for (const OpEvent &Op : T.Ops)
+    for (ValueId In : Op.Inputs)
+      if (OnStorage(In))
+        Last = std::max(Last, static_cast<int>(Op.Statement));
+  for (ValueId V : T.Returned)
+    if (OnStorage(V))
+      Last = static_cast<int>(T.Statements.size());
+  return Last;
+}
+
+const OpEvent *layoutBreaker(const FunctionTrace &T, ValueId V) {
+  const OpEvent *Op = T.producer(V);
+  while (Op && (Op->Kind == OpKind::View || Op->Kind == OpKind::Self) &&
+         !Op->Inputs.empty()) {
+    ValueId In = Op->Inputs.front();
+    auto OutContig = T.value(Op->Result).contiguous();
+    auto InContig = T.value(In).contiguous();
+    if (OutContig && !*OutContig && InContig && *InContig)
+      return Op;
+    Op = T.producer(In);
+  }
+  return nullptr;
+}
+
+bool isFresh(const OpEvent *Op) {
+  return Op && (Op->Kind == OpKind::Alloc || Op->Kind == OpKind::Copy);
+}
+
+} // namespace tma

@@ -1,0 +1,79 @@
+// Helpers shared by the op rule files (Ops.cpp, OpsCompute.cpp). Not part
+// of the model's interface.
+#pragma once
+
+#include "model/Ops.h"
+
+#include <sstream>
+#include <string>
+
+namespace tma {
+namespace detail {
+
+inline std::string dimsText(const Dims &D) {
+  std::ostringstream OS;
+  OS << '[';
+  for (size_t I = 0; I < D.size(); ++I)
+    OS << (I ? ", " : "") << D[I];
+  OS << ']';
+  return OS.str();
+}
+
+/// The result of a view op keeps dtype and device; geometry is filled in by
+/// the caller when the input's layout is known.
+inline OpOutcome viewOf(const TensorValue &In) {
+  OpOutcome Out;
+  Out.Kind = OpKind::View;
+  Out.Value.Type = In.Type;
+  Out.Value.Dev = In.Dev;
+  Out.Value.UnknownReason = In.UnknownReason;
+  Out.ReadBytes = 0;
+  Out.WrittenBytes = 0;
+  return Out;
+}
+
+inline OpOutcome selfOf(const TensorValue &In, const std::string &Note) {
+  OpOutcome Out;
+  Out.Kind = OpKind::Self;
+  Out.Value = In;
+  Out.ReadBytes = 0;
+  Out.WrittenBytes = 0;
+  Out.Note = Note;
+  return Out;
+}
+
+/// A fresh tensor of In's shape with Strides; counts the copy's traffic.
+inline OpOutcome copyOf(const TensorValue &In, const std::optional<Dims> &Strides,
+                 std::optional<DType> Type, std::optional<Device> Dev) {
+  OpOutcome Out;
+  Out.Kind = OpKind::Copy;
+  Out.Value.Sizes = In.Sizes;
+  Out.Value.Strides = Strides;
+  Out.Value.Offset = 0;
+  Out.Value.Type = Type;
+  Out.Value.Dev = Dev;
+  Out.Value.UnknownReason = In.UnknownReason;
+  if (!Strides)
+    Out.Value.markUnknown("layout of the input is unknown");
+  Out.ReadBytes = In.logicalBytes();
+  Out.WrittenBytes = Out.Value.logicalBytes();
+  return Out;
+}
+
+inline bool needLayout(const TensorValue &In, OpOutcome &Out) {
+  if (In.hasLayout())
+    return true;
+  Out.Value.markUnknown(In.UnknownReason.empty() ? "shape of the input is unknown"
+                                                 : In.UnknownReason);
+  return false;
+}
+
+
+inline std::string rangeError(int64_t Rank) {
+  int64_t R = Rank < 1 ? 1 : Rank;
+  return "Dimension out of range (expected to be in range of [" +
+         std::to_string(-R) + ", " + std::to_string(R - 1) + "])";
+}
+
+} // namespace detail
+} // namespace tma

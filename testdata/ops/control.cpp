@@ -1,0 +1,93 @@
+// Control flow and functions that are not `void f()`: scopes, loops,
+// branches, methods, lambdas and tensor parameters.
+#include <torch/torch.h>
+
+// A nested scope releases its storage at its end: the peak is the larger
+// of the two blocks, not their sum.
+void nested_scopes() {
+  auto keep = torch::zeros({256});
+  {
+    auto inner = torch::zeros({1024});
+    auto view = inner.narrow(0, 0, 10);
+  }
+  {
+    auto other = torch::zeros({512});
+  }
+  auto after = torch::ones({128});
+}
+
+// A loop that allocates each iteration: per-iteration shapes are known,
+// the totals are not.
+void loop_allocates() {
+  auto acc = torch::zeros({4});
+  for (int i = 0; i < 3; ++i) {
+    auto step = torch::ones({4});
+    acc = acc + step;
+  }
+  auto after = acc.clone();
+}
+
+// A loop that only views: totals stay known.
+void loop_views() {
+  auto x = torch::randn({4, 4});
+  for (int i = 0; i < 4; ++i) {
+    auto row = x.select(0, i);
+  }
+  auto after = x.t();
+}
+
+void branch_assigns() {
+  auto x = torch::randn({2, 3});
+  bool flip = true;
+  if (flip) {
+    x = x.t();
+  }
+  auto y = x.contiguous();
+}
+
+void temporaries_peak() {
+  auto x = torch::randn({1000});
+  auto y = (x + 1).sum();
+}
+
+void unknown_call_by_reference(torch::Tensor &t);
+void passes_by_reference() {
+  auto x = torch::randn({8});
+  unknown_call_by_reference(x);
+  auto y = x.view({2, 4});
+}
+
+void unmodelled_in_place() {
+  auto x = torch::randn({8});
+  x.resize_({2, 2});
+  auto y = x.contiguous();
+}
+
+struct Net {
+  torch::Tensor w = torch::randn({4, 4});
+  torch::Tensor forward(torch::Tensor input) {
+    auto h = torch::matmul(input, w);
+    auto local = torch::randn({3, 4});
+    auto out = torch::matmul(local, w.t());
+    return out;
+  }
+};
+
+void with_lambda() {
+  auto x = torch::randn({3, 4});
+  auto f = [&](int64_t n) {
+    auto inner = torch::zeros({n, 2});
+    auto fixed = torch::ones({2, 2});
+    auto captured = x.t();
+    return fixed;
+  };
+  auto r = f(2);
+}
+
+torch::Tensor takes_params(const torch::Tensor &a, int64_t n) {
+  auto b = a.t();
+  auto c = torch::zeros({n});
+  auto d = torch::zeros({3, 3});
+  auto e = d.matmul(d);
+  return e;
+}
