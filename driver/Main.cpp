@@ -7,8 +7,12 @@
 // database (-p), or, for a newcomer pointing the tool at a file, C++17 plus
 // the LibTorch headers found on this machine.
 #include "driver/Analysis.h"
+#include "driver/ChangedLines.h"
 #include "driver/CheckRunner.h"
+#include "driver/Formats.h"
+#include "driver/LspServer.h"
 #include "driver/Report.h"
+#include "driver/Verify.h"
 #include "checks/Registry.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
@@ -18,6 +22,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <iostream>
 #include <memory>
 
 using namespace llvm;
@@ -32,7 +37,7 @@ cl::list<std::string> Files(cl::Positional, cl::desc("<file>..."),
 cl::opt<std::string> BuildPath("p", cl::desc("Build directory containing "
                                              "compile_commands.json"),
                                cl::value_desc("build dir"), cl::cat(Category));
-enum class Format { Table, JSON, Diagnostics };
+enum class Format { Table, JSON, Diagnostics, Sarif, Github, Markdown };
 cl::opt<Format> OutputFormat(
     "format", cl::desc("Output format"),
     cl::values(clEnumValN(Format::Table, "table",
@@ -42,8 +47,35 @@ cl::opt<Format> OutputFormat(
                           "the JSON report (docs/report-schema.md)"),
                clEnumValN(Format::Diagnostics, "diagnostics",
                           "only the checks' warnings, as clang-tidy prints "
-                          "them")),
+                          "them"),
+               clEnumValN(Format::Sarif, "sarif",
+                          "SARIF 2.1.0 for code scanning"),
+               clEnumValN(Format::Github, "github",
+                          "GitHub Actions workflow commands (annotations)"),
+               clEnumValN(Format::Markdown, "markdown",
+                          "a pull-request comment: worst copies, counts")),
     cl::init(Format::Table), cl::cat(Category));
+// Integrations (docs/integrations/): the language server, pre-commit and CI.
+cl::opt<bool> Lsp("lsp",
+                  cl::desc("Run as a language server on stdin/stdout "
+                           "(docs/integrations/editors.md)"),
+                  cl::cat(Category));
+cl::opt<std::string> ChangedLinesOnly(
+    "changed-lines-only",
+    cl::desc("Report only diagnostics on lines changed by a unified diff "
+             "(a file, or '-' for stdin), by 'git diff <revision>', or, "
+             "for 'staged', by 'git diff --cached'"),
+    cl::value_desc("revision|staged|diff file|-"), cl::cat(Category));
+enum class FailOn { Error, Warning, None };
+cl::opt<FailOn> FailOnOption(
+    "fail-on", cl::desc("Which findings make the exit status 1"),
+    cl::values(clEnumValN(FailOn::Error, "error",
+                          "errors only: warnings of --warnings-as-errors "
+                          "checks (default)"),
+               clEnumValN(FailOn::Warning, "warning", "any finding"),
+               clEnumValN(FailOn::None, "none",
+                          "no finding (files that fail to analyse still do)")),
+    cl::init(FailOn::Error), cl::cat(Category));
 cl::opt<std::string> ChecksOption(
     "checks",
     cl::desc("Check globs, as clang-tidy's -checks (added to the "
@@ -57,6 +89,41 @@ cl::opt<std::string> ConfigOption(
 cl::opt<bool> ListChecks("list-checks",
                          cl::desc("List the enabled checks and exit"),
                          cl::cat(Category));
+enum class VerifyMode { None, Meta, CPU, CUDA };
+cl::opt<VerifyMode> VerifyOption(
+    "verify",
+    cl::desc("Compile the analysed functions against real LibTorch, run "
+             "them, and compare every prediction (the program runs in a "
+             "temporary directory with a time limit)"),
+    cl::ValueOptional,
+    cl::values(clEnumValN(VerifyMode::Meta, "", "on the meta device (default)"),
+               clEnumValN(VerifyMode::Meta, "meta",
+                          "meta device: exact shapes and sharing, no memory"),
+               clEnumValN(VerifyMode::CPU, "cpu",
+                          "CPU with a counting allocator: real allocations"),
+               clEnumValN(VerifyMode::CUDA, "cuda",
+                          "CUDA caching allocator statistics")),
+    cl::init(VerifyMode::None), cl::cat(Category));
+cl::opt<std::string> EmitHarness(
+    "emit-harness",
+    cl::desc("With --verify: write the verification program, a "
+             "CMakeLists.txt and the predictions into this directory "
+             "instead of running it"),
+    cl::value_desc("dir"), cl::cat(Category));
+cl::opt<std::string> CompareMeasured(
+    "compare-measured",
+    cl::desc("Compare the predictions with a verification program's output "
+             "(from --emit-harness, run elsewhere)"),
+    cl::value_desc("file"), cl::cat(Category));
+cl::opt<unsigned> VerifyTimeout("verify-timeout",
+                                cl::desc("Seconds the verification program "
+                                         "may run (default 600)"),
+                                cl::init(600), cl::cat(Category));
+cl::opt<std::string> VerifyMaxBytes(
+    "verify-max-bytes",
+    cl::desc("On cpu and cuda, skip functions whose predicted peak is over "
+             "this many bytes (default 1073741824)"),
+    cl::init("1073741824"), cl::cat(Category));
 cl::opt<bool> Fix("fix", cl::desc("Apply the checks' fix-its to the files"),
                   cl::cat(Category));
 cl::opt<std::string> WarningsAsErrors(
@@ -136,6 +203,19 @@ int main(int argc, const char **argv) {
         outs() << "    " << Info.Name << "\n";
     return 0;
   }
+  if (Lsp) {
+    if (!Files.empty())
+      return fail("--lsp takes no files: the editor sends them");
+    tma::LspOptions L;
+    L.BuildPath = BuildPath;
+    L.CompilerFlags = CompilerFlags;
+    L.HaveCompilerFlags = SawDashDash;
+    L.ConfigFor = ConfigFor;
+    L.ErrorChecks = WarningsAsErrors;
+    L.Run.UseCache = !NoCache;
+    L.Run.CacheDir = CacheDir;
+    return tma::runLspServer(L, std::cin, outs(), errs());
+  }
   if (Files.empty())
     return fail("no input files; usage: tensor-accountant [options] <file>... "
                 "[-- <compiler flags>]");
@@ -144,6 +224,10 @@ int main(int argc, const char **argv) {
       return fail("no such file: '" + F + "'");
     if (sys::fs::is_directory(F))
       return fail("'" + F + "' is a directory, not a source file");
+    if (!tma::isCxxSourceName(F) && BuildPath.empty() &&
+        !llvm::is_contained(CompilerFlags, "-x"))
+      return fail("'" + F + "' is not a C or C++ file (by its extension); "
+                  "to analyse it anyway, give its language: -- -x c++ <flags>");
   }
 
   std::unique_ptr<CompilationDatabase> DB;
@@ -163,11 +247,38 @@ int main(int argc, const char **argv) {
       return fail(Error);
   }
 
+  std::optional<tma::ChangedLines> Changed;
+  if (ChangedLinesOnly.getNumOccurrences()) {
+    std::string Error;
+    Changed = tma::ChangedLines::load(ChangedLinesOnly, Error);
+    if (!Changed)
+      return fail(Error);
+  }
+
   tma::RunOptions RunOpts;
   RunOpts.Jobs = Jobs;
   RunOpts.UseCache = !NoCache;
   RunOpts.CacheDir = CacheDir;
   tma::AnalysisRun Run = tma::analyzeFiles(*DB, Files, {}, RunOpts);
+  if (VerifyOption != VerifyMode::None || !EmitHarness.empty() ||
+      !CompareMeasured.empty()) {
+    tma::VerifyOptions VO;
+    VO.Mode = VerifyOption == VerifyMode::CPU    ? tma::verify::Mode::CPU
+              : VerifyOption == VerifyMode::CUDA ? tma::verify::Mode::CUDA
+                                                 : tma::verify::Mode::Meta;
+    VO.EmitDir = EmitHarness;
+    VO.MeasuredFile = CompareMeasured;
+    VO.TimeoutSeconds = VerifyTimeout;
+    if (StringRef(VerifyMaxBytes).getAsInteger(10, VO.MaxBytes))
+      return fail("--verify-max-bytes wants a number of bytes");
+    for (const tma::FileAnalysis &FA : Run.Files)
+      if (FA.CompileErrors)
+        errs() << "tensor-accountant: error: '" << FA.File
+               << "' did not compile; fix the errors above\n";
+    int RC = tma::runVerification(Run.Files, VO, outs(), errs());
+    return Run.Failed ? std::max(RC, 1) : RC;
+  }
+
   std::vector<tma::FunctionTrace> Traces;
   std::vector<tma::Diagnostic> Diagnostics;
   std::string DiagnosticText;
@@ -190,6 +301,8 @@ int main(int argc, const char **argv) {
       continue;
     }
     std::vector<tma::Diagnostic> Found = tma::runChecks(FA.Traces, Config, Text);
+    if (Changed)
+      Found = Changed->filter(Found);
     tma::printDiagnostics(DiagOS, Found, Text);
     if (Fix && !Found.empty()) {
       unsigned Applied = 0;
@@ -207,7 +320,21 @@ int main(int argc, const char **argv) {
     Diagnostics.insert(Diagnostics.end(), Found.begin(), Found.end());
   }
   DiagOS.flush();
-  if (OutputFormat == Format::JSON) {
+  bool CompileErrorsShown = false;
+  for (const tma::FileAnalysis &FA : Run.Files)
+    CompileErrorsShown |= FA.CompileErrors;
+  if (Run.Failed && !CompileErrorsShown)
+    errs() << "tensor-accountant: error: the compile command failed (see the "
+              "errors above)\n";
+  tma::FormatOptions FormatOpts;
+  FormatOpts.ErrorChecks = WarningsAsErrors;
+  if (OutputFormat == Format::Sarif) {
+    outs() << formatv("{0:2}", tma::toSarif(Diagnostics, FormatOpts)) << "\n";
+  } else if (OutputFormat == Format::Github) {
+    tma::printGithub(outs(), Diagnostics, FormatOpts);
+  } else if (OutputFormat == Format::Markdown) {
+    tma::printMarkdown(outs(), Traces, Diagnostics, FormatOpts);
+  } else if (OutputFormat == Format::JSON) {
     outs() << formatv("{0:2}", tma::toJSON(Traces, Diagnostics)) << "\n";
   } else {
     if (OutputFormat == Format::Table) {
@@ -217,12 +344,14 @@ int main(int argc, const char **argv) {
     }
     outs() << DiagnosticText;
   }
-  bool WarningIsError = false;
-  if (!WarningsAsErrors.empty())
+  bool WarningIsError = FailOnOption == FailOn::Warning && !Diagnostics.empty();
+  if (!WarningsAsErrors.empty() && FailOnOption != FailOn::None)
     for (const tma::Diagnostic &D : Diagnostics)
       WarningIsError |= tma::checkEnabled(WarningsAsErrors, D.Check);
   if (WarningIsError)
     errs() << "tensor-accountant: error: warnings treated as errors ("
-           << WarningsAsErrors << ")\n";
+           << (FailOnOption == FailOn::Warning ? std::string("--fail-on=warning")
+                                               : std::string(WarningsAsErrors))
+           << ")\n";
   return Run.Failed || ConfigFailed || WarningIsError ? 1 : 0;
 }

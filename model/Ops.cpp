@@ -76,7 +76,11 @@ OpOutcome transpose(const TensorValue &In, int64_t Dim0, int64_t Dim1) {
   Out.Value.Offset = In.Offset;
   if (Rank > 0) {
     std::swap((*Out.Value.Sizes)[*D0], (*Out.Value.Sizes)[*D1]);
+#ifndef TMA_PLANTED_WRONG_RULE
     std::swap((*Out.Value.Strides)[*D0], (*Out.Value.Strides)[*D1]);
+#endif
+    // TMA_PLANTED_WRONG_RULE: a deliberately wrong transpose (strides not
+    // swapped) for the test that proves --verify catches a wrong rule.
   }
   return Out;
 }
