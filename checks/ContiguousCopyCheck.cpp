@@ -32,6 +32,12 @@ void ContiguousCopyCheck::check(const FunctionTrace &T,
     const OpEvent *Breaker =
         Op.Inputs.empty() ? nullptr : layoutBreaker(T, Op.Inputs[0]);
     if (Op.Kind == OpKind::Copy) {
+      // A copy of an already contiguous input is a deliberate conversion
+      // (contiguous(ChannelsLast)), not a lost layout.
+      auto InContig = Op.Inputs.empty() ? std::optional<bool>()
+                                        : T.value(Op.Inputs[0]).contiguous();
+      if (InContig && *InContig)
+        continue;
       if (Op.AllocatedBytes && *Op.AllocatedBytes < MinBytes)
         continue;
       Diagnostic &D = report(Out, Op.NameWhere,
@@ -44,13 +50,9 @@ void ContiguousCopyCheck::check(const FunctionTrace &T,
     } else if (Op.Kind == OpKind::Unknown && Breaker == nullptr) {
       // Shapes unknown: fire on the pattern when a layout-changing view
       // feeds the call directly.
-      const OpEvent *Src = Op.Inputs.empty() ? nullptr : T.producer(Op.Inputs[0]);
-      static const char *Permuting[] = {"transpose", "permute", "t", "mT",
-                                        "swapaxes", "movedim"};
-      bool Permuted = false;
-      for (const char *P : Permuting)
-        Permuted |= Src && Src->Name == P;
-      if (!Permuted)
+      const OpEvent *Src =
+          Op.Inputs.empty() ? nullptr : permutingProducer(T, Op.Inputs[0]);
+      if (!Src)
         continue;
       Diagnostic &D = report(
           Out, Op.NameWhere,

@@ -36,8 +36,12 @@ void CopyThenSliceCheck::check(const FunctionTrace &T,
     std::vector<const OpEvent *> Uses = usesOf(T, R);
     if (Uses.empty())
       continue;
-    // Every use must be a narrowing view; the largest one is what a
-    // slice-first version would still have to copy.
+    // A named copy may be used by a call the trace does not model.
+    if (isNamedOrReturned(T, R) && opaqueStatementAfter(T, Copy.Statement))
+      continue;
+    // Every use must be a narrowing view. Slicing first copies each slice
+    // on its own, so what a slice-first version still allocates is the sum
+    // of the slices (two halves save nothing).
     int64_t Needed = 0;
     bool AllNarrow = true;
     for (const OpEvent *U : Uses) {
@@ -47,9 +51,9 @@ void CopyThenSliceCheck::check(const FunctionTrace &T,
         AllNarrow = false;
         break;
       }
-      Needed = std::max(Needed, *Shown);
+      Needed += *Shown;
     }
-    if (!AllNarrow)
+    if (!AllNarrow || Needed >= *Copy.AllocatedBytes)
       continue;
     int64_t Saved = *Copy.AllocatedBytes - Needed;
     int64_t Before = *Copy.AllocatedBytes;

@@ -8,6 +8,18 @@ InplaceOnCopyCheck::InplaceOnCopyCheck(const OptionSource &)
 
 void InplaceOnCopyCheck::storeOptions(OptionMap &) const {}
 
+static bool copiesSource(const OpEvent &Op) {
+  static const char *Names[] = {
+      "index",   "index_select", "masked_select", "gather", "take",
+      "clone",   "contiguous",   "to",            "toType", "type_as",
+      "cpu",     "cuda",         "reshape",       "flatten", "reshape_as",
+      "repeat",  "operator[]"};
+  for (const char *N : Names)
+    if (Op.Name == N)
+      return true;
+  return false;
+}
+
 void InplaceOnCopyCheck::check(const FunctionTrace &T,
                                std::vector<Diagnostic> &Out) const {
   for (const OpEvent &Op : T.Ops) {
@@ -16,7 +28,10 @@ void InplaceOnCopyCheck::check(const FunctionTrace &T,
     ValueId Self = Op.Inputs[0];
     const OpEvent *Src = T.producer(Self);
     // The receiver is an unnamed copy of another tensor: the write is lost.
+    // Only ops that copy (part of) their source: an arithmetic result is a
+    // new value, not something the author could have meant to write through.
     if (!Src || Src->Kind != OpKind::Copy || Src->Inputs.empty() ||
+        !copiesSource(*Src) ||
         isNamedOrReturned(T, Self) || isNamedOrReturned(T, Op.Result) ||
         !usesOf(T, Op.Result).empty())
       continue;

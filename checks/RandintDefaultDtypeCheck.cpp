@@ -1,4 +1,5 @@
 #include "checks/RandintDefaultDtypeCheck.h"
+#include "checks/utils/TraceQueries.h"
 
 namespace tma {
 
@@ -10,22 +11,23 @@ void RandintDefaultDtypeCheck::storeOptions(OptionMap &) const {}
 void RandintDefaultDtypeCheck::check(const FunctionTrace &T,
                                      std::vector<Diagnostic> &Out) const {
   for (const OpEvent &Op : T.Ops) {
-    if (Op.Name != "randint" || !Op.DTypeDefaulted)
+    // randperm has the same trap: its default options are kLong, but
+    // options without a dtype take the default dtype.
+    if ((Op.Name != "randint" && Op.Name != "randperm") || !Op.DTypeDefaulted)
       continue;
     Diagnostic &D = report(Out, Op.NameWhere,
-                           "randint() with options but no dtype makes %0 "
+                           "%0() with options but no dtype makes %1 "
                            "tensors in C++, not int64 as in Python; give the "
                            "options a dtype");
     const TensorValue &V = T.value(Op.Result);
-    D.arg(V.Type ? dtypeName(*V.Type) : "float32");
+    D.arg(Op.Name).arg(V.Type ? dtypeName(*V.Type) : "float32");
     D.Bytes = V.logicalBytes();
     // Wrapping the options in at::TensorOptions(...) works for every
     // spelling (a device, a dtype call, an options variable).
     if (Op.ArgWhere.empty())
       continue;
     const SourceSpan &Opts = Op.ArgWhere.back();
-    if (Opts.InMacro || Opts.BeginOffset == ~size_t(0) ||
-        Opts.EndOffset == ~size_t(0))
+    if (!isRewritable(Opts))
       continue;
     SourceSpan Begin = Opts, End = Opts;
     Begin.EndOffset = Begin.BeginOffset;

@@ -1,4 +1,4 @@
-// torch-randint-default-dtype: torch::randint with options but no dtype makes float32 in C++, not int64.
+// torch-randint-default-dtype: torch::randint (or randperm) with options but no dtype makes float32 in C++, not int64.
 // Docs: docs/checks/torch-randint-default-dtype.md
 #pragma once
 

@@ -11,23 +11,38 @@ void RedundantCopyCheck::storeOptions(OptionMap &Opts) const {
   Opts["MinBytes"] = std::to_string(MinBytes);
 }
 
+// Whether a clone keeps its input's layout (Preserve, or a format the input
+// already has): then it duplicates the data and nothing else. A clone into
+// another memory format is a layout change, not a redundant copy.
+static bool keepsLayout(const TensorValue &In, const TensorValue &Res) {
+  if (!In.Strides || !Res.Strides)
+    return true;
+  return *In.Strides == *Res.Strides;
+}
+
 void RedundantCopyCheck::check(const FunctionTrace &T,
                                std::vector<Diagnostic> &Out) const {
   for (const OpEvent &Op : T.Ops) {
-    // Same-dtype copies only: a cast changes the data, a clone does not.
-    if (Op.Kind != OpKind::Copy || Op.Inputs.empty() ||
-        (Op.Name != "clone" && Op.Name != "contiguous"))
+    // Only clone(): a cast changes the data, and a contiguous() that copies
+    // a fresh tensor changes its layout (the clone before it, if any, is
+    // the redundant one).
+    if (Op.Kind != OpKind::Copy || Op.Inputs.empty() || Op.Name != "clone")
       continue;
     ValueId In = Op.Inputs[0];
     const OpEvent *Src = T.producer(In);
-    if (!isFresh(Src))
+    if (!isFresh(Src) || !keepsLayout(T.value(In), T.value(Op.Result)))
       continue;
     if (Op.AllocatedBytes && *Op.AllocatedBytes < MinBytes)
       continue;
     bool Temporary = !isNamedOrReturned(T, In);
-    // A named fresh copy that nothing uses after this copy.
+    // A named fresh copy that nothing uses after this copy. Not in a loop:
+    // there the next iteration may use the source again. Not when a later
+    // statement is opaque to the trace (a call it does not model may use
+    // the source there).
     bool DeadAfter = false;
-    if (!Temporary) {
+    if (!Temporary && Op.Statement < T.Statements.size() &&
+        !T.Statements[Op.Statement].InLoop &&
+        !opaqueStatementAfter(T, Op.Statement)) {
       int Last = lastUseOfStorage(T, T.value(In).Storage);
       DeadAfter = Last == static_cast<int>(Op.Statement) &&
                   usesOf(T, In).size() == 1;
@@ -42,10 +57,10 @@ void RedundantCopyCheck::check(const FunctionTrace &T,
     D.Notes.push_back({Src->NameWhere, "the tensor was freshly made here by %0()",
                        {Src->Name}});
     // Dropping `.clone()` from a temporary is safe: the temporary already is
-    // a tensor no one else can see.
-    if (Temporary && Op.ArgWhere.size() >= 1 && !Op.Where.InMacro &&
-        Op.ArgWhere[0].EndOffset != ~size_t(0) && Op.Where.EndOffset != ~size_t(0) &&
-        Op.Name == "clone" && Op.ArgWhere.size() == 1) {
+    // a tensor no one else can see. Only `x.clone()` with no arguments (a
+    // memory format might matter) written as a member call.
+    if (Temporary && Op.ArgWhere.size() == 1 && isMemberCall(Op) &&
+        isRewritable(Op.Where) && Op.ArgWhere[0].EndOffset < Op.Where.EndOffset) {
       SourceSpan Cut = Op.Where;
       Cut.BeginOffset = Op.ArgWhere[0].EndOffset;
       Cut.Line = Op.ArgWhere[0].EndLine;

@@ -33,7 +33,7 @@ const std::vector<CheckInfo> &checkRegistry() {
       {"torch-memory-budget", "peak live tensor storage over MaxPeakBytes",
        make<MemoryBudgetCheck>},
       {"torch-randint-default-dtype",
-       "torch::randint with options but no dtype is float32 in C++",
+       "torch::randint/randperm with options but no dtype is float32 in C++",
        make<RandintDefaultDtypeCheck>},
       {"torch-redundant-copy", "a copy of a fresh tensor nothing else uses",
        make<RedundantCopyCheck>},

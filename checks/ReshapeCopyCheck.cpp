@@ -14,7 +14,26 @@ void ReshapeCopyCheck::storeOptions(OptionMap &Opts) const {
 void ReshapeCopyCheck::check(const FunctionTrace &T,
                              std::vector<Diagnostic> &Out) const {
   for (const OpEvent &Op : T.Ops) {
-    if ((Op.Name != "reshape" && Op.Name != "flatten") || Op.Kind != OpKind::Copy)
+    if ((Op.Name != "reshape" && Op.Name != "flatten") || Op.Inputs.empty())
+      continue;
+    if (Op.Kind == OpKind::Unknown) {
+      // Shapes unknown: fire on the pattern, a reshape straight after a
+      // layout-changing view, and say that the size is unknown.
+      const OpEvent *Src = permutingProducer(T, Op.Inputs[0]);
+      if (!Src)
+        continue;
+      Diagnostic &D = report(
+          Out, Op.NameWhere,
+          "%0() of the result of %1() copies a tensor of unknown size unless "
+          "the permuted dimensions have size 1; use .contiguous().view() to "
+          "make the copy explicit, or .view() where no copy is intended");
+      D.arg(Op.Name).arg(Src->Name);
+      D.Notes.push_back({Src->NameWhere,
+                         "the input stopped being contiguous here, at %0()",
+                         {Src->Name}});
+      continue;
+    }
+    if (Op.Kind != OpKind::Copy)
       continue;
     if (Op.AllocatedBytes && *Op.AllocatedBytes < MinBytes)
       continue;
@@ -25,14 +44,15 @@ void ReshapeCopyCheck::check(const FunctionTrace &T,
         "no copy is intended");
     D.arg(Op.Name).arg(formatBytes(Op.AllocatedBytes));
     D.Bytes = Op.AllocatedBytes;
-    if (const OpEvent *Breaker = layoutBreaker(T, Op.Inputs.at(0)))
+    if (const OpEvent *Breaker = layoutBreaker(T, Op.Inputs[0]))
       D.Notes.push_back({Breaker->NameWhere,
                          "the input stopped being contiguous here, at %0()",
                          {Breaker->Name}});
-    // reshape -> contiguous().view keeps the result (a contiguous copy) and
-    // makes the copy visible; flatten's arguments differ from view's.
-    if (Op.Name == "reshape" && !Op.NameWhere.InMacro &&
-        Op.NameWhere.BeginOffset != ~size_t(0))
+    // x.reshape(s) -> x.contiguous().view(s): the same result (a contiguous
+    // copy), with the copy visible. Only for member calls: torch::reshape(x,
+    // s) has no receiver to put contiguous() on. flatten's arguments differ
+    // from view's, so it gets no fix.
+    if (Op.Name == "reshape" && isMemberCall(Op))
       D.Fixes.push_back({Op.NameWhere, "contiguous().view"});
   }
 }

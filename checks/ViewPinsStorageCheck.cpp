@@ -59,7 +59,18 @@ void ViewPinsStorageCheck::check(const FunctionTrace &T,
       }
     bool Returned = std::any_of(T.Returned.begin(), T.Returned.end(),
                                 [&](ValueId V) { return Family.count(V) > 0; });
-    bool Outlives = Returned || (ViewUsedOtherThanCompaction && ViewLast > BaseLast);
+    // When the base itself leaves the function too, the view pins nothing
+    // the caller does not already hold.
+    bool BaseReturned = std::any_of(
+        T.Returned.begin(), T.Returned.end(), [&](ValueId V) {
+          return V >= 0 && T.value(V).Storage == S->Id && !Family.count(V);
+        });
+    if (BaseReturned)
+      continue;
+    // Without a return, "outlives" compares last uses; a statement the
+    // trace cannot see into may use the base later, so stay silent then.
+    bool Outlives = Returned || (ViewUsedOtherThanCompaction && ViewLast > BaseLast &&
+                                 !opaqueStatementAfter(T, B.Statement));
     if (!Outlives)
       continue;
     Diagnostic &D = report(Out, B.NameWhere,

@@ -9,6 +9,9 @@
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
@@ -88,7 +91,17 @@ public:
     Printer.HandleDiagnostic(Level, Info);
   }
 
+  /// What clang would have printed, with its "N errors generated." line.
   std::string text() {
+    unsigned W = getNumWarnings(), E = getNumErrors();
+    if (W)
+      OS << W << " warning" << (W == 1 ? "" : "s");
+    if (W && E)
+      OS << " and ";
+    if (E)
+      OS << E << " error" << (E == 1 ? "" : "s");
+    if (W || E)
+      OS << " generated.\n";
     OS.flush();
     return Text;
   }
@@ -115,13 +128,22 @@ struct FileOutcome {
 FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
                        const std::string &File,
                        const TranslationUnitCallback &OnTU,
-                       PreambleCache *Cache) {
+                       PreambleCache *Cache,
+                       const std::map<std::string, std::string> &Overlays) {
   FileOutcome Out;
   OneFileDatabase DB(Commands);
   // Each tool gets its own file system, so that concurrent tools can sit in
   // different working directories (as AllTUsToolExecutor does).
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS =
       llvm::vfs::createPhysicalFileSystem();
+  if (!Overlays.empty()) {
+    auto Memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+    for (const auto &[Path, Text] : Overlays)
+      Memory->addFile(Path, 0, llvm::MemoryBuffer::getMemBufferCopy(Text, Path));
+    auto Overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(FS);
+    Overlay->pushOverlay(Memory);
+    FS = Overlay;
+  }
   ClangTool Tool(DB, {File}, std::make_shared<clang::PCHContainerOperations>(),
                  FS);
   Tool.appendArgumentsAdjuster(getClangStripOutputAdjuster());
@@ -135,13 +157,28 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
   Tool.appendArgumentsAdjuster(
       getInsertArgumentAdjuster("-Wno-everything", ArgumentInsertPosition::END));
 
+  // Clang prints "N errors generated." straight to stderr when carets are
+  // on; BufferedDiagnostics (its own options, carets on) prints it instead,
+  // in order.
+  Tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(
+      "-fno-caret-diagnostics", ArgumentInsertPosition::END));
+
   // Last, so the cache keys on the command exactly as it will run.
   std::string UsedPCH;
   if (Cache)
     Tool.appendArgumentsAdjuster(
         [&](const CommandLineArguments &Args, llvm::StringRef Filename) {
           std::string Note;
-          auto Use = Cache->prepare(Args, Filename, FS, Note);
+          // Overlaid files have no real mtime: their contents join the key
+          // (the main file's own overlay need not: only its preamble
+          // counts, and that is keyed already).
+          std::string ExtraKey;
+          std::string Main = getAbsolutePath(File);
+          for (const auto &[Path, Text] : Overlays)
+            if (Path != Main)
+              ExtraKey += Path + "\n" +
+                          llvm::utohexstr(llvm::xxHash64(Text)) + "\n";
+          auto Use = Cache->prepare(Args, Filename, FS, Note, ExtraKey);
           if (!Note.empty() && Out.Note.empty())
             Out.Note = Note;
           if (!Use)
@@ -163,7 +200,7 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
   // A PCH clang would not load: drop it and parse the ordinary way.
   if (!UsedPCH.empty() && (Diags.PCHFailed || Out.Results.empty())) {
     Cache->discard(UsedPCH);
-    FileOutcome Retry = analyzeOne(Commands, File, OnTU, nullptr);
+    FileOutcome Retry = analyzeOne(Commands, File, OnTU, nullptr, Overlays);
     Retry.Note = "discarded an unreadable cache entry (" + UsedPCH +
                  "); parsed without it";
     return Retry;
@@ -206,7 +243,8 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   std::vector<FileOutcome> Outcomes(Files.size());
   PreambleCache *CachePtr = Cache ? &*Cache : nullptr;
   auto Work = [&](size_t I) {
-    Outcomes[I] = analyzeOne(Commands[I], Files[I], OnTU, CachePtr);
+    Outcomes[I] =
+        analyzeOne(Commands[I], Files[I], OnTU, CachePtr, Options.Overlays);
   };
   if (Jobs <= 1) {
     for (size_t I = 0; I < Files.size(); ++I)

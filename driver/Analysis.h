@@ -6,6 +6,7 @@
 
 #include "clang/Tooling/CompilationDatabase.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ struct RunOptions {
   bool UseCache = false;
   /// Where the cache lives; empty means defaultCacheDir().
   std::string CacheDir;
+  /// Contents to analyse instead of what is on disk, by absolute path (the
+  /// language server's unsaved documents). Read through the same file
+  /// system as everything else, so the preamble cache sees them too.
+  std::map<std::string, std::string> Overlays;
 };
 
 /// Parses and analyses each file; reports files as named in Files.

@@ -199,7 +199,7 @@ std::optional<PreambleCache::Use>
 PreambleCache::prepare(const std::vector<std::string> &Args,
                        llvm::StringRef File,
                        llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
-                       std::string &Note) {
+                       std::string &Note, llvm::StringRef ExtraKey) {
   if (Dir.empty()) {
     Note = "no cache directory ($XDG_CACHE_HOME and $HOME unset); use "
            "--cache-dir";
@@ -252,6 +252,7 @@ PreambleCache::prepare(const std::vector<std::string> &Args,
     Feed(llvm::sys::path::parent_path(AbsFile));
   Feed(PreambleText);
   Feed(Bounds.PreambleEndsAtStartOfLine ? "bol" : "mid");
+  Feed(ExtraKey);
   std::string Key = hex(Hasher.final()).substr(0, 32);
 
   llvm::SmallString<256> Base(Dir);

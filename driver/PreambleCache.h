@@ -77,7 +77,7 @@ public:
   std::optional<Use> prepare(const std::vector<std::string> &Args,
                              llvm::StringRef File,
                              llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
-                             std::string &Note);
+                             std::string &Note, llvm::StringRef ExtraKey = {});
 
   /// Removes an entry clang could not load, so that the next run rebuilds it.
   void discard(const std::string &PCHPath);

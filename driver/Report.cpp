@@ -165,6 +165,15 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
 
 } // namespace
 
+std::vector<std::string> tableCells(const TensorRow &R) {
+  std::string Bytes = formatBytes(R.StorageBytes);
+  if (R.Kind == "view" && R.StorageBytes)
+    Bytes += ", shared";
+  return {R.B->Name, shapeText(*R.Value),
+          R.Value->Type ? dtypeName(*R.Value->Type) : "?", Bytes,
+          viewOrCopyText(R), R.KeepsAlive};
+}
+
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces) {
   bool First = true;
   for (const FunctionTrace &T : Traces) {
@@ -178,14 +187,8 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
     std::vector<std::vector<std::string>> Table = {
         {"name", "shape", "dtype", "storage bytes", "view or copy",
          "keeps alive"}};
-    for (const TensorRow &R : Rows) {
-      std::string Bytes = formatBytes(R.StorageBytes);
-      if (R.Kind == "view" && R.StorageBytes)
-        Bytes += ", shared";
-      Table.push_back({R.B->Name, shapeText(*R.Value),
-                       R.Value->Type ? dtypeName(*R.Value->Type) : "?", Bytes,
-                       viewOrCopyText(R), R.KeepsAlive});
-    }
+    for (const TensorRow &R : Rows)
+      Table.push_back(tableCells(R));
     printRows(OS, Table);
     const TraceSummary &S = T.Summary;
     OS << "  live storage, nothing freed: "

@@ -31,6 +31,10 @@ struct TensorRow {
 };
 std::vector<TensorRow> tensorRows(const FunctionTrace &T);
 
+/// The table's cells for a row: name, shape, dtype, storage bytes, view or
+/// copy, keeps alive (the language server's hover shows the same).
+std::vector<std::string> tableCells(const TensorRow &R);
+
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces);
 llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                          const std::vector<Diagnostic> &Diagnostics);

@@ -208,6 +208,8 @@ private:
   std::optional<std::vector<ValueId>> tensorList(const Expr *E);
   ValueId listElement(const Expr *E, const Expr *List, const Expr *Index);
   void forgetObject(const Expr *Object, const std::string &Why);
+  void forgetReferenceArgs(const FunctionDecl *Callee,
+                           llvm::ArrayRef<const Expr *> Args);
   ValueId apply(const std::string &Op, const Expr *E,
                 const std::vector<ValueId> &Inputs, const OpOutcome &Out);
   ValueId unmodelledCall(const std::string &Op, const Expr *E,
@@ -404,6 +406,9 @@ std::optional<Device> FunctionEvaluator::device(const Expr *E) {
   E = strip(E);
   if (!E)
     return std::nullopt;
+  // torch::Device(torch::kCUDA) written as a functional cast.
+  if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
+    return device(FC->getSubExpr());
   // A c10::DeviceType enumerator (torch::kCUDA).
   if (E->getType()->isEnumeralType()) {
     auto Name = enumeratorName(E);
@@ -818,17 +823,24 @@ ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
     for (const Expr *A : Args)
       if (isTensorType(A->getType()))
         Inputs.push_back(tensor(A));
-    // A function that takes a tensor by non-const reference may rebind it.
-    for (unsigned K = 0; K < Args.size() && K < Callee->getNumParams(); ++K) {
-      QualType PT = Callee->getParamDecl(K)->getType();
-      if (PT->isReferenceType() && !PT.getNonReferenceType().isConstQualified() &&
-          isTensorType(PT))
-        forgetObject(Args[K], "passed by reference to '" + Name + "'");
-    }
+    forgetReferenceArgs(Callee, Args);
     return unmodelledCall(Name, E, Inputs,
                           "call to '" + Name + "' is not analysed");
   }
   return freeFunction(E, Callee, Args);
+}
+
+/// A function we do not analyse that takes a tensor by non-const reference
+/// may rebind it: forget what we knew about those names.
+void FunctionEvaluator::forgetReferenceArgs(const FunctionDecl *Callee,
+                                            llvm::ArrayRef<const Expr *> Args) {
+  std::string Name = Callee->getQualifiedNameAsString();
+  for (unsigned K = 0; K < Args.size() && K < Callee->getNumParams(); ++K) {
+    QualType PT = Callee->getParamDecl(K)->getType();
+    if (PT->isReferenceType() && !PT.getNonReferenceType().isConstQualified() &&
+        isTensorType(PT))
+      forgetObject(Args[K], "passed by reference to '" + Name + "'");
+  }
 }
 
 /// A named tensor changed in a way the analysis does not follow: its name
@@ -1264,7 +1276,10 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
                                   const Expr *Object,
                                   llvm::ArrayRef<const Expr *> Args) {
   if (!MD || !Object || !isTensorType(Object->getType()))
-    return I.unknown("call", "method of a non-tensor object",
+    return I.unknown("call",
+                     MD && MD->getParent() && MD->getParent()->isLambda()
+                         ? "call to a lambda is not analysed"
+                         : "method of a non-tensor object",
                      span(E->getSourceRange()));
   OpCall C;
   C.E = E;
@@ -1430,6 +1445,17 @@ std::optional<ValueId> FunctionEvaluator::tensorOp(const OpCall &C) {
     if (!ParamType(0).isNull() && !ParamType(0)->isIntegerType())
       return Unmodelled("select by dimension name is not modelled");
     auto D = Int(0), K = Int(1);
+    if (D && !K && In.Sizes && In.Strides && !In.Sizes->empty()) {
+      // An index known only at run time (a loop variable): still a view of
+      // known shape and strides, at an unknown offset.
+      OpOutcome Out = tma::select(In, *D, 0);
+      if (Out.Kind == OpKind::View) {
+        Out.Value.Offset.reset();
+        Out.Value.markUnknown("select index could not be derived, so the "
+                              "offset is unknown");
+        return Apply(Name, {Self}, Out);
+      }
+    }
     if (!D || !K)
       return NoArgs("select arguments");
     return Apply(Name, {Self}, tma::select(In, *D, *K));
@@ -1483,8 +1509,18 @@ std::optional<ValueId> FunctionEvaluator::tensorOp(const OpCall &C) {
       return NoArgs("unfold arguments");
     return Apply(Name, {Self}, tma::unfold(In, *D, *S, *St));
   }
+  // An int64_t parameter where a dim list also fits (movedim(0, 2),
+  // prod(1)): a one-element list.
+  auto Dims1 = [&](unsigned K) -> std::optional<Dims> {
+    if (!ParamType(K).isNull() && ParamType(K)->isIntegerType()) {
+      if (auto V = Int(K))
+        return Dims{*V};
+      return std::nullopt;
+    }
+    return intList(Arg(K));
+  };
   if (Name == "movedim" || Name == "moveaxis") {
-    auto Src = intList(Arg(0)), Dst = intList(Arg(1));
+    auto Src = Dims1(0), Dst = Dims1(1);
     if (!Src || !Dst)
       return NoArgs("movedim arguments");
     return Apply(Name, {Self}, tma::movedim(In, *Src, *Dst));
@@ -1769,7 +1805,7 @@ std::optional<ValueId> FunctionEvaluator::tensorOp(const OpCall &C) {
       std::string P0 = recordName(ParamType(0));
       if (P0 == "c10::ArrayRef" || P0 == "c10::OptionalArrayRef" ||
           ParamType(0)->isIntegerType()) {
-        Dims_ = intList(Arg(0));
+        Dims_ = Dims1(0);
         if (!Dims_)
           return NoArgs("reduction dims");
       } else {
@@ -1892,9 +1928,11 @@ std::optional<ValueId> FunctionEvaluator::tensorOp(const OpCall &C) {
       {"abs", {ElemDType::Promote, "abs"}},
       {"gelu", {ElemDType::FloatOnly, "gelu"}},
       {"where", {ElemDType::Promote, "where"}}};
+  // From here on Self has been evaluated: never return nullopt (the caller
+  // would evaluate it a second time).
   auto R = Elementwise.find(Name);
   if (R == Elementwise.end())
-    return std::nullopt;
+    return Unmodelled("'" + Name + "' is not modelled");
   std::string Op = R->second.Op;
   // Unary minus is Tensor::operator-() with no argument.
   if (Name == "operator-" && C.Args.empty())
@@ -1940,7 +1978,7 @@ std::optional<ValueId> FunctionEvaluator::tensorOp(const OpCall &C) {
   Ops.push_back(ElemOperand::tensor(In));
   if (!Unary) {
     if (!Arg(0))
-      return std::nullopt;
+      return Unmodelled("this '" + Name + "' overload is not modelled");
     ElemOperand B = operand(Arg(0));
     if (!B.IsScalar)
       Inputs.push_back(tensor(Arg(0)));
@@ -2206,6 +2244,13 @@ void FunctionEvaluator::expressionStatement(const Expr *E, Flow F,
         if (!MCE->getMethodDecl() || !MCE->getMethodDecl()->isConst())
           TensorLists.erase(key(DRE->getDecl()));
   }
+  // A call that takes a tensor by non-const reference may rebind it.
+  if (const auto *CE = dyn_cast<CallExpr>(S);
+      CE && !isTensorType(S->getType()) && !isa<CXXMemberCallExpr>(CE) &&
+      !isa<CXXOperatorCallExpr>(CE))
+    if (const FunctionDecl *Callee = CE->getDirectCallee();
+        Callee && !isLibTorchDecl(Callee))
+      forgetReferenceArgs(Callee, llvm::ArrayRef(CE->getArgs(), CE->getNumArgs()));
   // Any other expression with tensor ops: evaluate for its allocations.
   if (isTensorType(S->getType()) || isa<CallExpr>(S)) {
     bool HasTensorWork = isTensorType(S->getType());
@@ -2445,7 +2490,9 @@ std::vector<FunctionTrace> analyzeTranslationUnit(ASTContext &Ctx,
   // Only top-level declarations written in the main file: the LibTorch
   // headers hold hundreds of thousands of declarations we never need.
   SourceManager &SM = Ctx.getSourceManager();
-  for (Decl *D : Ctx.getTranslationUnitDecl()->decls())
+  // noload_decls: declarations from a preamble PCH are headers, never the
+  // main file, and loading them all would cost more than the analysis.
+  for (Decl *D : Ctx.getTranslationUnitDecl()->noload_decls())
     if (SM.isWrittenInMainFile(SM.getExpansionLoc(D->getLocation())))
       Collect.TraverseDecl(D);
   std::vector<FunctionTrace> Traces;

@@ -635,6 +635,9 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
                  const TorchVersion &Version) {
   OpOutcome Out;
   Out.Kind = OpKind::Copy;
+  // An unknown operand's own reason explains the most.
+  Out.Value.markUnknown(A.UnknownReason);
+  Out.Value.markUnknown(B.UnknownReason);
   if (A.Type && B.Type) {
     if (*A.Type != *B.Type)
       return throws(std::string("expected scalar type ") + dtypeName(*A.Type) +

@@ -424,6 +424,10 @@ OpOutcome elementwise(const std::string &Op,
       break;
     }
   Out.Value.Dev = Dev;
+  // An unknown operand's own reason explains the most.
+  for (const ElemOperand &O : Ops)
+    if (!O.IsScalar && !O.T.UnknownReason.empty())
+      Out.Value.markUnknown(O.T.UnknownReason);
   if (!Dev)
     Out.Value.markUnknown("device of an input is unknown");
   // The common dtype, then what the op makes of it.

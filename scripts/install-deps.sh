@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ python3
   clang-16 libclang-16-dev libclang-cpp16-dev llvm-16-dev clang-tidy-16
-  libtorch-dev libgtest-dev python3-jsonschema
+  libtorch-dev libgtest-dev python3-jsonschema python3-yaml git pre-commit
 )
 missing=()
 for p in "${packages[@]}"; do

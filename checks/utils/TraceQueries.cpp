@@ -54,8 +54,47 @@ const OpEvent *layoutBreaker(const FunctionTrace &T, ValueId V) {
   return nullptr;
 }
 
+const OpEvent *permutingProducer(const FunctionTrace &T, ValueId V) {
+  static const char *Permuting[] = {"transpose", "permute", "t",
+                                    "mT",        "swapaxes", "swapdims",
+                                    "movedim",   "moveaxis"};
+  const OpEvent *Src = T.producer(V);
+  if (!Src)
+    return nullptr;
+  for (const char *P : Permuting)
+    if (Src->Name == P)
+      return Src;
+  return nullptr;
+}
+
 bool isFresh(const OpEvent *Op) {
   return Op && (Op->Kind == OpKind::Alloc || Op->Kind == OpKind::Copy);
+}
+
+bool isRewritable(const SourceSpan &S) {
+  return !S.InMacro && S.BeginOffset != ~size_t(0) && S.EndOffset != ~size_t(0) &&
+         S.BeginOffset <= S.EndOffset;
+}
+
+bool isMemberCall(const OpEvent &Op) {
+  if (Op.ArgWhere.empty() || !isRewritable(Op.NameWhere) ||
+      !isRewritable(Op.ArgWhere[0]))
+    return false;
+  return Op.ArgWhere[0].EndOffset <= Op.NameWhere.BeginOffset;
+}
+
+bool opaqueStatementAfter(const FunctionTrace &T, unsigned Statement) {
+  for (size_t K = static_cast<size_t>(Statement) + 1; K < T.Statements.size(); ++K)
+    if (T.Statements[K].Ops.empty())
+      return true;
+  return false;
+}
+
+bool knownNonContiguous(const FunctionTrace &T, ValueId V) {
+  if (V < 0)
+    return false;
+  auto C = T.value(V).contiguous();
+  return C && !*C;
 }
 
 } // namespace tma

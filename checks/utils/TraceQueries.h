@@ -27,7 +27,31 @@ int lastUseOfStorage(const FunctionTrace &T, StorageId S);
 /// copying contiguous()); null when there is none or layouts are unknown.
 const OpEvent *layoutBreaker(const FunctionTrace &T, ValueId V);
 
+/// The op that made V when it is a dimension-permuting view (transpose,
+/// permute, t, mT, swapaxes, swapdims, movedim, moveaxis); null otherwise.
+/// Where shapes are unknown this is the pattern that makes a later
+/// contiguous() or reshape() copy.
+const OpEvent *permutingProducer(const FunctionTrace &T, ValueId V);
+
 /// Whether an op's result came from a fresh allocation (Alloc or Copy).
 bool isFresh(const OpEvent *Op);
+
+/// Whether a span can carry a fix-it: its file offsets are known and it is
+/// not inside a macro expansion.
+bool isRewritable(const SourceSpan &S);
+
+/// Whether Op was written as a member call (`x.reshape(...)`), not as a free
+/// function (`torch::reshape(x, ...)`): the receiver ends before the name.
+/// Fix-its that rewrite the callee name or drop `.clone()` need this.
+bool isMemberCall(const OpEvent &Op);
+
+/// Whether a statement after Statement (by index) has no ops in the trace:
+/// a call the analysis does not model (`consume(a)`, `v.push_back(a)`,
+/// `std::cout << a`) may use any tensor there without the trace showing it.
+/// Checks that claim "nothing uses X afterwards" stay silent when true.
+bool opaqueStatementAfter(const FunctionTrace &T, unsigned Statement);
+
+/// Whether V's layout is known and not contiguous.
+bool knownNonContiguous(const FunctionTrace &T, ValueId V);
 
 } // namespace tma

@@ -21,12 +21,12 @@ void matmul_ranks() {
 }
 
 void matmul_layouts() {
-  auto x = torch::randn({2, 3, 5});
+  auto x = torch::randn({2, 4, 4});
   auto w = torch::randn({4, 6});
-  auto sliced = x.narrow(2, 0, 4);
+  auto sliced = x.narrow(1, 0, 3);
   auto a = torch::matmul(sliced, w);
   auto t = torch::randn({2, 4, 3}).transpose(1, 2);
-  auto b = torch::matmul(t, torch::randn({3, 6}).narrow(0, 0, 3).t().t());
+  auto b = torch::matmul(t, torch::randn({6, 4}).t());
   auto c = torch::matmul(t.transpose(1, 2), torch::randn({3, 2}));
 }
 

@@ -6,22 +6,22 @@ void sums() {
   auto x = torch::randn({2, 3, 4});
   auto a = x.sum();
   auto b = x.sum(1);
-  auto c = x.sum({0, 2});
+  auto c = x.sum(at::IntArrayRef{0, 2});
   auto d = x.sum(1, true);
-  auto e = x.sum({-1, 0}, true);
+  auto e = x.sum(at::IntArrayRef{-1, 0}, true);
   auto f = torch::sum(x.transpose(0, 2), 0);
   auto ints = torch::ones({2, 3}, torch::kInt32);
   auto g = ints.sum();
   auto h = ints.sum(0);
   auto i = torch::ones({3}, torch::kBool).sum();
   auto j = x.sum(torch::kFloat64);
-  auto k = x.sum({1}, false, torch::kFloat16);
+  auto k = x.sum(at::IntArrayRef{1}, false, torch::kFloat16);
 }
 
 void means_and_prods() {
   auto x = torch::randn({2, 3, 4});
   auto a = x.mean();
-  auto b = x.mean({1, 2});
+  auto b = x.mean(at::IntArrayRef{1, 2});
   auto c = x.mean(0, true);
   auto d = x.prod();
   auto e = x.prod(1);

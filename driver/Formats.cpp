@@ -1,0 +1,379 @@
+// SARIF, GitHub workflow commands and the markdown summary (Formats.h).
+//
+// Positions: the analysis reports 1-based lines and byte columns, end
+// columns one past the last byte, and byte offsets for fix-its. SARIF counts
+// columns and charOffset in "characters" of the run's columnKind; we declare
+// unicodeCodePoints and convert from bytes with the file's text, so a line
+// with a non-ASCII comment still points at the right token. A file that can
+// no longer be read is taken as ASCII (bytes == code points).
+#include "driver/Formats.h"
+#include "checks/Registry.h"
+#include "model/Units.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <map>
+
+#ifndef TMA_DOCS_DIR
+#define TMA_DOCS_DIR ""
+#endif
+#ifndef TMA_DOCS_BASE_URI
+#define TMA_DOCS_BASE_URI ""
+#endif
+
+namespace tma {
+
+namespace json = llvm::json;
+
+std::string severityOf(const std::string &Check, const FormatOptions &Options) {
+  return !Options.ErrorChecks.empty() && checkEnabled(Options.ErrorChecks, Check)
+             ? "error"
+             : "warning";
+}
+
+namespace {
+
+/// RFC 3986 path encoding: unreserved characters and '/' stay.
+std::string encodePath(llvm::StringRef Path) {
+  std::string Out;
+  for (unsigned char C : Path) {
+    if (llvm::isAlnum(C) || llvm::StringRef("-._~/").contains(C))
+      Out += static_cast<char>(C);
+    else
+      Out += "%" + llvm::utohexstr(C, /*LowerCase=*/false, /*Width=*/2);
+  }
+  return Out;
+}
+
+std::string helpBase(const FormatOptions &Options) {
+  if (!Options.HelpBaseURI.empty())
+    return Options.HelpBaseURI;
+  if (llvm::StringRef(TMA_DOCS_BASE_URI).size())
+    return TMA_DOCS_BASE_URI;
+  std::string Dir = TMA_DOCS_DIR;
+  if (Dir.empty())
+    return "";
+  return fileURI(Dir + "/checks") + "/";
+}
+
+/// Byte columns and offsets to code points, per file.
+class TextIndex {
+public:
+  /// 1-based column in code points for a 1-based byte column on Line.
+  unsigned column(const std::string &File, unsigned Line, unsigned ByteCol) {
+    const std::string *T = text(File);
+    if (!T || Line == 0 || ByteCol == 0)
+      return ByteCol;
+    size_t Pos = 0;
+    for (unsigned L = 1; L < Line; ++L) {
+      Pos = T->find('\n', Pos);
+      if (Pos == std::string::npos)
+        return ByteCol;
+      ++Pos;
+    }
+    return static_cast<unsigned>(codePoints(*T, Pos, Pos + ByteCol - 1)) + 1;
+  }
+  /// Offset in code points for a byte offset.
+  size_t offset(const std::string &File, size_t ByteOffset) {
+    const std::string *T = text(File);
+    return T ? codePoints(*T, 0, ByteOffset) : ByteOffset;
+  }
+
+private:
+  static size_t codePoints(const std::string &T, size_t Begin, size_t End) {
+    size_t N = 0;
+    End = std::min(End, T.size());
+    for (size_t I = Begin; I < End; ++I)
+      N += (static_cast<unsigned char>(T[I]) & 0xC0) != 0x80;
+    return N;
+  }
+  const std::string *text(const std::string &File) {
+    auto It = Texts.find(File);
+    if (It == Texts.end()) {
+      auto Buffer = llvm::MemoryBuffer::getFile(File);
+      std::optional<std::string> T;
+      if (Buffer)
+        T = (*Buffer)->getBuffer().str();
+      It = Texts.emplace(File, std::move(T)).first;
+    }
+    return It->second ? &*It->second : nullptr;
+  }
+  std::map<std::string, std::optional<std::string>> Texts;
+};
+
+json::Object artifactLocation(const std::string &File) {
+  if (llvm::sys::path::is_absolute(File))
+    return json::Object{{"uri", fileURI(File)}};
+  return json::Object{
+      {"uri", encodePath(llvm::sys::path::convert_to_slash(File))},
+      {"uriBaseId", "SRCROOT"}};
+}
+
+json::Object physicalLocation(const SourceSpan &S, TextIndex &Index) {
+  json::Object Region{{"startLine", S.Line},
+                      {"startColumn", Index.column(S.File, S.Line, S.Column)}};
+  if (S.EndLine >= S.Line && S.EndLine != 0 && S.EndColumn != 0) {
+    Region["endLine"] = S.EndLine;
+    Region["endColumn"] = Index.column(S.File, S.EndLine, S.EndColumn);
+  }
+  return json::Object{{"artifactLocation", artifactLocation(S.File)},
+                      {"region", std::move(Region)}};
+}
+
+bool hasOffsets(const SourceSpan &S) {
+  return S.BeginOffset != ~size_t(0) && S.EndOffset != ~size_t(0) &&
+         S.BeginOffset <= S.EndOffset && !S.InMacro;
+}
+
+} // namespace
+
+std::string fileURI(llvm::StringRef AbsolutePath) {
+  std::string P = llvm::sys::path::convert_to_slash(AbsolutePath);
+  return "file://" + encodePath(P);
+}
+
+json::Value toSarif(const std::vector<Diagnostic> &Diagnostics,
+                    const FormatOptions &Options) {
+  std::string Base = helpBase(Options);
+  json::Array Rules;
+  std::map<std::string, unsigned> RuleIndex;
+  for (const CheckInfo &Info : checkRegistry()) {
+    RuleIndex[Info.Name] = static_cast<unsigned>(Rules.size());
+    std::string Doc = "docs/checks/" + Info.Name + ".md";
+    json::Object Rule{
+        {"id", Info.Name},
+        {"name", Info.Name},
+        {"shortDescription", json::Object{{"text", Info.Summary}}},
+        {"fullDescription", json::Object{{"text", Info.Summary}}},
+        {"help",
+         json::Object{
+             {"text", Info.Summary + ". Documentation: " + Doc +
+                          ". Silence one finding with // NOLINT(" + Info.Name +
+                          ")."},
+             {"markdown", Info.Summary + ".\n\nDocumentation: [" + Doc + "](" +
+                              (Base.empty() ? Doc : Base + Info.Name + ".md") +
+                              "). Silence one finding with `// NOLINT(" +
+                              Info.Name + ")`."}}},
+        {"defaultConfiguration",
+         json::Object{{"level", severityOf(Info.Name, Options)}}},
+        {"properties", json::Object{{"tags", json::Array{"memory", "libtorch"}}}},
+    };
+    if (!Base.empty())
+      Rule["helpUri"] = Base + Info.Name + ".md";
+    Rules.push_back(std::move(Rule));
+  }
+
+  TextIndex Index;
+  json::Array Results;
+  for (const Diagnostic &D : Diagnostics) {
+    json::Object R{
+        {"ruleId", D.Check},
+        {"level", severityOf(D.Check, Options)},
+        {"message", json::Object{{"text", renderMessage(D.Format, D.Args)}}},
+        {"locations",
+         json::Array{json::Object{
+             {"physicalLocation", physicalLocation(D.Where, Index)}}}},
+    };
+    auto It = RuleIndex.find(D.Check);
+    if (It != RuleIndex.end())
+      R["ruleIndex"] = It->second;
+    if (!D.Notes.empty()) {
+      json::Array Related;
+      int Id = 1;
+      for (const DiagnosticNote &N : D.Notes)
+        Related.push_back(json::Object{
+            {"id", Id++},
+            {"physicalLocation", physicalLocation(N.Where, Index)},
+            {"message", json::Object{{"text", renderMessage(N.Format, N.Args)}}}});
+      R["relatedLocations"] = std::move(Related);
+    }
+    json::Object Props;
+    if (D.Bytes) {
+      Props["bytes"] = *D.Bytes;
+      Props["bytesText"] = formatBytes(*D.Bytes);
+    }
+    if (!Props.empty())
+      R["properties"] = std::move(Props);
+    // A diagnostic's fix-its form one fix (they go in together); one with
+    // an edit we cannot express by offsets is left out.
+    if (!D.Fixes.empty() &&
+        std::all_of(D.Fixes.begin(), D.Fixes.end(),
+                    [](const FixIt &F) { return hasOffsets(F.Where); })) {
+      json::Array Replacements;
+      for (const FixIt &F : D.Fixes) {
+        std::string File = F.Where.File.empty() ? D.Where.File : F.Where.File;
+        size_t Begin = Index.offset(File, F.Where.BeginOffset);
+        size_t End = Index.offset(File, F.Where.EndOffset);
+        Replacements.push_back(json::Object{
+            {"deletedRegion",
+             json::Object{{"charOffset", static_cast<int64_t>(Begin)},
+                          {"charLength", static_cast<int64_t>(End - Begin)}}},
+            {"insertedContent", json::Object{{"text", F.Replacement}}}});
+      }
+      R["fixes"] = json::Array{json::Object{
+          {"description",
+           json::Object{{"text", "apply the fix-it of " + D.Check}}},
+          {"artifactChanges",
+           json::Array{json::Object{
+               {"artifactLocation", artifactLocation(D.Where.File)},
+               {"replacements", std::move(Replacements)}}}}}};
+    }
+    Results.push_back(std::move(R));
+  }
+
+  llvm::SmallString<256> Cwd;
+  llvm::sys::fs::current_path(Cwd);
+  std::string Root = fileURI(Cwd);
+  if (!llvm::StringRef(Root).endswith("/"))
+    Root += "/";
+  return json::Object{
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+      {"version", "2.1.0"},
+      {"runs",
+       json::Array{json::Object{
+           {"tool",
+            json::Object{{"driver",
+                          json::Object{{"name", "tensor-accountant"},
+                                       {"version", "0.1"},
+                                       {"semanticVersion", "0.1.0"},
+                                       {"rules", std::move(Rules)}}}}},
+           {"originalUriBaseIds",
+            json::Object{{"SRCROOT", json::Object{{"uri", Root}}}}},
+           {"columnKind", "unicodeCodePoints"},
+           {"results", std::move(Results)}}}}};
+}
+
+std::string escapeWorkflowData(llvm::StringRef S) {
+  std::string Out;
+  for (char C : S) {
+    switch (C) {
+    case '%': Out += "%25"; break;
+    case '\r': Out += "%0D"; break;
+    case '\n': Out += "%0A"; break;
+    default: Out += C;
+    }
+  }
+  return Out;
+}
+
+std::string escapeWorkflowProperty(llvm::StringRef S) {
+  std::string Out;
+  for (char C : escapeWorkflowData(S)) {
+    switch (C) {
+    case ':': Out += "%3A"; break;
+    case ',': Out += "%2C"; break;
+    default: Out += C;
+    }
+  }
+  return Out;
+}
+
+void printGithub(llvm::raw_ostream &OS, const std::vector<Diagnostic> &Diags,
+                 const FormatOptions &Options) {
+  for (const Diagnostic &D : Diags) {
+    std::string Message = renderMessage(D.Format, D.Args);
+    for (const DiagnosticNote &N : D.Notes)
+      Message += "\nnote: " + N.Where.File + ":" + std::to_string(N.Where.Line) +
+                 ":" + std::to_string(N.Where.Column) + ": " +
+                 renderMessage(N.Format, N.Args);
+    OS << "::" << severityOf(D.Check, Options)
+       << " file=" << escapeWorkflowProperty(D.Where.File)
+       << ",line=" << D.Where.Line << ",col=" << D.Where.Column;
+    if (D.Where.EndLine >= D.Where.Line && D.Where.EndColumn != 0)
+      OS << ",endLine=" << D.Where.EndLine << ",endColumn=" << D.Where.EndColumn;
+    OS << ",title=" << escapeWorkflowProperty(D.Check)
+       << "::" << escapeWorkflowData(Message) << "\n";
+  }
+}
+
+std::string markdownCell(llvm::StringRef S) {
+  std::string Out;
+  for (char C : S) {
+    if (C == '|')
+      Out += "\\|";
+    else if (C == '\n' || C == '\r')
+      Out += ' ';
+    else
+      Out += C;
+  }
+  return Out;
+}
+
+void printMarkdown(llvm::raw_ostream &OS,
+                   const std::vector<FunctionTrace> &Traces,
+                   const std::vector<Diagnostic> &Diags,
+                   const FormatOptions &Options) {
+  unsigned Errors = 0;
+  std::map<std::string, std::pair<unsigned, int64_t>> PerCheck;
+  for (const Diagnostic &D : Diags) {
+    Errors += severityOf(D.Check, Options) == "error";
+    auto &Entry = PerCheck[D.Check];
+    ++Entry.first;
+    if (D.Bytes)
+      Entry.second += *D.Bytes;
+  }
+  OS << "### tensor-accountant\n\n";
+  if (Diags.empty()) {
+    OS << "No findings in " << Traces.size() << " function"
+       << (Traces.size() == 1 ? "" : "s") << ".\n";
+  } else {
+    OS << Diags.size() << " finding" << (Diags.size() == 1 ? "" : "s") << " ("
+       << Errors << " error" << (Errors == 1 ? "" : "s") << ", "
+       << Diags.size() - Errors << " warning"
+       << (Diags.size() - Errors == 1 ? "" : "s") << ") in " << Traces.size()
+       << " function" << (Traces.size() == 1 ? "" : "s") << ".\n\n";
+
+    std::vector<const Diagnostic *> Worst;
+    for (const Diagnostic &D : Diags)
+      if (D.Bytes && *D.Bytes > 0)
+        Worst.push_back(&D);
+    std::stable_sort(Worst.begin(), Worst.end(),
+                     [](const Diagnostic *A, const Diagnostic *B) {
+                       return *A->Bytes > *B->Bytes;
+                     });
+    if (!Worst.empty()) {
+      OS << "#### Worst copies\n\n| bytes | where | check | finding |\n"
+         << "|---:|---|---|---|\n";
+      for (size_t I = 0; I < Worst.size() && I < Options.MarkdownRows; ++I) {
+        const Diagnostic &D = *Worst[I];
+        OS << "| " << formatBytes(*D.Bytes) << " | `" << markdownCell(D.Where.File)
+           << ":" << D.Where.Line << "` | `" << D.Check << "` | "
+           << markdownCell(renderMessage(D.Format, D.Args)) << " |\n";
+      }
+      if (Worst.size() > Options.MarkdownRows)
+        OS << "\n" << Worst.size() - Options.MarkdownRows
+           << " more with a byte estimate not shown.\n";
+      OS << "\n";
+    }
+    OS << "#### Findings per check\n\n| check | findings | bytes |\n"
+       << "|---|---:|---:|\n";
+    for (const auto &[Check, Entry] : PerCheck)
+      OS << "| `" << Check << "` | " << Entry.first << " | "
+         << (Entry.second ? formatBytes(Entry.second) : std::string("-"))
+         << " |\n";
+  }
+  // Peak storage per function, folded away: context for the reviewer.
+  std::vector<const FunctionTrace *> WithPeak;
+  for (const FunctionTrace &T : Traces)
+    if (T.Summary.PeakLiveBytes && *T.Summary.PeakLiveBytes > 0)
+      WithPeak.push_back(&T);
+  if (!WithPeak.empty()) {
+    std::stable_sort(WithPeak.begin(), WithPeak.end(),
+                     [](const FunctionTrace *A, const FunctionTrace *B) {
+                       return *A->Summary.PeakLiveBytes > *B->Summary.PeakLiveBytes;
+                     });
+    OS << "\n<details><summary>Peak live tensor storage per function</summary>"
+          "\n\n| function | where | peak |\n|---|---|---:|\n";
+    for (const FunctionTrace *T : WithPeak)
+      OS << "| `" << markdownCell(T->Name) << "` | `" << markdownCell(T->File)
+         << ":" << T->Where.Line << "` | "
+         << formatBytes(*T->Summary.PeakLiveBytes) << " |\n";
+    OS << "\n</details>\n";
+  }
+}
+
+} // namespace tma

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Bad input to each entry point: a clear one-line error, no crash.
+
+The CLI (every --format), the --changed-lines-only option and --lsp's
+startup. (Malformed LSP messages are in test_lsp.py.) None of these
+parses LibTorch, so the test is quick.
+
+usage: test_bad_input.py <tensor-accountant>
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TOOL = sys.argv[1]
+failures = []
+tmp = tempfile.mkdtemp(prefix="tma-bad-")
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def write(name, text):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def expect(args, rc, needle, what, stdin=None):
+    p = subprocess.run([TOOL] + args, cwd=tmp, capture_output=True, text=True,
+                       timeout=300, input=stdin)
+    crashed = p.returncode < 0 or "Stack dump" in p.stderr or \
+        "PLEASE submit a bug report" in p.stderr
+    check(not crashed, what + ": no crash (rc %d)\n%s" % (p.returncode, p.stderr))
+    check(p.returncode == rc, what + ": exit status %d, want %d\n%s"
+          % (p.returncode, rc, p.stderr))
+    check(needle in p.stderr, what + ": stderr says %r\n%s" % (needle, p.stderr))
+    return p
+
+
+cpp = write("ok.cpp", "int main() { return 0; }\n")
+write("notes.md", "# not C++\n")
+write("script.py", "print('hi')\n")
+
+for fmt in ("diagnostics", "sarif", "github", "markdown"):
+    expect(["--format=" + fmt, "missing.cpp"], 2, "no such file: 'missing.cpp'",
+           "unknown file (%s)" % fmt)
+    expect(["--format=" + fmt, "notes.md"], 2, "is not a C or C++ file",
+           "non-C++ file (%s)" % fmt)
+expect(["script.py", "--", "-std=c++17"], 2, "is not a C or C++ file",
+       "non-C++ file with flags")
+expect([tmp], 2, "is a directory", "a directory")
+expect(["--format=yaml", "ok.cpp"], 2, "Cannot find option named 'yaml'",
+       "unknown format")
+
+# Broken compile commands: flags the compiler refuses, a database that is
+# missing or not JSON.
+for fmt in ("diagnostics", "sarif"):
+    expect(["--format=" + fmt, "ok.cpp", "--", "-std=c++17", "--no-such-flag"],
+           1, "the compile command failed", "broken flags (%s)" % fmt)
+expect(["-p", os.path.join(tmp, "nodb"), "ok.cpp"], 2,
+       "no compile_commands.json", "missing database")
+os.makedirs(os.path.join(tmp, "baddb"))
+write("baddb/compile_commands.json", "{ this is not json")
+expect(["-p", os.path.join(tmp, "baddb"), "ok.cpp"], 2,
+       "no compile_commands.json", "malformed database")
+os.makedirs(os.path.join(tmp, "flagdb"))
+write("flagdb/compile_commands.json", json.dumps([{
+    "directory": tmp, "file": cpp,
+    "arguments": ["clang++", "--no-such-flag", "-c", cpp]}]))
+expect(["-p", os.path.join(tmp, "flagdb"), "ok.cpp"], 1,
+       "the compile command failed",
+       "database with a broken command")
+
+# --changed-lines-only with something that is neither a diff nor a revision.
+expect(["--changed-lines-only=no-such-revision-xyz", "ok.cpp", "--",
+        "-std=c++17"], 2, "--changed-lines-only=no-such-revision-xyz",
+       "bad revision")
+expect(["--changed-lines-only=", "ok.cpp", "--", "-std=c++17"], 2,
+       "--changed-lines-only needs", "empty --changed-lines-only")
+
+# --lsp startup.
+expect(["--lsp", "ok.cpp"], 2, "--lsp takes no files", "--lsp with a file")
+expect(["--lsp", "-p", os.path.join(tmp, "nodb")], 2,
+       "no compile_commands.json", "--lsp with a missing database")
+# Garbage framing: a header block without Content-Length, then the end.
+expect(["--lsp"], 1, "without Content-Length", "--lsp garbage framing",
+       stdin="hello\r\n\r\n")
+
+if failures:
+    sys.exit("%d failure(s)" % len(failures))
+print("ok: bad input")

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""CI formats against the JSON report, on the seed file (real LibTorch headers).
+
+--format=sarif must validate against the SARIF 2.1.0 schema shipped in
+tests/integrations/data/ and carry every diagnostic of --format=json (same
+count, check, line, column, message, bytes, notes, fixes). --format=github
+must give one annotation per diagnostic with the same position and check,
+and --format=markdown the summary tables.
+
+usage: test_formats.py <tensor-accountant> <source dir>
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import copy
+
+import jsonschema
+
+TOOL, SRC = sys.argv[1], sys.argv[2]
+FILE = "testdata/seed/blocks.cpp"
+SCHEMA = os.path.join(SRC, "tests/integrations/data/sarif-schema-2.1.0.json")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(fmt):
+    p = subprocess.run([TOOL, "--no-cache", "--format=" + fmt, FILE], cwd=SRC,
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        print(p.stderr)
+        sys.exit("tensor-accountant --format=%s exited %d" % (fmt, p.returncode))
+    return p.stdout
+
+
+report = json.loads(run("json"))
+diags = report["diagnostics"]
+check(len(diags) >= 3, "the seed has findings (got %d)" % len(diags))
+
+# ---- SARIF ------------------------------------------------------------------
+sarif = json.loads(run("sarif"))
+with open(SCHEMA) as f:
+    schema = json.load(f)
+Validator = jsonschema.validators.validator_for(schema)
+Validator.check_schema(schema)
+errors = list(Validator(schema).iter_errors(sarif))
+for e in errors[:5]:
+    print("schema error at", list(e.absolute_path), ":", e.message)
+check(not errors, "SARIF validates against the 2.1.0 schema")
+# The validator is not vacuous: a wrong level must be refused.
+broken = copy.deepcopy(sarif)
+if broken["runs"][0]["results"]:
+    broken["runs"][0]["results"][0]["level"] = "catastrophic"
+    check(list(Validator(schema).iter_errors(broken)),
+          "the schema rejects an invalid level")
+
+run0 = sarif["runs"][0]
+rules = run0["tool"]["driver"]["rules"]
+rule_ids = [r["id"] for r in rules]
+listed = subprocess.run([TOOL, "--list-checks", "--checks=*"], cwd=SRC,
+                        capture_output=True, text=True).stdout.split()
+check(set(r for r in listed if r.startswith("torch-")) <= set(rule_ids),
+      "every registered check is a rule")
+for r in rules:
+    check(r["shortDescription"]["text"] and r["help"]["text"],
+          "rule %s has help text" % r["id"])
+    check(r.get("helpUri", "").endswith("docs/checks/%s.md" % r["id"]),
+          "rule %s has a helpUri to its doc page" % r["id"])
+
+# SARIF counts columns and offsets in code points (columnKind
+# unicodeCodePoints); the JSON report in bytes. The seed has non-ASCII
+# comments (em dashes), so convert.
+with open(os.path.join(SRC, FILE), "rb") as f:
+    source = f.read()
+source_lines = source.split(b"\n")
+
+
+def cp_offset(byte_offset):
+    return len(source[:byte_offset].decode("utf-8"))
+
+
+def cp_column(line, byte_column):
+    return len(source_lines[line - 1][:byte_column - 1].decode("utf-8")) + 1
+
+
+check(run0["columnKind"] == "unicodeCodePoints", "columnKind")
+results = run0["results"]
+check(len(results) == len(diags),
+      "SARIF has every diagnostic (%d vs %d)" % (len(results), len(diags)))
+for d, r in zip(diags, results):
+    where = "%s:%d" % (d["check"], d["line"])
+    loc = r["locations"][0]["physicalLocation"]
+    region = loc["region"]
+    check(r["ruleId"] == d["check"], where + " ruleId")
+    check(rule_ids[r["ruleIndex"]] == d["check"], where + " ruleIndex")
+    check(r["level"] == "warning", where + " level")
+    check(r["message"]["text"] == d["message"], where + " message")
+    check(region["startLine"] == d["line"], where + " startLine")
+    check(region["startColumn"] == cp_column(d["line"], d["column"]),
+          where + " startColumn")
+    check(region.get("endLine", 0) >= region["startLine"], where + " endLine")
+    check(loc["artifactLocation"]["uri"] == d["file"], where + " uri")
+    check(r.get("properties", {}).get("bytes") == d["bytes"], where + " bytes")
+    related = r.get("relatedLocations", [])
+    check(len(related) == len(d["notes"]), where + " notes")
+    for n, rl in zip(d["notes"], related):
+        check(rl["message"]["text"] == n["message"] and
+              rl["physicalLocation"]["region"]["startLine"] == n["line"] and
+              rl["physicalLocation"]["region"]["startColumn"] ==
+              cp_column(n["line"], n["column"]),
+              where + " note " + n["message"])
+    if d["fixes"]:
+        reps = r["fixes"][0]["artifactChanges"][0]["replacements"]
+        check([(x["deletedRegion"]["charOffset"], x["deletedRegion"]["charLength"],
+                x["insertedContent"]["text"]) for x in reps] ==
+              [(cp_offset(x["offset"]),
+                cp_offset(x["offset"] + x["length"]) - cp_offset(x["offset"]),
+                x["replacement"]) for x in d["fixes"]],
+              where + " fixes")
+    else:
+        check("fixes" not in r, where + " has no fixes")
+
+# ---- GitHub workflow commands ---------------------------------------------
+lines = run("github").splitlines()
+check(len(lines) == len(diags), "one annotation per diagnostic")
+pattern = re.compile(r"^::(warning|error) file=([^,]*),line=(\d+),col=(\d+)"
+                     r"(?:,endLine=(\d+),endColumn=(\d+))?,title=([^:]*)::(.*)$")
+for d, line in zip(diags, lines):
+    m = pattern.match(line)
+    check(m is not None, "workflow command syntax: " + line)
+    if not m:
+        continue
+    check(m.group(2) == d["file"] and int(m.group(3)) == d["line"] and
+          int(m.group(4)) == d["column"] and m.group(7) == d["check"],
+          "annotation position and title: " + line)
+    message = m.group(8).replace("%0A", "\n").replace("%0D", "\r").replace("%25", "%")
+    check(message.split("\n")[0] == d["message"], "annotation message: " + line)
+    check(message.count("\nnote: ") == len(d["notes"]), "annotation notes: " + line)
+
+# ---- markdown ---------------------------------------------------------------
+md = run("markdown")
+check(md.startswith("### tensor-accountant"), "markdown heading")
+check("#### Worst copies" in md and "#### Findings per check" in md,
+      "markdown tables")
+for c in set(d["check"] for d in diags):
+    n = sum(1 for d in diags if d["check"] == c)
+    check(("| `%s` | %d |" % (c, n)) in md, "markdown count for " + c)
+worst = max((d for d in diags if d["bytes"]), key=lambda d: d["bytes"])
+first_row = md.split("|---:|---|---|---|\n", 1)[1].split("\n", 1)[0]
+check(":%d`" % worst["line"] in first_row, "the worst copy comes first")
+
+if failures:
+    sys.exit("%d failure(s)" % len(failures))
+print("ok: %d diagnostics round-tripped through sarif, github and markdown"
+      % len(diags))
