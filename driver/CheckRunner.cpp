@@ -160,8 +160,9 @@ CheckConfig findConfigFor(const std::string &File, std::string &Error) {
       Config->Source = std::string(Candidate);
       return *Config;
     }
-    llvm::StringRef Parent = llvm::sys::path::parent_path(Dir);
-    if (Parent == Dir)
+    // parent_path points into Dir: copy before assigning back.
+    std::string Parent = llvm::sys::path::parent_path(Dir).str();
+    if (Parent.empty() || Parent == Dir)
       break;
     Dir = Parent;
   }

@@ -18,6 +18,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -137,6 +138,10 @@ cl::opt<std::string> CacheDir(
     "cache-dir", cl::desc("Where parsed preambles are kept (default: "
                           "$XDG_CACHE_HOME/tensor-accountant)"),
     cl::value_desc("dir"), cl::cat(Category));
+cl::opt<bool> Stats("analysis-stats",
+                    cl::desc("Print to stderr how many functions and "
+                             "statements were analysed and how long it took"),
+                    cl::cat(Category));
 cl::opt<bool> NoCache("no-cache",
                       cl::desc("Parse every file from scratch; neither read "
                                "nor write the preamble cache"),
@@ -260,6 +265,20 @@ int main(int argc, const char **argv) {
   RunOpts.UseCache = !NoCache;
   RunOpts.CacheDir = CacheDir;
   tma::AnalysisRun Run = tma::analyzeFiles(*DB, Files, {}, RunOpts);
+  if (Stats) {
+    size_t Functions = 0, Statements = 0;
+    double Seconds = 0;
+    for (const tma::FileAnalysis &FA : Run.Files) {
+      Functions += FA.Traces.size();
+      for (const tma::FunctionTrace &T : FA.Traces)
+        Statements += T.Statements.size();
+      Seconds += FA.AnalysisSeconds;
+    }
+    errs() << "tensor-accountant: analysed " << Functions << " functions, "
+           << Statements << " statements in " << format("%.4f", Seconds)
+           << " s of analysis (" << format("%.0f", Seconds > 0 ? Statements / Seconds : 0.0)
+           << " statements/s), not counting parsing\n";
+  }
   if (VerifyOption != VerifyMode::None || !EmitHarness.empty() ||
       !CompareMeasured.empty()) {
     tma::VerifyOptions VO;

@@ -63,6 +63,10 @@ std::vector<TensorRow> tensorRows(const FunctionTrace &T) {
       default: break;
       }
     }
+    // Without a known storage, "view" cannot say of what, and an empty base
+    // would claim new storage: both are unknown.
+    if (!S)
+      R.Kind.clear();
     if (R.Kind.empty() || !S)
       R.StorageBytes.reset();
     // What the name keeps alive: its storage, named by its first owner; a
@@ -154,7 +158,8 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
       Add(ST.Allocated, Op.AllocatedBytes);
       Add(ST.Read, Op.ReadBytes);
       Add(ST.Written, Op.WrittenBytes);
-      Moves |= Op.Kind != OpKind::View && Op.Kind != OpKind::Self;
+      Moves |= Op.Kind != OpKind::View && Op.Kind != OpKind::Self &&
+               Op.Kind != OpKind::Use;
     }
     if (!Moves)
       continue;

@@ -37,8 +37,11 @@ verify::HarnessFile harnessFileFor(const FileAnalysis &FA, const std::string &Te
   for (const FunctionTrace &T : FA.Traces) {
     // Device expressions are redirected everywhere in the file, called or
     // not, so the program compiles the same way on every device.
+    // CPU stays CPU: tensors made without a device are CPU tensors in every
+    // mode, and an explicit kCPU must keep agreeing with them (x.to(kCPU)
+    // of such a tensor returns self). Accelerators run on the chosen device.
     for (const DeviceMention &D : T.Devices) {
-      if (D.Where.InMacro || D.Where.BeginOffset == NoOffset ||
+      if (D.Named.Kind == DeviceKind::CPU || D.Where.InMacro || D.Where.BeginOffset == NoOffset ||
           D.Where.EndOffset == NoOffset ||
           !SeenDevices.insert({D.Where.BeginOffset, D.Where.EndOffset}).second)
         continue;

@@ -7,6 +7,8 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
 
+#include <chrono>
+
 using namespace clang;
 
 namespace tma {
@@ -37,7 +39,11 @@ public:
     AnalysisOptions Opts;
     Opts.DisplayFile = FA.File;
     Opts.Version = detectTorchVersion(CI.getPreprocessor());
+    auto Start = std::chrono::steady_clock::now();
     FA.Traces = analyzeTranslationUnit(Ctx, Opts);
+    FA.AnalysisSeconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - Start)
+                             .count();
     if (OnTU)
       OnTU(Ctx, File, FA.Traces);
     Results.push_back(std::move(FA));

@@ -21,6 +21,8 @@ struct FileAnalysis {
   std::string File;
   std::vector<FunctionTrace> Traces;
   bool CompileErrors = false;
+  /// Seconds spent in the analysis itself, after parsing (for --stats).
+  double AnalysisSeconds = 0;
 };
 
 /// Called once per translation unit, after it parsed without errors, while

@@ -415,16 +415,16 @@ std::optional<Device> FunctionEvaluator::device(const Expr *E) {
     auto Kind = Name ? deviceKindFromC10Name(*Name) : std::nullopt;
     if (!Kind)
       return std::nullopt;
-    I.mentionDevice(span(E->getSourceRange()), false);
     Device D;
     D.Kind = *Kind;
+    I.mentionDevice(span(E->getSourceRange()), false, D);
     return D;
   }
   // A string literal ("cuda:0"), possibly wrapped in std::string.
   if (const auto *SL = dyn_cast<StringLiteral>(E)) {
     auto D = parseDeviceString(SL->getString());
     if (D)
-      I.mentionDevice(span(E->getSourceRange()), true);
+      I.mentionDevice(span(E->getSourceRange()), true, *D);
     return D;
   }
   if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
@@ -2260,8 +2260,24 @@ void FunctionEvaluator::expressionStatement(const Expr *E, Flow F,
     if (!HasTensorWork)
       return;
     openStatement(E, F, Insertable);
-    if (isTensorType(S->getType()))
+    if (isTensorType(S->getType())) {
       tensor(S);
+    } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
+      // A call that returns no tensor (consume(a), std::cout << a): record
+      // the use so checks know the tensors are still needed here.
+      std::vector<ValueId> Inputs;
+      for (const Expr *A : CE->arguments())
+        if (isTensorType(A->getType()))
+          Inputs.push_back(tensor(A));
+      if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(CE))
+        if (isTensorType(MCE->getImplicitObjectArgument()->getType()))
+          Inputs.insert(Inputs.begin(), tensor(MCE->getImplicitObjectArgument()));
+      OpOutcome Use;
+      Use.Kind = OpKind::Use;
+      Use.ReadBytes = Use.WrittenBytes = 0;
+      const FunctionDecl *Callee = CE->getDirectCallee();
+      apply(Callee ? calleeName(Callee) : "call", S, Inputs, Use);
+    }
     I.endStatement();
   }
 }

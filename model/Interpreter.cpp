@@ -13,6 +13,7 @@ const char *opKindName(OpKind K) {
   case OpKind::InPlace: return "inplace";
   case OpKind::Throws: return "throws";
   case OpKind::Unknown: return "unknown";
+  case OpKind::Use: return "use";
   }
   return "unknown";
 }
@@ -164,6 +165,7 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
     setThrows(Outcome.Error);
     break;
   case OpKind::Unknown:
+  case OpKind::Use:
     break;
   }
   Trace.Values.push_back(VI);
@@ -171,7 +173,8 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   notePeak(Outcome.TransientBytes.value_or(0));
   if (!Trace.Statements.empty())
     Trace.Statements.back().Ops.push_back(E.Id);
-  if (Outcome.Kind == OpKind::Unknown || !VI.Value.UnknownReason.empty())
+  if (Outcome.Kind != OpKind::Use &&
+      (Outcome.Kind == OpKind::Unknown || !VI.Value.UnknownReason.empty()))
     recordUnknown(Op, VI.Value.UnknownReason.empty() ? "not modelled"
                                                       : VI.Value.UnknownReason,
                   Where);
@@ -254,8 +257,9 @@ ValueId Interpreter::lookup(const std::string &Key) const {
   return It == Names.end() ? NoValue : It->second;
 }
 
-void Interpreter::mentionDevice(const SourceSpan &Where, bool IsStringLiteral) {
-  Trace.Devices.push_back({Where, IsStringLiteral});
+void Interpreter::mentionDevice(const SourceSpan &Where, bool IsStringLiteral,
+                                const Device &Named) {
+  Trace.Devices.push_back({Where, IsStringLiteral, Named});
 }
 
 void Interpreter::totalsUnknown(const std::string &Reason) {

@@ -60,7 +60,8 @@ public:
 
   const TensorValue &value(ValueId Id) const { return Trace.Values.at(Id).Value; }
 
-  void mentionDevice(const SourceSpan &Where, bool IsStringLiteral);
+  void mentionDevice(const SourceSpan &Where, bool IsStringLiteral,
+                     const Device &Named);
   /// Notes that totals cannot be exact (an allocation inside a loop).
   void totalsUnknown(const std::string &Reason);
   void recordUnknown(const std::string &What, const std::string &Reason,

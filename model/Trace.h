@@ -51,6 +51,8 @@ enum class OpKind {
   InPlace, // writes into an input, returns it
   Throws,  // LibTorch raises at run time
   Unknown, // not modelled: the reason is in the value
+  Use,     // tensors handed to code the analysis does not follow (a call
+           // returning no tensor); recorded so checks see the use
 };
 const char *opKindName(OpKind K);
 
@@ -134,6 +136,7 @@ struct Unknown {
 struct DeviceMention {
   SourceSpan Where;
   bool IsStringLiteral = false;
+  Device Named;
 };
 
 struct TraceSummary {

@@ -91,3 +91,7 @@ torch::Tensor takes_params(const torch::Tensor &a, int64_t n) {
   auto e = d.matmul(d);
   return e;
 }
+
+// Defined after its caller so the call stays opaque to the analysis; the
+// definition lets the differential test link the file.
+void unknown_call_by_reference(torch::Tensor &t) { t = t.view({4, 2}); }

@@ -9,6 +9,7 @@ usage: test_bad_input.py <tensor-accountant>
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -92,6 +93,7 @@ expect(["--lsp", "-p", os.path.join(tmp, "nodb")], 2,
 expect(["--lsp"], 1, "without Content-Length", "--lsp garbage framing",
        stdin="hello\r\n\r\n")
 
+shutil.rmtree(tmp, ignore_errors=True)
 if failures:
     sys.exit("%d failure(s)" % len(failures))
 print("ok: bad input")

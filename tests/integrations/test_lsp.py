@@ -17,6 +17,7 @@ usage: test_lsp.py <tensor-accountant>
 """
 import json
 import os
+import shutil
 import queue
 import subprocess
 import sys
@@ -268,6 +269,7 @@ except subprocess.TimeoutExpired:
     rc = None
 check(rc == 1, "end of input without shutdown -> status 1 (got %s)" % rc)
 
+shutil.rmtree(tmp, ignore_errors=True)
 if failures:
     print("server 1 stderr:", b"".join(c.stderr).decode(errors="replace")[-3000:])
     sys.exit("%d failure(s)" % len(failures))
