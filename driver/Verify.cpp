@@ -195,6 +195,9 @@ int runVerification(const std::vector<FileAnalysis> &Files,
     return 2;
   }
 
+  if (const auto *Root = Measured->getAsObject())
+    if (auto Mode = Root->getString("mode"))
+      RanOn = Mode->str();
   std::vector<verify::Verdict> Verdicts = verify::compare(PredictedJSON, *Measured);
 
   // Where each function ran (meta, or cpu after a missing meta kernel).
