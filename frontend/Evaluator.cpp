@@ -933,48 +933,47 @@ FunctionEvaluator::OptTensor FunctionEvaluator::optionalTensor(const Expr *E) {
   return R;
 }
 
+/// The value inside an optional argument (c10::optional<T>, SymInt, ...),
+/// or null when the argument is absent: a default, c10::nullopt, `{}`.
+/// IsValue says when the unwrapping has reached the value itself.
+template <typename Pred>
+static const Expr *presentOptional(const Expr *E, Pred IsValue) {
+  if (!E)
+    return nullptr;
+  const Expr *S = stripConversions(E, [&](const Expr *X) {
+    std::string T = recordName(X->getType());
+    return IsValue(X) || T == "c10::nullopt_t" || T == "std::nullopt_t";
+  });
+  if (!S)
+    return nullptr;
+  std::string T = recordName(S->getType());
+  if (T == "c10::nullopt_t" || T == "std::nullopt_t")
+    return nullptr;
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(S); CE && CE->getNumArgs() == 0)
+    return nullptr;
+  return S;
+}
+
 /// Reads an optional integer argument: absent (default / nullopt), a
 /// value, or not derivable.
 FunctionEvaluator::OptInt FunctionEvaluator::optionalInt(const Expr *E) {
   OptInt R;
-  if (!E)
-    return R;
-  const Expr *S = stripConversions(E, [](const Expr *X) {
-    return X->getType()->isIntegerType() ||
-           recordName(X->getType()) == "c10::nullopt_t" ||
-           recordName(X->getType()) == "std::nullopt_t";
-  });
-  if (!S)
-    return R;
-  std::string T = recordName(S->getType());
-  if (T == "c10::nullopt_t" || T == "std::nullopt_t")
-    return R;
-  if (const auto *CE = dyn_cast<CXXConstructExpr>(S); CE && CE->getNumArgs() == 0)
-    return R;
-  R.Present = true;
-  R.Value = integer(S);
+  if (const Expr *S = presentOptional(
+          E, [](const Expr *X) { return X->getType()->isIntegerType(); })) {
+    R.Present = true;
+    R.Value = integer(S);
+  }
   return R;
 }
 
 /// An optional ScalarType argument: absent, a dtype, or not derivable.
 FunctionEvaluator::OptDType FunctionEvaluator::optionalDType(const Expr *E) {
   OptDType R;
-  if (!E)
-    return R;
-  const Expr *S = stripConversions(E, [](const Expr *X) {
-    return X->getType()->isEnumeralType() ||
-           recordName(X->getType()) == "c10::nullopt_t" ||
-           recordName(X->getType()) == "std::nullopt_t";
-  });
-  if (!S)
-    return R;
-  std::string T = recordName(S->getType());
-  if (T == "c10::nullopt_t" || T == "std::nullopt_t")
-    return R;
-  if (const auto *CE = dyn_cast<CXXConstructExpr>(S); CE && CE->getNumArgs() == 0)
-    return R;
-  R.Present = true;
-  R.Value = scalarType(S);
+  if (const Expr *S = presentOptional(
+          E, [](const Expr *X) { return X->getType()->isEnumeralType(); })) {
+    R.Present = true;
+    R.Value = scalarType(S);
+  }
   return R;
 }
 
