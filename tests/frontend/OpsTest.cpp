@@ -11,6 +11,7 @@
 // throws has a line {"f": ..., "throws": message}).
 #include "driver/Analysis.h"
 #include "driver/Report.h"
+#include "tests/frontend/TraceLookup.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -49,21 +50,12 @@ protected:
     return Empty;
   }
   static const FunctionTrace &fn(const std::string &Name) {
-    for (const FileAnalysis &F : Run->Files)
-      for (const FunctionTrace &T : F.Traces)
-        if (T.Name == Name)
-          return T;
-    ADD_FAILURE() << "no function " << Name;
-    static FunctionTrace Empty;
-    return Empty;
+    return tma::testing::findFunction(*Run, Name);
   }
+  /// The row of the Nth binding of Name (reassignments are separate rows).
   static TensorRow row(const FunctionTrace &T, const std::string &Name,
                        int Nth = 0) {
-    for (const TensorRow &R : tensorRows(T))
-      if (R.B->Name == Name && Nth-- == 0)
-        return R;
-    ADD_FAILURE() << "no row " << Name << " in " << T.Name;
-    return {};
+    return tma::testing::findRow(T, Name, Nth);
   }
   static const OpEvent &producer(const FunctionTrace &T, const std::string &Name,
                                  int Nth = 0) {

@@ -4,6 +4,7 @@
 // on the meta device). The file is parsed once for all tests.
 #include "driver/Analysis.h"
 #include "driver/Report.h"
+#include "tests/frontend/TraceLookup.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -28,21 +29,12 @@ protected:
   static void TearDownTestSuite() { delete Run; }
 
   static const FunctionTrace &fn(const std::string &Name) {
-    for (const FunctionTrace &T : Run->Files.at(0).Traces)
-      if (T.Name == Name)
-        return T;
-    ADD_FAILURE() << "no function " << Name;
-    static FunctionTrace Empty;
-    return Empty;
+    return tma::testing::findFunction(*Run, Name);
   }
   /// The row of the Nth binding of Name (reassignments are separate rows).
   static TensorRow row(const FunctionTrace &T, const std::string &Name,
                        int Nth = 0) {
-    for (const TensorRow &R : tensorRows(T))
-      if (R.B->Name == Name && Nth-- == 0)
-        return R;
-    ADD_FAILURE() << "no row " << Name;
-    return {};
+    return tma::testing::findRow(T, Name, Nth);
   }
   static const Statement &statementAt(const FunctionTrace &T, unsigned Line) {
     for (const Statement &S : T.Statements)
