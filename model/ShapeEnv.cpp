@@ -1,0 +1,1051 @@
+// ShapeEnv: facts, decisions and assumptions over one function's symbols.
+//
+// Everything here is sound or Unknown. Ranges are computed with saturating
+// 128-bit interval arithmetic (a bound that leaves the int64 range becomes
+// "unbounded" in the safe direction), so no decision rests on a wrapped
+// number.
+#include "model/ShapeEnv.h"
+
+#include "model/Units.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace tma {
+
+using namespace detail;
+
+namespace {
+
+using I128 = __int128;
+constexpr I128 Lim = I128(1) << 62; // finite bounds stay within +-Lim
+constexpr I128 Inf = I128(1) << 100;
+
+/// An interval; Lo is never +Inf and Hi never -Inf.
+struct Iv {
+  I128 Lo = -Inf, Hi = Inf;
+};
+
+bool isInf(I128 V) { return V >= Inf || V <= -Inf; }
+// A lower bound above Lim is still a lower bound at Lim; one below -Lim is
+// no bound at all (and the mirror image for upper bounds).
+I128 clampLo(I128 V) { return V < -Lim ? -Inf : (V > Lim ? Lim : V); }
+I128 clampHi(I128 V) { return V > Lim ? Inf : (V < -Lim ? -Lim : V); }
+Iv makeIv(I128 Lo, I128 Hi) { return {clampLo(Lo), clampHi(Hi)}; }
+
+I128 mulExt(I128 A, I128 B) {
+  if (A == 0 || B == 0)
+    return 0;
+  if (isInf(A) || isInf(B))
+    return (A > 0) == (B > 0) ? Inf : -Inf;
+  return A * B; // |A|, |B| <= 2^63: fits
+}
+I128 addExt(I128 A, I128 B) {
+  if (isInf(A))
+    return A;
+  if (isInf(B))
+    return B;
+  return A + B;
+}
+I128 floorDiv128(I128 A, I128 B) {
+  I128 Q = A / B;
+  if (A % B != 0 && ((A < 0) != (B < 0)))
+    --Q;
+  return Q;
+}
+
+Iv ivAdd(Iv A, Iv B) { return makeIv(addExt(A.Lo, B.Lo), addExt(A.Hi, B.Hi)); }
+Iv ivMul(Iv A, Iv B) {
+  I128 C[4] = {mulExt(A.Lo, B.Lo), mulExt(A.Lo, B.Hi), mulExt(A.Hi, B.Lo),
+               mulExt(A.Hi, B.Hi)};
+  return makeIv(*std::min_element(C, C + 4), *std::max_element(C, C + 4));
+}
+Iv ivConst(int64_t V) { return {I128(V), I128(V)}; }
+
+std::optional<int64_t> toBound(I128 V) {
+  if (isInf(V))
+    return std::nullopt;
+  return int64_t(V);
+}
+
+/// The value of one atom, rebuilt from its parts (same canonical atom).
+SymSize atomValue(const SymAtom &A) {
+  switch (A.Kind) {
+  case AtomKind::Symbol:
+    return SymSize::symbol(A.Name);
+  case AtomKind::FloorDiv:
+    return SymSize::floorDiv(A.Args[0], A.Args[1]);
+  case AtomKind::Mod:
+    return SymSize::mod(A.Args[0], A.Args[1]);
+  case AtomKind::Max:
+  case AtomKind::Min: {
+    SymSize R = A.Args[0];
+    for (size_t I = 1; I < A.Args.size(); ++I)
+      R = A.Kind == AtomKind::Max ? SymSize::max(R, A.Args[I])
+                                  : SymSize::min(R, A.Args[I]);
+    return R;
+  }
+  }
+  return SymSize::error(SymErrorKind::TooComplex, "unknown atom");
+}
+
+/// V is exactly the atom A.
+bool isAtom(const SymSize &V, const SymAtom &A) {
+  const SymExpr *E = V.expr();
+  if (!E || E->Error != SymErrorKind::None || E->Terms.size() != 1)
+    return false;
+  const SymTerm &T = E->Terms[0];
+  return T.Coeff == 1 && T.Factors.size() == 1 && T.Factors[0].Exp == 1 &&
+         compareAtoms(*T.Factors[0].Atom, A) == 0;
+}
+
+bool hasCompoundAtom(const SymSize &E) {
+  if (!E.isSymbolic())
+    return false;
+  for (const SymTerm &T : E.expr()->Terms)
+    for (const SymFactor &F : T.Factors)
+      if (F.Atom->Kind != AtomKind::Symbol)
+        return true;
+  return false;
+}
+
+SymSize termValue(int64_t Coeff, const std::vector<SymFactor> &Factors) {
+  SymSize R = Coeff;
+  for (const SymFactor &F : Factors) {
+    SymSize A = atomValue(*F.Atom);
+    for (uint32_t E = 0; E < F.Exp; ++E)
+      R = R * A;
+  }
+  return R;
+}
+
+/// Out = A / M for monomials, when M divides A.
+bool divideMonomial(const std::vector<SymFactor> &A,
+                    const std::vector<SymFactor> &M,
+                    std::vector<SymFactor> &Out) {
+  Out.clear();
+  std::vector<bool> Used(M.size(), false);
+  for (const SymFactor &F : A) {
+    SymFactor Left = F;
+    for (size_t J = 0; J < M.size(); ++J)
+      if (!Used[J] && compareAtoms(*F.Atom, *M[J].Atom) == 0) {
+        if (M[J].Exp > F.Exp)
+          return false;
+        Used[J] = true;
+        Left.Exp -= M[J].Exp;
+      }
+    if (Left.Exp > 0)
+      Out.push_back(Left);
+  }
+  return std::all_of(Used.begin(), Used.end(), [](bool U) { return U; });
+}
+
+int64_t gcdAbs(int64_t A, int64_t B) {
+  uint64_t X = A < 0 ? 0 - uint64_t(A) : uint64_t(A);
+  uint64_t Y = B < 0 ? 0 - uint64_t(B) : uint64_t(B);
+  while (Y) {
+    uint64_t T = X % Y;
+    X = Y;
+    Y = T;
+  }
+  return X > uint64_t(INT64_MAX) ? 1 : int64_t(X);
+}
+
+const char *opText(SymRelation::Op K) {
+  switch (K) {
+  case SymRelation::Eq:
+    return " == ";
+  case SymRelation::Ne:
+    return " != ";
+  case SymRelation::Lt:
+    return " < ";
+  case SymRelation::Le:
+    return " <= ";
+  case SymRelation::Gt:
+    return " > ";
+  case SymRelation::Ge:
+    return " >= ";
+  case SymRelation::Multiple:
+    return " % ";
+  }
+  return " ? ";
+}
+
+} // namespace
+
+// ------------------------------------------------------------ SymRelation --
+
+std::string SymRelation::toCpp() const {
+  if (Kind != Multiple)
+    return L.toCpp() + opText(Kind) + R.toCpp();
+  auto Operand = [](const SymSize &S) {
+    std::string T = S.toCpp();
+    bool Plain = S.constant() ? *S.constant() >= 0 : S.symbolName().has_value();
+    return Plain ? T : "(" + T + ")";
+  };
+  return Operand(L) + " % " + Operand(R) + " == 0";
+}
+
+Tri SymRelation::evaluate(const SymBindings &Values) const {
+  auto A = L.evaluate(Values), B = R.evaluate(Values);
+  if (!A.Value || !B.Value)
+    return Tri::Unknown;
+  int64_t X = *A.Value, Y = *B.Value;
+  switch (Kind) {
+  case Eq:
+    return triOf(X == Y);
+  case Ne:
+    return triOf(X != Y);
+  case Lt:
+    return triOf(X < Y);
+  case Le:
+    return triOf(X <= Y);
+  case Gt:
+    return triOf(X > Y);
+  case Ge:
+    return triOf(X >= Y);
+  case Multiple:
+    if (Y == 0)
+      return Tri::Unknown;
+    return triOf(Y == -1 || X % Y == 0);
+  }
+  return Tri::Unknown;
+}
+
+// ------------------------------------------------------------ RangeProver --
+
+/// Bounds of expressions under one mode (facts only, or with defaults).
+struct RangeProver {
+  const ShapeEnv &Env;
+  ShapeEnv::Mode M;
+  /// Ranges of the fresh symbols the shift introduces.
+  const std::map<std::string, Iv> *Fresh = nullptr;
+
+  Iv symbol(const std::string &Name) const {
+    if (Fresh) {
+      auto It = Fresh->find(Name);
+      if (It != Fresh->end())
+        return It->second;
+    }
+    auto It = Env.Symbols.find(Name);
+    if (It == Env.Symbols.end())
+      return {};
+    const SymbolInfo &S = It->second;
+    Iv R;
+    if (S.Lower)
+      R.Lo = *S.Lower;
+    if (S.Upper)
+      R.Hi = *S.Upper;
+    if (auto D = Env.defaultLower(S, M))
+      R.Lo = std::max<I128>(R.Lo, *D);
+    return R;
+  }
+
+  Iv atom(const SymAtom &A) const {
+    switch (A.Kind) {
+    case AtomKind::Symbol:
+      return symbol(A.Name);
+    case AtomKind::FloorDiv: {
+      Iv N = range(A.Args[0]), D = range(A.Args[1]);
+      if (D.Lo < 1)
+        return {}; // the divisor's sign is not known
+      Iv R;
+      if (N.Lo >= 0) {
+        R.Lo = isInf(D.Hi) ? 0 : floorDiv128(N.Lo, D.Hi);
+        R.Hi = isInf(N.Hi) ? Inf : floorDiv128(N.Hi, D.Lo);
+      } else {
+        R.Lo = isInf(N.Lo) ? -Inf : floorDiv128(N.Lo, D.Lo);
+        R.Hi = isInf(N.Hi) ? Inf : (N.Hi >= 0 ? floorDiv128(N.Hi, D.Lo) : -1);
+      }
+      return makeIv(R.Lo, R.Hi);
+    }
+    case AtomKind::Mod: {
+      Iv N = range(A.Args[0]), D = range(A.Args[1]);
+      if (D.Lo >= 1) {
+        Iv R{0, isInf(D.Hi) ? Inf : D.Hi - 1};
+        if (N.Lo >= 0 && !isInf(N.Hi))
+          R.Hi = std::min(R.Hi, N.Hi);
+        return R;
+      }
+      if (D.Hi <= -1)
+        return {isInf(D.Lo) ? -Inf : D.Lo + 1, 0};
+      return {};
+    }
+    case AtomKind::Max:
+    case AtomKind::Min: {
+      bool IsMax = A.Kind == AtomKind::Max;
+      Iv R = range(A.Args[0]);
+      for (size_t I = 1; I < A.Args.size(); ++I) {
+        Iv X = range(A.Args[I]);
+        R.Lo = IsMax ? std::max(R.Lo, X.Lo) : std::min(R.Lo, X.Lo);
+        R.Hi = IsMax ? std::max(R.Hi, X.Hi) : std::min(R.Hi, X.Hi);
+      }
+      return R;
+    }
+    }
+    return {};
+  }
+
+  /// Interval arithmetic, term by term.
+  Iv intervals(const SymSize &S) const {
+    if (auto C = S.constant())
+      return ivConst(*C);
+    if (S.isError())
+      return {};
+    Iv Sum = ivConst(0);
+    for (const SymTerm &T : S.expr()->Terms) {
+      Iv Prod = ivConst(T.Coeff);
+      for (const SymFactor &F : T.Factors) {
+        Iv A = atom(*F.Atom);
+        for (uint32_t E = 0; E < F.Exp; ++E)
+          Prod = ivMul(Prod, A);
+      }
+      Sum = ivAdd(Sum, Prod);
+    }
+    return Sum;
+  }
+
+  /// Intervals, and intervals again after shifting each atom with a finite
+  /// lower bound lo to lo + a' (a' >= 0); the tighter bounds win.
+  Iv range(const SymSize &S) const {
+    Iv R = intervals(S);
+    if (!S.isSymbolic() || S.expr()->Terms.size() < 2)
+      return R;
+    std::map<std::string, Iv> Shifted;
+    std::vector<std::pair<const SymAtom *, SymSize>> Replacement;
+    auto Replace = [&](const SymAtom &A) -> SymSize {
+      for (auto &P : Replacement)
+        if (compareAtoms(*P.first, A) == 0)
+          return P.second;
+      Iv B = atom(A);
+      SymSize V = atomValue(A);
+      if (!isInf(B.Lo) && B.Lo != 0) {
+        std::string Name = "\x01shift" + std::to_string(Replacement.size());
+        Shifted[Name] = {0, isInf(B.Hi) ? Inf : B.Hi - B.Lo};
+        V = SymSize(int64_t(B.Lo)) + SymSize::symbol(Name);
+      }
+      Replacement.push_back({&A, V});
+      return V;
+    };
+    SymSize Sum = 0;
+    for (const SymTerm &T : S.expr()->Terms) {
+      SymSize Prod = T.Coeff;
+      for (const SymFactor &F : T.Factors) {
+        SymSize A = Replace(*F.Atom);
+        for (uint32_t E = 0; E < F.Exp; ++E)
+          Prod = Prod * A;
+      }
+      Sum = Sum + Prod;
+    }
+    if (Shifted.empty() || Sum.isError())
+      return R;
+    RangeProver Inner{Env, M, &Shifted};
+    Iv R2 = Inner.intervals(Sum);
+    return {std::max(R.Lo, R2.Lo), std::min(R.Hi, R2.Hi)};
+  }
+};
+
+// ---------------------------------------------------------------- symbols --
+
+SymSize ShapeEnv::declare(const std::string &Name, SymbolKind Kind) {
+  auto It = Symbols.find(Name);
+  if (It == Symbols.end()) {
+    SymbolInfo S;
+    S.Name = Name;
+    S.Kind = Kind;
+    S.Order = NextOrder++;
+    switch (Kind) {
+    case SymbolKind::Size:
+      S.Lower = 0;
+      S.SizeLike = true;
+      break;
+    case SymbolKind::Rank:
+    case SymbolKind::Bytes:
+      S.Lower = 0;
+      break;
+    case SymbolKind::ElementSize:
+      S.Lower = 1;
+      S.Upper = 16;
+      break;
+    case SymbolKind::Integer:
+      break;
+    }
+    Symbols.emplace(Name, std::move(S));
+    invalidate();
+  }
+  return SymSize::symbol(Name);
+}
+
+SymSize ShapeEnv::tensorSize(const std::string &Tensor, int64_t Dim) {
+  return declare(Tensor + ".size(" + std::to_string(Dim) + ")",
+                 SymbolKind::Size);
+}
+SymSize ShapeEnv::tensorNumel(const std::string &Tensor) {
+  return declare(Tensor + ".numel()", SymbolKind::Size);
+}
+SymSize ShapeEnv::tensorDim(const std::string &Tensor) {
+  return declare(Tensor + ".dim()", SymbolKind::Rank);
+}
+SymSize ShapeEnv::tensorElementSize(const std::string &Tensor) {
+  return declare(Tensor + ".element_size()", SymbolKind::ElementSize);
+}
+SymSize ShapeEnv::tensorStorageBytes(const std::string &Tensor) {
+  return declare(Tensor + ".storage().nbytes()", SymbolKind::Bytes);
+}
+SymSize ShapeEnv::integer(const std::string &Name) {
+  return declare(Name, SymbolKind::Integer);
+}
+
+void ShapeEnv::markSizeLike(const std::string &Name) {
+  auto Sub = Substitutions.find(Name);
+  if (Sub != Substitutions.end()) {
+    if (auto Other = Sub->second.symbolName())
+      markSizeLike(*Other);
+    else
+      addFactImpl(SymRelation::ge(Sub->second, 0), /*Log=*/false);
+    return;
+  }
+  declare(Name, SymbolKind::Integer);
+  SymbolInfo &S = Symbols[Name];
+  S.SizeLike = true;
+  S.Lower = std::max<int64_t>(S.Lower.value_or(0), 0);
+  invalidate();
+}
+
+void ShapeEnv::setDisplayName(const std::string &Name,
+                              const std::string &Display) {
+  auto It = Symbols.find(Name);
+  if (It != Symbols.end() && It->second.Display.empty())
+    It->second.Display = Display;
+}
+
+const SymbolInfo *ShapeEnv::info(const std::string &Name) const {
+  auto It = Symbols.find(Name);
+  return It == Symbols.end() ? nullptr : &It->second;
+}
+
+std::vector<const SymbolInfo *> ShapeEnv::symbolsInOrder() const {
+  std::vector<const SymbolInfo *> Out;
+  for (const auto &KV : Symbols)
+    Out.push_back(&KV.second);
+  std::sort(Out.begin(), Out.end(),
+            [](const SymbolInfo *A, const SymbolInfo *B) {
+              return A->Order < B->Order;
+            });
+  return Out;
+}
+
+std::optional<int64_t> ShapeEnv::defaultLower(const SymbolInfo &S,
+                                              const Mode &M) const {
+  if (!M.Defaults || !S.SizeLike)
+    return std::nullopt;
+  if (M.Only && !M.Only->count(S.Name))
+    return std::nullopt;
+  // A fact that says less (n <= 1) wins over the default.
+  if ((S.Upper && *S.Upper < 2) || (S.Lower && *S.Lower >= 2))
+    return std::nullopt;
+  return 2;
+}
+
+// ------------------------------------------------------------- reduction --
+
+SymSize ShapeEnv::reduce(const SymSize &E) const {
+  if (!E.isSymbolic())
+    return E;
+  auto Hit = ReduceCache.find(E);
+  if (Hit != ReduceCache.end())
+    return Hit->second;
+  SymSize R = E;
+  if (!Substitutions.empty())
+    R = R.substitute([&](const std::string &Name) -> std::optional<SymSize> {
+      auto It = Substitutions.find(Name);
+      if (It == Substitutions.end())
+        return std::nullopt;
+      return It->second;
+    });
+  R = reduceAtoms(R);
+  R = applyQuotientFacts(R);
+  if (ReduceCache.size() > 4096)
+    ReduceCache.clear();
+  ReduceCache.emplace(E, R);
+  return R;
+}
+
+/// Rebuilds the compound atoms of E with reduced arguments: modulo by a known
+/// divisor is 0, max/min operands the facts order are dropped.
+SymSize ShapeEnv::reduceAtoms(const SymSize &E) const {
+  if (!hasCompoundAtom(E))
+    return E;
+  SymSize Sum = 0;
+  for (const SymTerm &T : E.expr()->Terms) {
+    SymSize Prod = T.Coeff;
+    for (const SymFactor &F : T.Factors) {
+      const SymAtom &A = *F.Atom;
+      SymSize V;
+      switch (A.Kind) {
+      case AtomKind::Symbol:
+        V = SymSize::symbol(A.Name);
+        break;
+      case AtomKind::FloorDiv:
+        V = SymSize::floorDiv(reduce(A.Args[0]), reduce(A.Args[1]));
+        break;
+      case AtomKind::Mod: {
+        SymSize X = reduce(A.Args[0]), Y = reduce(A.Args[1]);
+        V = knownMultiple(X, Y) == Tri::True ? SymSize(0) : SymSize::mod(X, Y);
+        break;
+      }
+      case AtomKind::Max:
+      case AtomKind::Min: {
+        std::vector<SymSize> Args;
+        for (const SymSize &X : A.Args)
+          Args.push_back(reduce(X));
+        bool IsMax = A.Kind == AtomKind::Max;
+        std::vector<bool> Dropped(Args.size(), false);
+        for (size_t I = 0; I < Args.size(); ++I)
+          for (size_t J = 0; J < Args.size(); ++J)
+            if (I != J && !Dropped[I] && !Dropped[J] &&
+                decideWith(SymRelation::ge(Args[I], Args[J]), Mode{}) ==
+                    Tri::True)
+              Dropped[IsMax ? J : I] = true;
+        bool First = true;
+        for (size_t I = 0; I < Args.size(); ++I) {
+          if (Dropped[I])
+            continue;
+          V = First ? Args[I]
+                    : (IsMax ? SymSize::max(V, Args[I])
+                             : SymSize::min(V, Args[I]));
+          First = false;
+        }
+        break;
+      }
+      }
+      for (uint32_t K = 0; K < F.Exp; ++K)
+        Prod = Prod * V;
+    }
+    Sum = Sum + Prod;
+  }
+  return Sum;
+}
+
+/// n * (x / n) -> x when the facts say n divides x: the exact quotient times
+/// its divisor is the dividend.
+SymSize ShapeEnv::applyQuotientFacts(const SymSize &E) const {
+  if (Multiples.empty() || !hasCompoundAtom(E))
+    return E;
+  SymSize Cur = E;
+  for (int Pass = 0; Pass < 8 && Cur.isSymbolic(); ++Pass) {
+    bool Changed = false;
+    SymSize Sum = 0;
+    for (const SymTerm &T : Cur.expr()->Terms) {
+      SymSize Term;
+      bool Done = false;
+      for (size_t I = 0; I < T.Factors.size() && !Done; ++I) {
+        const SymAtom &A = *T.Factors[I].Atom;
+        if (A.Kind != AtomKind::FloorDiv || A.Args[1].termCount() != 1)
+          continue;
+        // The divisor as one term: a constant, or coefficient * monomial.
+        SymTerm D;
+        if (auto C = A.Args[1].constant())
+          D.Coeff = *C;
+        else
+          D = A.Args[1].expr()->Terms[0];
+        if (D.Coeff <= 0 || T.Coeff % D.Coeff != 0)
+          continue;
+        std::vector<SymFactor> Rest = T.Factors, Left;
+        if (--Rest[I].Exp == 0)
+          Rest.erase(Rest.begin() + I);
+        if (!divideMonomial(Rest, D.Factors, Left))
+          continue;
+        if (knownMultiple(A.Args[0], A.Args[1]) != Tri::True)
+          continue;
+        Term = termValue(T.Coeff / D.Coeff, Left) * A.Args[0];
+        Done = true;
+      }
+      if (!Done)
+        Term = termValue(T.Coeff, T.Factors);
+      Changed |= Done;
+      Sum = Sum + Term;
+    }
+    if (!Changed)
+      break;
+    Cur = Sum;
+  }
+  return Cur;
+}
+
+SymSize ShapeEnv::pruneMinMax(const SymSize &E, bool Record) {
+  if (!hasCompoundAtom(E))
+    return E;
+  SymSize Sum = 0;
+  for (const SymTerm &T : E.expr()->Terms) {
+    SymSize Prod = T.Coeff;
+    for (const SymFactor &F : T.Factors) {
+      const SymAtom &A = *F.Atom;
+      SymSize V = atomValue(A);
+      if (A.Kind == AtomKind::Max || A.Kind == AtomKind::Min) {
+        std::vector<SymSize> Args;
+        for (const SymSize &X : A.Args)
+          Args.push_back(pruneMinMax(X, Record));
+        bool IsMax = A.Kind == AtomKind::Max;
+        std::vector<bool> Dropped(Args.size(), false);
+        for (size_t I = 0; I < Args.size(); ++I)
+          for (size_t J = 0; J < Args.size(); ++J) {
+            if (I == J || Dropped[I] || Dropped[J])
+              continue;
+            SymRelation Ge = SymRelation::ge(Args[I], Args[J]);
+            Tri T = Record ? decide(Ge) : decideWith(Ge, Mode{});
+            if (T == Tri::True)
+              Dropped[IsMax ? J : I] = true;
+          }
+        bool First = true;
+        for (size_t I = 0; I < Args.size(); ++I) {
+          if (Dropped[I])
+            continue;
+          V = First ? Args[I]
+                    : (IsMax ? SymSize::max(V, Args[I])
+                             : SymSize::min(V, Args[I]));
+          First = false;
+        }
+      } else if (A.Kind != AtomKind::Symbol) {
+        SymSize X = pruneMinMax(A.Args[0], Record),
+                Y = pruneMinMax(A.Args[1], Record);
+        V = A.Kind == AtomKind::FloorDiv ? SymSize::floorDiv(X, Y)
+                                         : SymSize::mod(X, Y);
+      }
+      for (uint32_t K = 0; K < F.Exp; ++K)
+        Prod = Prod * V;
+    }
+    Sum = Sum + Prod;
+  }
+  return Sum;
+}
+
+SymSize ShapeEnv::simplify(const SymSize &E) {
+  SymSize R = reduce(E);
+  R = pruneMinMax(R, /*Record=*/true);
+  return reduce(R);
+}
+
+SymSize ShapeEnv::max(const SymSize &A, const SymSize &B) {
+  return simplify(SymSize::max(A, B));
+}
+SymSize ShapeEnv::min(const SymSize &A, const SymSize &B) {
+  return simplify(SymSize::min(A, B));
+}
+
+// ------------------------------------------------------------- decisions --
+
+ShapeEnv::Range ShapeEnv::range(const SymSize &E, bool Defaults) const {
+  Mode M;
+  M.Defaults = Defaults;
+  Iv R = RangeProver{*this, M, nullptr}.range(reduce(E));
+  return {toBound(R.Lo), toBound(R.Hi)};
+}
+
+Tri ShapeEnv::nonNegative(const SymSize &P, const Mode &M) const {
+  if (auto C = P.constant())
+    return triOf(*C >= 0);
+  if (P.isError())
+    return Tri::Unknown;
+  RangeProver Prover{*this, M, nullptr};
+  Iv R = Prover.range(P);
+  if (R.Lo >= 0)
+    return Tri::True;
+  if (R.Hi < 0)
+    return Tri::False;
+  for (const SymSize &F : NonNegative) {
+    if (Prover.range(P - F).Lo >= 0)
+      return Tri::True; // P >= F >= 0
+    if (Prover.range(-P - SymSize(1) - F).Lo >= 0)
+      return Tri::False; // -P - 1 >= F >= 0
+  }
+  return Tri::Unknown;
+}
+
+Tri ShapeEnv::isZero(const SymSize &D, const Mode &M) const {
+  if (auto C = D.constant())
+    return triOf(*C == 0);
+  if (D.isError())
+    return Tri::Unknown;
+  for (const SymSize &Z : NonZero)
+    if (D == Z || D == -Z)
+      return Tri::False;
+  if (nonNegative(D - SymSize(1), M) == Tri::True ||
+      nonNegative(-D - SymSize(1), M) == Tri::True)
+    return Tri::False;
+  if (nonNegative(D, M) == Tri::True && nonNegative(-D, M) == Tri::True)
+    return Tri::True;
+  return Tri::Unknown;
+}
+
+Tri ShapeEnv::knownMultiple(const SymSize &A, const SymSize &B) const {
+  if (A.isError() || B.isError() || B.constant() == 0)
+    return Tri::Unknown;
+  SymSize M = SymSize::mod(A, B);
+  if (auto C = M.constant())
+    return triOf(*C == 0);
+  for (const auto &F : Multiples)
+    if (F.first == A && F.second == B)
+      return Tri::True;
+  if (!A.isSymbolic())
+    return Tri::Unknown;
+  // Term by term: each term a multiple of B by its own coefficient and
+  // monomial, or through an atom the facts say B divides.
+  auto AtomMultipleOf = [&](const SymAtom &At, const SymSize &D) {
+    for (const auto &F : Multiples)
+      if (F.second == D && isAtom(F.first, At))
+        return true;
+    return false;
+  };
+  for (const SymTerm &T : A.expr()->Terms) {
+    bool Ok = false;
+    if (auto C = B.constant()) {
+      // What is left of C after the coefficient and each atom's known
+      // constant divisors take their share.
+      int64_t Left = *C < 0 ? -*C : *C;
+      Left /= gcdAbs(Left, T.Coeff);
+      for (const SymFactor &F : T.Factors)
+        for (const auto &Fact : Multiples)
+          if (Fact.second.constant() && isAtom(Fact.first, *F.Atom))
+            for (uint32_t E = 0; E < F.Exp && Left > 1; ++E)
+              Left /= gcdAbs(Left, *Fact.second.constant());
+      Ok = Left == 1;
+    } else if (B.expr()->Terms.size() == 1) {
+      const SymTerm &D = B.expr()->Terms[0];
+      std::vector<SymFactor> Q;
+      Ok = D.Coeff != 0 && T.Coeff % D.Coeff == 0 &&
+           divideMonomial(T.Factors, D.Factors, Q);
+      for (const SymFactor &F : T.Factors)
+        Ok = Ok || AtomMultipleOf(*F.Atom, B);
+    }
+    if (!Ok)
+      return Tri::Unknown;
+  }
+  return Tri::True;
+}
+
+Tri ShapeEnv::decideWith(const SymRelation &R, const Mode &M) const {
+  SymSize L = reduce(R.L), Rt = reduce(R.R);
+  switch (R.Kind) {
+  case SymRelation::Eq:
+    return isZero(reduce(L - Rt), M);
+  case SymRelation::Ne:
+    return !isZero(reduce(L - Rt), M);
+  case SymRelation::Ge:
+    return nonNegative(reduce(L - Rt), M);
+  case SymRelation::Gt:
+    return nonNegative(reduce(L - Rt - SymSize(1)), M);
+  case SymRelation::Le:
+    return nonNegative(reduce(Rt - L), M);
+  case SymRelation::Lt:
+    return nonNegative(reduce(Rt - L - SymSize(1)), M);
+  case SymRelation::Multiple:
+    return knownMultiple(L, Rt);
+  }
+  return Tri::Unknown;
+}
+
+Tri ShapeEnv::decideFromFacts(const SymRelation &R) const {
+  return decideWith(R, Mode{});
+}
+
+Tri ShapeEnv::decide(const SymRelation &R) {
+  Tri T = decideWith(R, Mode{});
+  if (T != Tri::Unknown)
+    return T;
+  Mode All;
+  All.Defaults = true;
+  T = decideWith(R, All);
+  if (T == Tri::Unknown)
+    return T;
+  // The defaults settled it: keep only the symbols whose default was
+  // needed, dropping them one at a time while the answer stands.
+  std::vector<std::string> Candidates;
+  for (const std::string &S : reduce(reduce(R.L) - reduce(R.R)).symbols()) {
+    const SymbolInfo *I = info(S);
+    if (I && defaultLower(*I, All))
+      Candidates.push_back(S);
+  }
+  std::set<std::string> Needed(Candidates.begin(), Candidates.end());
+  for (const std::string &S : Candidates) {
+    Needed.erase(S);
+    Mode Some;
+    Some.Defaults = true;
+    Some.Only = &Needed;
+    if (decideWith(R, Some) != T)
+      Needed.insert(S);
+  }
+  std::vector<const SymbolInfo *> Ordered;
+  for (const std::string &S : Needed)
+    Ordered.push_back(info(S));
+  std::sort(Ordered.begin(), Ordered.end(),
+            [](const SymbolInfo *A, const SymbolInfo *B) {
+              return A->Order < B->Order;
+            });
+  for (const SymbolInfo *S : Ordered) {
+    SymRelation A = SymRelation::ge(SymSize::symbol(S->Name), 2);
+    recordAssumption({A.toCpp(), A});
+  }
+  return T;
+}
+
+// ------------------------------------------------------------------ facts --
+
+void ShapeEnv::addSubstitution(const std::string &Name, const SymSize &Value) {
+  auto Replace = [&](const std::string &N) -> std::optional<SymSize> {
+    if (N == Name)
+      return Value;
+    return std::nullopt;
+  };
+  for (auto &KV : Substitutions)
+    KV.second = KV.second.substitute(Replace);
+  Substitutions[Name] = Value;
+  for (SymSize &F : NonNegative)
+    F = F.substitute(Replace);
+  for (SymSize &F : NonZero)
+    F = F.substitute(Replace);
+  for (auto &F : Multiples) {
+    F.first = F.first.substitute(Replace);
+    F.second = F.second.substitute(Replace);
+  }
+  invalidate();
+  // What was known of the replaced symbol is now known of its value.
+  auto It = Symbols.find(Name);
+  if (It == Symbols.end())
+    return;
+  SymbolInfo Old = It->second;
+  if (auto Other = Value.symbolName()) {
+    declare(*Other, Old.Kind);
+    if (Old.SizeLike)
+      Symbols[*Other].SizeLike = true;
+  }
+  if (Old.Lower)
+    addFactImpl(SymRelation::ge(Value, *Old.Lower), /*Log=*/false);
+  if (Old.Upper)
+    addFactImpl(SymRelation::le(Value, *Old.Upper), /*Log=*/false);
+}
+
+ShapeEnv::FactResult ShapeEnv::addFact(const SymRelation &R) {
+  return addFactImpl(R, /*Log=*/true);
+}
+
+ShapeEnv::FactResult ShapeEnv::addFactImpl(const SymRelation &R, bool Log) {
+  SymSize L = reduce(R.L), Rt = reduce(R.R);
+  if (L.isError() || Rt.isError())
+    return FactResult::AlreadyKnown; // nothing can be learnt from it
+  SymRelation N{R.Kind, L, Rt};
+  Tri Known = decideWith(N, Mode{});
+  if (Known == Tri::False)
+    return FactResult::Contradicts;
+  if (Log)
+    FactLog.push_back(R);
+  if (Known == Tri::True)
+    return FactResult::AlreadyKnown;
+
+  auto AddNonNegative = [&](const SymSize &P) {
+    // p = +-s + k >= 0 bounds the symbol s itself.
+    if (P.isSymbolic() && P.expr()->Terms.size() <= 2) {
+      const auto &Terms = P.expr()->Terms;
+      const SymTerm &Lead = Terms[0];
+      int64_t K = Terms.size() == 2 ? Terms[1].Coeff : 0;
+      bool Linear = Lead.Factors.size() == 1 && Lead.Factors[0].Exp == 1 &&
+                    Lead.Factors[0].Atom->Kind == AtomKind::Symbol &&
+                    (Lead.Coeff == 1 || Lead.Coeff == -1) &&
+                    (Terms.size() == 1 || Terms[1].Factors.empty());
+      if (Linear && K != INT64_MIN) {
+        const std::string &S = Lead.Factors[0].Atom->Name;
+        declare(S, SymbolKind::Integer);
+        SymbolInfo &I = Symbols[S];
+        if (Lead.Coeff == 1)
+          I.Lower = std::max(I.Lower.value_or(INT64_MIN), -K);
+        else
+          I.Upper = std::min(I.Upper.value_or(INT64_MAX), K);
+        return;
+      }
+    }
+    NonNegative.push_back(P);
+  };
+
+  SymSize D = reduce(L - Rt);
+  switch (R.Kind) {
+  case SymRelation::Eq: {
+    // Solve for the latest-declared symbol that occurs once, linearly, with
+    // coefficient +-1; otherwise keep D >= 0 and -D >= 0.
+    const SymTerm *Best = nullptr;
+    int BestOrder = -1;
+    if (D.isSymbolic())
+      for (const SymTerm &T : D.expr()->Terms) {
+        if (T.Factors.size() != 1 || T.Factors[0].Exp != 1 ||
+            T.Factors[0].Atom->Kind != AtomKind::Symbol ||
+            (T.Coeff != 1 && T.Coeff != -1))
+          continue;
+        const std::string &S = T.Factors[0].Atom->Name;
+        SymSize Rest = D - SymSize(T.Coeff) * SymSize::symbol(S);
+        std::vector<std::string> Used = Rest.symbols();
+        if (std::find(Used.begin(), Used.end(), S) != Used.end())
+          continue;
+        const SymbolInfo *I = info(S);
+        int Order = I ? I->Order : NextOrder;
+        if (Order > BestOrder) {
+          Best = &T;
+          BestOrder = Order;
+        }
+      }
+    if (Best) {
+      const std::string S = Best->Factors[0].Atom->Name;
+      SymSize Sym = SymSize::symbol(S);
+      // D = c*s + rest = 0  =>  s = -rest / c, with c = +-1.
+      SymSize Rest = D - SymSize(Best->Coeff) * Sym;
+      addSubstitution(S, Best->Coeff == 1 ? -Rest : Rest);
+    } else {
+      AddNonNegative(D);
+      AddNonNegative(-D);
+    }
+    break;
+  }
+  case SymRelation::Ne:
+    NonZero.push_back(D);
+    break;
+  case SymRelation::Ge:
+    AddNonNegative(D);
+    break;
+  case SymRelation::Gt:
+    AddNonNegative(D - SymSize(1));
+    break;
+  case SymRelation::Le:
+    AddNonNegative(-D);
+    break;
+  case SymRelation::Lt:
+    AddNonNegative(-D - SymSize(1));
+    break;
+  case SymRelation::Multiple:
+    Multiples.push_back({L, Rt});
+    break;
+  }
+  invalidate();
+  for (const Assumption &A : Assumptions)
+    if (A.Rel && decideWith(*A.Rel, Mode{}) == Tri::False)
+      return FactResult::ContradictsAssumption;
+  return FactResult::Added;
+}
+
+void ShapeEnv::recordAssumption(Assumption A) {
+  for (const Assumption &Old : Assumptions)
+    if (Old.Cpp == A.Cpp)
+      return;
+  Assumptions.push_back(std::move(A));
+}
+
+void ShapeEnv::assume(const SymRelation &R) {
+  recordAssumption({R.toCpp(), R});
+  // Used as a fact from here on, but not logged as one: the code did not
+  // state it, the report's assumptions do.
+  addFactImpl(R, /*Log=*/false);
+}
+
+void ShapeEnv::assume(const std::string &CppCondition) {
+  recordAssumption({CppCondition, std::nullopt});
+}
+
+std::vector<std::string> ShapeEnv::assumptions() const {
+  std::vector<std::string> Out;
+  for (const Assumption &A : Assumptions)
+    Out.push_back(A.Cpp);
+  return Out;
+}
+
+// --------------------------------------------------------------- bindings --
+
+bool ShapeEnv::bind(const std::string &NameOrDisplay, int64_t Value,
+                    std::string *Error) {
+  std::string Name;
+  if (Symbols.count(NameOrDisplay))
+    Name = NameOrDisplay;
+  else
+    for (const SymbolInfo *S : symbolsInOrder())
+      if (S->Display == NameOrDisplay) {
+        Name = S->Name;
+        break;
+      }
+  if (Name.empty()) {
+    if (Error)
+      *Error = "no symbol named '" + NameOrDisplay + "'";
+    return false;
+  }
+  Bound[Name] = Value;
+  return true;
+}
+
+SymBindings ShapeEnv::bindings() const {
+  SymBindings B = Bound;
+  // Equalities carry values both ways: a substituted symbol gets its
+  // value's value, and binding a symbol replaced by another one binds that.
+  for (size_t Round = 0; Round <= Substitutions.size(); ++Round) {
+    bool Changed = false;
+    for (const auto &KV : Substitutions) {
+      auto Have = B.find(KV.first);
+      if (Have == B.end()) {
+        auto V = KV.second.evaluate(B);
+        if (V.Value) {
+          B[KV.first] = *V.Value;
+          Changed = true;
+        }
+      } else if (auto Other = KV.second.symbolName()) {
+        if (!B.count(*Other)) {
+          B[*Other] = Have->second;
+          Changed = true;
+        }
+      }
+    }
+    if (!Changed)
+      break;
+  }
+  return B;
+}
+
+SymSize::Evaluation ShapeEnv::evaluate(const SymSize &E) const {
+  return reduce(E).evaluate(bindings());
+}
+
+std::vector<std::string> ShapeEnv::violations() const {
+  SymBindings B = bindings();
+  std::vector<std::string> Out;
+  for (const SymRelation &F : FactLog)
+    if (F.evaluate(B) == Tri::False)
+      Out.push_back(F.toCpp());
+  for (const Assumption &A : Assumptions)
+    if (A.Rel && A.Rel->evaluate(B) == Tri::False)
+      Out.push_back(A.Cpp);
+  return Out;
+}
+
+// --------------------------------------------------------------- printing --
+
+std::string ShapeEnv::toTable(const SymSize &E) const {
+  return E.toTable([&](const std::string &Name) {
+    const SymbolInfo *I = info(Name);
+    return I ? I->Display : std::string();
+  });
+}
+
+std::string ShapeEnv::formatBytes(const SymSize &E) const {
+  if (auto C = E.constant())
+    return tma::formatBytes(*C);
+  if (E.isError())
+    return "?";
+  std::string Text = toTable(E) + " B";
+  SymBindings B = bindings();
+  std::vector<std::string> Names = E.symbols();
+  auto V = E.evaluate(B);
+  if (!V.Value)
+    return Text;
+  std::string At;
+  for (const std::string &N : Names) {
+    const SymbolInfo *I = info(N);
+    std::string Shown = I && !I->Display.empty() ? I->Display : N;
+    At += (At.empty() ? "" : ", ") + Shown + "=" + std::to_string(B.at(N));
+  }
+  return Text + " (" + tma::formatBytes(*V.Value) + " at " + At + ")";
+}
+
+} // namespace tma

@@ -1,0 +1,216 @@
+// The symbols of one function, what the code tells us about them, and what
+// the analysis had to assume: the counterpart of torch's ShapeEnv.
+//
+// Design:
+//  1. Symbols are declared with a kind (a tensor size, an int64_t
+//     parameter, a rank, an element size). The kind gives the bounds
+//     nobody has to state (a size is >= 0, an element size is 1..16).
+//  2. Facts come from the code (TORCH_CHECK, assert, if-throw, a value used
+//     as a size): equalities become substitutions (the later-declared
+//     symbol is replaced, so `w.size(0) == x.size(1)` prints as
+//     `x.size(1)` everywhere), bounds narrow a symbol's range, other
+//     inequalities, disequalities and divisibility are kept as facts.
+//  3. Decisions are three-valued. They try the facts alone first. Only when
+//     the facts cannot settle a decision do they use the default
+//     assumption PyTorch itself makes (0/1 specialisation: a size-like
+//     symbol is >= 2); when that settles it, the assumption is recorded for
+//     exactly the symbols it was needed for (greedily minimised) and the
+//     report lists it (`x.size(1) >= 2`). A decision neither settles is
+//     Unknown: never a silent guess.
+//  4. Ranges are proven two ways and the tighter bound wins: interval
+//     arithmetic over the atoms, and the same after shifting every atom to
+//     its lower bound (a = lo + a', a' >= 0), which proves things like
+//     B*T - B >= 0 that plain intervals cannot.
+//  5. Bindings (--assume B=16) never change the formulas; they only give
+//     numbers, and violations() says which facts or assumptions a binding
+//     breaks.
+#pragma once
+
+#include "model/SymSize.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tma {
+
+enum class SymbolKind {
+  Size,        ///< x.size(i), x.numel(): >= 0; size-like
+  Integer,     ///< an int64_t parameter or local: any sign until facts say
+  Rank,        ///< x.dim(): >= 0 (0 and 1 are ordinary ranks)
+  ElementSize, ///< x.element_size(): 1..16
+  Bytes,       ///< x.storage().nbytes(): >= 0
+};
+
+struct SymbolInfo {
+  std::string Name;    ///< the C++ it stands for: `x.size(0)`, `n`
+  std::string Display; ///< the code's name for it (`B`); may be empty
+  SymbolKind Kind = SymbolKind::Integer;
+  /// Sizes are assumed >= 2 (0/1 specialisation) unless facts say less.
+  bool SizeLike = false;
+  /// Bounds from the kind and the facts (never from assumptions).
+  std::optional<int64_t> Lower, Upper;
+  int Order = 0; ///< declaration order
+};
+
+/// A comparison over sizes, as a fact, an assumption or a question.
+struct SymRelation {
+  enum Op { Eq, Ne, Lt, Le, Gt, Ge, Multiple /* L % R == 0 */ };
+  Op Kind = Eq;
+  SymSize L, R;
+
+  static SymRelation eq(SymSize L, SymSize R) { return {Eq, L, R}; }
+  static SymRelation ne(SymSize L, SymSize R) { return {Ne, L, R}; }
+  static SymRelation lt(SymSize L, SymSize R) { return {Lt, L, R}; }
+  static SymRelation le(SymSize L, SymSize R) { return {Le, L, R}; }
+  static SymRelation gt(SymSize L, SymSize R) { return {Gt, L, R}; }
+  static SymRelation ge(SymSize L, SymSize R) { return {Ge, L, R}; }
+  /// L is a multiple of R (R divides L).
+  static SymRelation multiple(SymSize L, SymSize R) { return {Multiple, L, R}; }
+
+  /// `x.size(0) == n`, `x.size(2) % n_head == 0`.
+  std::string toCpp() const;
+  /// Under concrete values; Unknown when a symbol is unbound.
+  Tri evaluate(const SymBindings &Values) const;
+};
+
+class ShapeEnv {
+public:
+  // ---- symbols --------------------------------------------------------
+  /// Declares Name (idempotent: a second declaration keeps the first kind)
+  /// and returns its symbol, as written (not simplified by later facts).
+  SymSize declare(const std::string &Name, SymbolKind Kind);
+  SymSize tensorSize(const std::string &Tensor, int64_t Dim);
+  SymSize tensorNumel(const std::string &Tensor);
+  SymSize tensorDim(const std::string &Tensor);
+  SymSize tensorElementSize(const std::string &Tensor);
+  SymSize tensorStorageBytes(const std::string &Tensor);
+  SymSize integer(const std::string &Name);
+  /// The value was used as a size (at::zeros({n})): it is >= 0 from here
+  /// on (ATen would have thrown), and the 0/1 specialisation applies.
+  void markSizeLike(const std::string &Name);
+  /// The table's name for a symbol (`B` for x.size(0)); the first wins.
+  void setDisplayName(const std::string &Name, const std::string &Display);
+  const SymbolInfo *info(const std::string &Name) const;
+  /// In declaration order.
+  std::vector<const SymbolInfo *> symbolsInOrder() const;
+
+  // ---- facts and assumptions -------------------------------------------
+  enum class FactResult {
+    Added,
+    AlreadyKnown,
+    /// The facts already say the opposite: the code after it is
+    /// unreachable (it always throws). Nothing is added.
+    Contradicts,
+    /// Added, but it contradicts an assumption recorded earlier: answers
+    /// that relied on it no longer hold.
+    ContradictsAssumption,
+  };
+  FactResult addFact(const SymRelation &R);
+  /// The facts as the code stated them, in order.
+  const std::vector<SymRelation> &facts() const { return FactLog; }
+
+  /// States an assumption the analysis needs (`x.size(2) % n == 0` before a
+  /// view): recorded for the report and then used as a fact.
+  void assume(const SymRelation &R);
+  /// An assumption that is not about sizes (`x.is_contiguous()`).
+  void assume(const std::string &CppCondition);
+  /// C++ boolean expressions over the parameters, in the order first made.
+  std::vector<std::string> assumptions() const;
+
+  // ---- simplification and decisions -------------------------------------
+  /// Equalities substituted, divisibility facts applied (x % n -> 0,
+  /// n * (x / n) -> x), max/min resolved where facts or the default
+  /// assumptions decide them (recording what was assumed).
+  SymSize simplify(const SymSize &E);
+  /// Decides R: facts first, then the default assumptions (recorded when
+  /// they were needed). Unknown when neither settles it.
+  Tri decide(const SymRelation &R);
+  /// Decides R from the facts alone; never assumes, never records.
+  Tri decideFromFacts(const SymRelation &R) const;
+  Tri eq(const SymSize &A, const SymSize &B) {
+    return decide(SymRelation::eq(A, B));
+  }
+  Tri lt(const SymSize &A, const SymSize &B) {
+    return decide(SymRelation::lt(A, B));
+  }
+  Tri le(const SymSize &A, const SymSize &B) {
+    return decide(SymRelation::le(A, B));
+  }
+  Tri isMultiple(const SymSize &A, const SymSize &B) {
+    return decide(SymRelation::multiple(A, B));
+  }
+  /// max/min, resolved when a decision settles which side is larger.
+  SymSize max(const SymSize &A, const SymSize &B);
+  SymSize min(const SymSize &A, const SymSize &B);
+
+  struct Range {
+    std::optional<int64_t> Lo, Hi; ///< nullopt: unbounded
+  };
+  /// Proven bounds of E; with Defaults the 0/1 specialisation counts.
+  Range range(const SymSize &E, bool Defaults = false) const;
+
+  // ---- bindings -----------------------------------------------------------
+  /// Binds a symbol by its name (`x.size(1)`, `n`) or display name (`B`).
+  /// False (with a message) when this function has no such symbol.
+  bool bind(const std::string &NameOrDisplay, int64_t Value,
+            std::string *Error = nullptr);
+  /// The user's bindings plus what the equalities derive from them.
+  SymBindings bindings() const;
+  /// E's value under the bindings (after the equalities).
+  SymSize::Evaluation evaluate(const SymSize &E) const;
+  /// Facts and assumptions (as C++) that the bindings make false.
+  std::vector<std::string> violations() const;
+
+  // ---- printing -------------------------------------------------------------
+  /// The JSON form: C++ over the parameters (locals never appear).
+  std::string toCpp(const SymSize &E) const { return E.toCpp(); }
+  /// The table form, with display names: `8192·B·T`.
+  std::string toTable(const SymSize &E) const;
+  /// `8192·B·T B (128 MiB at B=16, T=1024)`; a plain byte count when E is
+  /// a number; without the parenthesis when some symbol is unbound.
+  std::string formatBytes(const SymSize &E) const;
+
+private:
+  struct Mode {
+    bool Defaults = false;
+    /// With Defaults: only these symbols get the default (all when null).
+    const std::set<std::string> *Only = nullptr;
+  };
+  struct Assumption {
+    std::string Cpp;
+    std::optional<SymRelation> Rel;
+  };
+
+  FactResult addFactImpl(const SymRelation &R, bool Log);
+  SymSize reduce(const SymSize &E) const;
+  SymSize reduceAtoms(const SymSize &E) const;
+  SymSize applyQuotientFacts(const SymSize &E) const;
+  Tri decideWith(const SymRelation &R, const Mode &M) const;
+  Tri nonNegative(const SymSize &P, const Mode &M) const;
+  Tri isZero(const SymSize &D, const Mode &M) const;
+  Tri knownMultiple(const SymSize &A, const SymSize &B) const;
+  SymSize pruneMinMax(const SymSize &E, bool Record);
+  std::optional<int64_t> defaultLower(const SymbolInfo &S, const Mode &M) const;
+  void recordAssumption(Assumption A);
+  void addSubstitution(const std::string &Name, const SymSize &Value);
+  void invalidate() { ReduceCache.clear(); }
+
+  friend struct RangeProver;
+
+  std::map<std::string, SymbolInfo> Symbols;
+  int NextOrder = 0;
+  std::map<std::string, SymSize> Substitutions; ///< fully reduced right sides
+  std::vector<SymSize> NonNegative;             ///< each >= 0
+  std::vector<SymSize> NonZero;                 ///< each != 0
+  std::vector<std::pair<SymSize, SymSize>> Multiples; ///< first % second == 0
+  std::vector<SymRelation> FactLog;
+  std::vector<Assumption> Assumptions;
+  SymBindings Bound;
+  mutable std::unordered_map<SymSize, SymSize> ReduceCache;
+};
+
+} // namespace tma

@@ -1,0 +1,1341 @@
+// SymSize: canonical integer expressions over named symbols.
+//
+// The canonical form (see SymSize.h) is built by every operation, so no
+// caller ever holds a non-canonical value:
+//   - makePoly sorts terms in graded-lex order, merges equal monomials with
+//     checked additions and drops zero terms; a polynomial that is only a
+//     constant becomes a plain int64.
+//   - floorDiv/mod pull the part the divisor divides out of the dividend and
+//     keep the rest as an opaque atom, after cancelling common factors;
+//     max/min flatten, fold constants and drop operands another one
+//     dominates by a constant.
+// Every coefficient operation is checked; overflow produces an error value.
+#include "model/SymSize.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cstring>
+#include <numeric>
+#include <ostream>
+#include <set>
+
+namespace tma {
+
+using namespace detail;
+
+// Limits that keep hostile or degenerate input from exploding: beyond them a
+// value is an error of kind TooComplex (the caller reports it unknown).
+namespace {
+constexpr size_t MaxTerms = 512;
+constexpr uint32_t MaxDegree = 64;
+constexpr int MaxDepth = 32;
+constexpr size_t MaxMinMaxArgs = 16;
+
+size_t mixHash(size_t H, size_t V) {
+  return H ^ (V + 0x9e3779b97f4a7c15ULL + (H << 6) + (H >> 2));
+}
+
+bool addOverflows(int64_t A, int64_t B, int64_t &R) {
+  return __builtin_add_overflow(A, B, &R);
+}
+bool mulOverflows(int64_t A, int64_t B, int64_t &R) {
+  return __builtin_mul_overflow(A, B, &R);
+}
+
+int64_t gcd64(int64_t A, int64_t B) {
+  // Magnitudes as unsigned so INT64_MIN does not overflow.
+  uint64_t X = A < 0 ? 0 - uint64_t(A) : uint64_t(A);
+  uint64_t Y = B < 0 ? 0 - uint64_t(B) : uint64_t(B);
+  while (Y) {
+    uint64_t T = X % Y;
+    X = Y;
+    Y = T;
+  }
+  return X > uint64_t(INT64_MAX) ? 0 : int64_t(X); // 0: "no common factor"
+}
+
+/// Floor division of constants; false on overflow (INT64_MIN / -1).
+bool floorDivConst(int64_t A, int64_t C, int64_t &Q) {
+  if (A == INT64_MIN && C == -1)
+    return false;
+  Q = A / C;
+  if (A % C != 0 && ((A < 0) != (C < 0)))
+    --Q;
+  return true;
+}
+
+int64_t floorModConst(int64_t A, int64_t C) {
+  if (C == -1)
+    return 0;
+  int64_t R = A % C;
+  if (R != 0 && ((R < 0) != (C < 0)))
+    R += C;
+  return R;
+}
+
+uint32_t degreeOf(const std::vector<SymFactor> &F) {
+  uint32_t D = 0;
+  for (const SymFactor &X : F)
+    D += X.Exp;
+  return D;
+}
+
+/// Graded lex: > 0 when A is the greater monomial.
+int compareMonomials(const std::vector<SymFactor> &A,
+                     const std::vector<SymFactor> &B) {
+  uint32_t DA = degreeOf(A), DB = degreeOf(B);
+  if (DA != DB)
+    return DA > DB ? 1 : -1;
+  size_t I = 0, J = 0;
+  while (I < A.size() && J < B.size()) {
+    int C = compareAtoms(*A[I].Atom, *B[J].Atom);
+    if (C < 0)
+      return 1; // A has an earlier atom that B lacks
+    if (C > 0)
+      return -1;
+    if (A[I].Exp != B[J].Exp)
+      return A[I].Exp > B[J].Exp ? 1 : -1;
+    ++I;
+    ++J;
+  }
+  return 0;
+}
+
+size_t hashAtomRef(const AtomRef &A) { return A->Hash; }
+
+size_t hashTerms(const std::vector<SymTerm> &Terms) {
+  size_t H = 0x51ed270b;
+  for (const SymTerm &T : Terms) {
+    H = mixHash(H, std::hash<int64_t>()(T.Coeff));
+    for (const SymFactor &F : T.Factors)
+      H = mixHash(mixHash(H, hashAtomRef(F.Atom)), F.Exp);
+    H = mixHash(H, 0xfe);
+  }
+  return H;
+}
+
+} // namespace
+
+struct SymSizeAccess {
+  static SymSize make(std::shared_ptr<const SymExpr> E) {
+    return SymSize(std::move(E));
+  }
+};
+
+namespace {
+
+SymSize makeError(SymErrorKind K, std::string Reason) {
+  auto E = std::make_shared<SymExpr>();
+  E->Error = K;
+  E->Reason = std::move(Reason);
+  E->Hash = mixHash(std::hash<std::string>()(E->Reason), size_t(K));
+  return SymSizeAccess::make(std::move(E));
+}
+
+SymSize overflow() {
+  return makeError(SymErrorKind::Overflow, "integer overflow in a size");
+}
+SymSize tooComplex(const char *What) {
+  return makeError(SymErrorKind::TooComplex,
+                   std::string("size expression too complex: ") + What);
+}
+
+/// Canonicalises a list of terms (any order, repeats, zeros allowed).
+SymSize makePoly(std::vector<SymTerm> Terms) {
+  std::stable_sort(Terms.begin(), Terms.end(),
+                   [](const SymTerm &A, const SymTerm &B) {
+                     return compareMonomials(A.Factors, B.Factors) > 0;
+                   });
+  std::vector<SymTerm> Out;
+  Out.reserve(Terms.size());
+  for (SymTerm &T : Terms) {
+    if (!Out.empty() && compareMonomials(Out.back().Factors, T.Factors) == 0) {
+      if (addOverflows(Out.back().Coeff, T.Coeff, Out.back().Coeff))
+        return overflow();
+      continue;
+    }
+    if (!Out.empty() && Out.back().Coeff == 0)
+      Out.pop_back();
+    Out.push_back(std::move(T));
+  }
+  if (!Out.empty() && Out.back().Coeff == 0)
+    Out.pop_back();
+  if (Out.empty())
+    return SymSize(0);
+  if (Out.size() == 1 && Out[0].Factors.empty())
+    return SymSize(Out[0].Coeff);
+  if (Out.size() > MaxTerms)
+    return tooComplex("too many terms");
+  auto E = std::make_shared<SymExpr>();
+  E->Hash = hashTerms(Out);
+  E->Terms = std::move(Out);
+  return SymSizeAccess::make(std::move(E));
+}
+
+std::vector<SymTerm> termsOf(const SymSize &S) {
+  if (auto C = S.constant()) {
+    if (*C == 0)
+      return {};
+    return {SymTerm{{}, *C}};
+  }
+  return S.expr()->Terms;
+}
+
+int depthOf(const SymSize &S) {
+  if (!S.expr())
+    return 0;
+  int D = 0;
+  for (const SymTerm &T : S.expr()->Terms)
+    for (const SymFactor &F : T.Factors)
+      D = std::max(D, F.Atom->Depth);
+  return D;
+}
+
+SymSize atomValue(AtomRef A) {
+  std::vector<SymTerm> T{SymTerm{{SymFactor{std::move(A), 1}}, 1}};
+  return makePoly(std::move(T));
+}
+
+SymSize makeAtom(AtomKind K, std::string Name, std::vector<SymSize> Args) {
+  auto A = std::make_shared<SymAtom>();
+  A->Kind = K;
+  A->Name = std::move(Name);
+  size_t H = mixHash(size_t(K) + 0x77, std::hash<std::string>()(A->Name));
+  int Depth = 0;
+  for (const SymSize &S : Args) {
+    H = mixHash(H, S.hash());
+    Depth = std::max(Depth, depthOf(S) + 1);
+  }
+  if (Depth > MaxDepth)
+    return tooComplex("operations nest too deeply");
+  A->Args = std::move(Args);
+  A->Hash = H;
+  A->Depth = Depth;
+  return atomValue(std::move(A));
+}
+
+/// The single atom S is, when S is exactly one atom with coefficient 1.
+const SymAtom *soleAtom(const SymSize &S) {
+  const SymExpr *E = S.expr();
+  if (!E || E->Error != SymErrorKind::None || E->Terms.size() != 1)
+    return nullptr;
+  const SymTerm &T = E->Terms[0];
+  if (T.Coeff != 1 || T.Factors.size() != 1 || T.Factors[0].Exp != 1)
+    return nullptr;
+  return T.Factors[0].Atom.get();
+}
+
+const SymSize *firstError(const SymSize &A, const SymSize &B) {
+  if (A.isError())
+    return &A;
+  if (B.isError())
+    return &B;
+  return nullptr;
+}
+
+/// Multiplies monomials; false when the degree limit is passed.
+bool mulMonomials(const std::vector<SymFactor> &A,
+                  const std::vector<SymFactor> &B,
+                  std::vector<SymFactor> &Out) {
+  Out.clear();
+  size_t I = 0, J = 0;
+  while (I < A.size() || J < B.size()) {
+    int C = I == A.size()   ? 1
+            : J == B.size() ? -1
+                            : compareAtoms(*A[I].Atom, *B[J].Atom);
+    if (C < 0)
+      Out.push_back(A[I++]);
+    else if (C > 0)
+      Out.push_back(B[J++]);
+    else {
+      Out.push_back(SymFactor{A[I].Atom, A[I].Exp + B[J].Exp});
+      ++I;
+      ++J;
+    }
+  }
+  return degreeOf(Out) <= MaxDegree;
+}
+
+/// Out = A / M when the monomial M divides A.
+bool divMonomial(const std::vector<SymFactor> &A,
+                 const std::vector<SymFactor> &M, std::vector<SymFactor> &Out) {
+  Out.clear();
+  size_t J = 0;
+  for (const SymFactor &F : A) {
+    if (J < M.size() && compareAtoms(*F.Atom, *M[J].Atom) == 0) {
+      if (M[J].Exp > F.Exp)
+        return false;
+      if (F.Exp > M[J].Exp)
+        Out.push_back(SymFactor{F.Atom, F.Exp - M[J].Exp});
+      ++J;
+      continue;
+    }
+    if (J < M.size() && compareAtoms(*M[J].Atom, *F.Atom) < 0)
+      return false; // M has an atom A lacks
+    Out.push_back(F);
+  }
+  return J == M.size();
+}
+
+/// The greatest monomial dividing every term (the empty one when none).
+std::vector<SymFactor> commonMonomial(const std::vector<SymTerm> &Terms) {
+  if (Terms.empty())
+    return {};
+  std::vector<SymFactor> Common = Terms[0].Factors;
+  for (size_t I = 1; I < Terms.size() && !Common.empty(); ++I) {
+    std::vector<SymFactor> Next;
+    for (const SymFactor &F : Common)
+      for (const SymFactor &G : Terms[I].Factors)
+        if (compareAtoms(*F.Atom, *G.Atom) == 0)
+          Next.push_back(SymFactor{F.Atom, std::min(F.Exp, G.Exp)});
+    Common = std::move(Next);
+  }
+  return Common;
+}
+
+int64_t contentOf(const std::vector<SymTerm> &Terms) {
+  int64_t G = 0;
+  for (const SymTerm &T : Terms)
+    G = G == 0 ? gcd64(T.Coeff, 0) : gcd64(G, T.Coeff);
+  return G;
+}
+
+/// Divides every term by Coeff * Mono (known to divide each one exactly).
+SymSize divideTerms(const std::vector<SymTerm> &Terms, int64_t Coeff,
+                    const std::vector<SymFactor> &Mono) {
+  std::vector<SymTerm> Out;
+  for (const SymTerm &T : Terms) {
+    SymTerm N;
+    divMonomial(T.Factors, Mono, N.Factors);
+    N.Coeff = T.Coeff / Coeff;
+    Out.push_back(std::move(N));
+  }
+  return makePoly(std::move(Out));
+}
+
+bool anyNegativeCoeff(const std::vector<SymTerm> &Terms) {
+  for (const SymTerm &T : Terms)
+    if (T.Coeff < 0)
+      return true;
+  return false;
+}
+
+/// A / B when B divides A exactly as polynomials (multivariate division in
+/// graded-lex order with a zero remainder).
+std::optional<SymSize> exactQuotient(const SymSize &A, const SymSize &B) {
+  if (!B.expr())
+    return std::nullopt;
+  const SymTerm &Lead = B.expr()->Terms[0];
+  SymSize Rem = A, Q = 0;
+  for (size_t Step = 0; Step <= MaxTerms; ++Step) {
+    if (Rem.isError() || Q.isError())
+      return std::nullopt;
+    std::vector<SymTerm> RT = termsOf(Rem);
+    if (RT.empty())
+      return Q;
+    SymTerm QT;
+    if (!divMonomial(RT[0].Factors, Lead.Factors, QT.Factors) ||
+        RT[0].Coeff % Lead.Coeff != 0)
+      return std::nullopt;
+    QT.Coeff = RT[0].Coeff / Lead.Coeff;
+    SymSize QS = makePoly({QT});
+    Q = Q + QS;
+    Rem = Rem - QS * B;
+  }
+  return std::nullopt;
+}
+
+/// Splits Dividend by a single-term divisor Coeff*Mono (Coeff > 0) into a
+/// quotient of the terms it divides and the remainder, with floor
+/// coefficients: term k*m*t -> floor(k/Coeff)*t, remainder (k mod Coeff)*m*t.
+void splitBySingleTerm(const std::vector<SymTerm> &Dividend, int64_t Coeff,
+                       const std::vector<SymFactor> &Mono,
+                       std::vector<SymTerm> &Quot, std::vector<SymTerm> &Rem) {
+  for (const SymTerm &T : Dividend) {
+    SymTerm QT;
+    if (!divMonomial(T.Factors, Mono, QT.Factors)) {
+      Rem.push_back(T);
+      continue;
+    }
+    int64_t Q = 0;
+    floorDivConst(T.Coeff, Coeff, Q); // Coeff > 0: no overflow
+    int64_t R = T.Coeff - Q * Coeff;
+    if (Q != 0) {
+      QT.Coeff = Q;
+      Quot.push_back(std::move(QT));
+    }
+    if (R != 0)
+      Rem.push_back(SymTerm{T.Factors, R});
+  }
+}
+
+SymSize floorDivByConstant(const SymSize &A, int64_t C) {
+  // C > 1, A symbolic.
+  std::vector<SymTerm> Q, R;
+  splitBySingleTerm(A.expr()->Terms, C, {}, Q, R);
+  SymSize QS = makePoly(std::move(Q));
+  SymSize RS = makePoly(R);
+  if (RS.isConstant()) // 0 <= RS < C
+    return QS;
+  int64_t G = gcd64(contentOf(R), C);
+  if (G > 1) {
+    RS = divideTerms(R, G, {});
+    C /= G;
+  }
+  // floor(floor(x / d) / c) = floor(x / (d*c)) for positive d and c.
+  if (const SymAtom *In = soleAtom(RS))
+    if (In->Kind == AtomKind::FloorDiv && In->Args[1].constant()) {
+      int64_t D = *In->Args[1].constant(), DC;
+      if (D > 0 && !mulOverflows(D, C, DC))
+        return QS + SymSize::floorDiv(In->Args[0], DC);
+    }
+  return QS + makeAtom(AtomKind::FloorDiv, "", {RS, SymSize(C)});
+}
+
+/// The opaque quotient after cancelling the factors dividend and divisor
+/// share: floor(g*r / (g*b)) = floor(r / b) for any g != 0.
+SymSize opaqueQuotient(AtomKind K, const SymSize &R, const SymSize &B) {
+  std::vector<SymTerm> RT = termsOf(R), BT = termsOf(B);
+  if (K == AtomKind::FloorDiv) {
+    std::vector<SymTerm> All = RT;
+    All.insert(All.end(), BT.begin(), BT.end());
+    int64_t G = contentOf(All);
+    std::vector<SymFactor> M = commonMonomial(All);
+    if (G > 1 || !M.empty()) {
+      SymSize R2 = divideTerms(RT, G, M), B2 = divideTerms(BT, G, M);
+      if (B2.constant())
+        return SymSize::floorDiv(R2, B2);
+      return opaqueQuotient(K, R2, B2);
+    }
+  } else {
+    // (g*r) mod (g*b) = g * (r mod b) only for g > 0: constants only.
+    std::vector<SymTerm> All = RT;
+    All.insert(All.end(), BT.begin(), BT.end());
+    int64_t G = contentOf(All);
+    if (G > 1)
+      return SymSize(G) *
+             SymSize::mod(divideTerms(RT, G, {}), divideTerms(BT, G, {}));
+  }
+  if (R == B)
+    return K == AtomKind::FloorDiv ? SymSize(1) : SymSize(0);
+  // (x mod b) mod b = x mod b.
+  if (const SymAtom *In = soleAtom(R))
+    if (K == AtomKind::Mod && In->Kind == AtomKind::Mod && In->Args[1] == B)
+      return R;
+  return makeAtom(K, "", {R, B});
+}
+
+SymSize modByConstant(const SymSize &A, int64_t C) {
+  // C > 1, A symbolic.
+  std::vector<SymTerm> R;
+  for (const SymTerm &T : A.expr()->Terms) {
+    int64_t M = floorModConst(T.Coeff, C);
+    if (M != 0)
+      R.push_back(SymTerm{T.Factors, M});
+  }
+  SymSize RS = makePoly(R);
+  if (RS.isConstant())
+    return RS;
+  int64_t G = gcd64(contentOf(R), C);
+  if (G > 1)
+    return SymSize(G) * SymSize::mod(divideTerms(R, G, {}), C / G);
+  // (x mod d) mod c = x mod c when c divides d.
+  if (const SymAtom *In = soleAtom(RS))
+    if (In->Kind == AtomKind::Mod && In->Args[1].constant() &&
+        *In->Args[1].constant() % C == 0)
+      return *In->Args[1].constant() == C
+                 ? RS
+                 : SymSize::mod(In->Args[0], SymSize(C));
+  return makeAtom(AtomKind::Mod, "", {RS, SymSize(C)});
+}
+
+SymSize minMax(AtomKind K, const SymSize &A, const SymSize &B) {
+  if (const SymSize *E = firstError(A, B))
+    return *E;
+  bool IsMax = K == AtomKind::Max;
+  if (A.constant() && B.constant())
+    return IsMax ? std::max(*A.constant(), *B.constant())
+                 : std::min(*A.constant(), *B.constant());
+  std::vector<SymSize> Args;
+  for (const SymSize *S : {&A, &B}) {
+    const SymAtom *At = soleAtom(*S);
+    if (At && At->Kind == K)
+      Args.insert(Args.end(), At->Args.begin(), At->Args.end());
+    else
+      Args.push_back(*S);
+  }
+  std::sort(Args.begin(), Args.end(), SymSize::Less());
+  Args.erase(std::unique(Args.begin(), Args.end()), Args.end());
+  // Drop an operand another one dominates by a constant difference.
+  std::vector<bool> Dropped(Args.size(), false);
+  for (size_t I = 0; I < Args.size(); ++I)
+    for (size_t J = I + 1; J < Args.size(); ++J) {
+      if (Dropped[I] || Dropped[J])
+        continue;
+      SymSize D = Args[I] - Args[J];
+      if (!D.constant())
+        continue;
+      bool IGreater = *D.constant() >= 0;
+      Dropped[IGreater == IsMax ? J : I] = true;
+    }
+  std::vector<SymSize> Kept;
+  for (size_t I = 0; I < Args.size(); ++I)
+    if (!Dropped[I])
+      Kept.push_back(Args[I]);
+  if (Kept.size() == 1)
+    return Kept[0];
+  if (Kept.size() > MaxMinMaxArgs)
+    return tooComplex("too many max/min operands");
+  return makeAtom(K, "", std::move(Kept));
+}
+
+} // namespace
+
+// ------------------------------------------------------------ Tri helpers --
+
+Tri triAnd(Tri A, Tri B) {
+  if (A == Tri::False || B == Tri::False)
+    return Tri::False;
+  if (A == Tri::True && B == Tri::True)
+    return Tri::True;
+  return Tri::Unknown;
+}
+
+Tri triOr(Tri A, Tri B) { return !triAnd(!A, !B); }
+
+const char *triName(Tri T) {
+  switch (T) {
+  case Tri::False:
+    return "false";
+  case Tri::True:
+    return "true";
+  case Tri::Unknown:
+    return "unknown";
+  }
+  return "unknown";
+}
+
+// ------------------------------------------------------------ comparisons --
+
+int compareSymbolNames(std::string_view A, std::string_view B) {
+  size_t I = 0, J = 0;
+  while (I < A.size() && J < B.size()) {
+    if (std::isdigit((unsigned char)A[I]) &&
+        std::isdigit((unsigned char)B[J])) {
+      size_t I2 = I, J2 = J;
+      while (I2 < A.size() && std::isdigit((unsigned char)A[I2]))
+        ++I2;
+      while (J2 < B.size() && std::isdigit((unsigned char)B[J2]))
+        ++J2;
+      std::string_view DA = A.substr(I, I2 - I), DB = B.substr(J, J2 - J);
+      while (DA.size() > 1 && DA[0] == '0')
+        DA.remove_prefix(1);
+      while (DB.size() > 1 && DB[0] == '0')
+        DB.remove_prefix(1);
+      if (DA.size() != DB.size())
+        return DA.size() < DB.size() ? -1 : 1;
+      if (int C = DA.compare(DB))
+        return C < 0 ? -1 : 1;
+      I = I2;
+      J = J2;
+      continue;
+    }
+    if (A[I] != B[J])
+      return (unsigned char)A[I] < (unsigned char)B[J] ? -1 : 1;
+    ++I;
+    ++J;
+  }
+  if (I < A.size())
+    return 1;
+  if (J < B.size())
+    return -1;
+  return A.compare(B) < 0 ? -1 : (A.compare(B) > 0 ? 1 : 0);
+}
+
+int detail::compareAtoms(const SymAtom &A, const SymAtom &B) {
+  if (&A == &B)
+    return 0;
+  if (A.Kind != B.Kind)
+    return A.Kind < B.Kind ? -1 : 1;
+  if (A.Kind == AtomKind::Symbol)
+    return compareSymbolNames(A.Name, B.Name);
+  if (A.Args.size() != B.Args.size())
+    return A.Args.size() < B.Args.size() ? -1 : 1;
+  for (size_t I = 0; I < A.Args.size(); ++I)
+    if (int C = A.Args[I].compare(B.Args[I]))
+      return C;
+  return 0;
+}
+
+int SymSize::compare(const SymSize &O) const {
+  auto Rank = [](const SymSize &S) {
+    return S.isError() ? 0 : (S.Expr ? 2 : 1);
+  };
+  int RA = Rank(*this), RB = Rank(O);
+  if (RA != RB)
+    return RA < RB ? -1 : 1;
+  if (RA == 1)
+    return Value < O.Value ? -1 : (Value > O.Value ? 1 : 0);
+  if (Expr == O.Expr)
+    return 0;
+  if (RA == 0) {
+    if (Expr->Error != O.Expr->Error)
+      return Expr->Error < O.Expr->Error ? -1 : 1;
+    int C = Expr->Reason.compare(O.Expr->Reason);
+    return C < 0 ? -1 : (C > 0 ? 1 : 0);
+  }
+  const auto &TA = Expr->Terms, &TB = O.Expr->Terms;
+  for (size_t I = 0; I < TA.size() && I < TB.size(); ++I) {
+    if (int C = compareMonomials(TA[I].Factors, TB[I].Factors))
+      return C > 0 ? -1 : 1;
+    if (TA[I].Coeff != TB[I].Coeff)
+      return TA[I].Coeff < TB[I].Coeff ? -1 : 1;
+  }
+  if (TA.size() != TB.size())
+    return TA.size() < TB.size() ? -1 : 1;
+  return 0;
+}
+
+bool SymSize::operator==(const SymSize &O) const {
+  if (!Expr || !O.Expr)
+    return !Expr && !O.Expr && Value == O.Value;
+  if (Expr == O.Expr)
+    return true;
+  return Expr->Hash == O.Expr->Hash && compare(O) == 0;
+}
+
+size_t SymSize::hash() const {
+  return Expr ? Expr->Hash : std::hash<int64_t>()(Value);
+}
+
+// ----------------------------------------------------------- construction --
+
+SymSize::SymSize(std::shared_ptr<const SymExpr> E) : Expr(std::move(E)) {}
+
+SymSize SymSize::symbol(std::string Name) {
+  return makeAtom(AtomKind::Symbol, std::move(Name), {});
+}
+
+SymSize SymSize::error(SymErrorKind Kind, std::string Reason) {
+  if (Kind == SymErrorKind::None)
+    Kind = SymErrorKind::TooComplex;
+  return makeError(Kind, std::move(Reason));
+}
+
+bool SymSize::isSymbolic() const {
+  return Expr && Expr->Error == SymErrorKind::None;
+}
+bool SymSize::isError() const {
+  return Expr && Expr->Error != SymErrorKind::None;
+}
+SymErrorKind SymSize::errorKind() const {
+  return Expr ? Expr->Error : SymErrorKind::None;
+}
+std::string SymSize::errorReason() const {
+  return isError() ? Expr->Reason : std::string();
+}
+
+std::optional<std::string> SymSize::symbolName() const {
+  const SymAtom *A = soleAtom(*this);
+  if (!A || A->Kind != AtomKind::Symbol)
+    return std::nullopt;
+  return A->Name;
+}
+
+size_t SymSize::termCount() const { return Expr ? Expr->Terms.size() : 1; }
+
+// ------------------------------------------------------------- arithmetic --
+
+SymSize operator+(const SymSize &A, const SymSize &B) {
+  if (const SymSize *E = firstError(A, B))
+    return *E;
+  if (A.constant() && B.constant()) {
+    int64_t R;
+    if (addOverflows(*A.constant(), *B.constant(), R))
+      return overflow();
+    return R;
+  }
+  if (B.constant() == 0)
+    return A;
+  if (A.constant() == 0)
+    return B;
+  std::vector<SymTerm> T = termsOf(A), TB = termsOf(B);
+  T.insert(T.end(), TB.begin(), TB.end());
+  return makePoly(std::move(T));
+}
+
+SymSize SymSize::operator-() const { return *this * SymSize(-1); }
+
+SymSize operator-(const SymSize &A, const SymSize &B) { return A + (-B); }
+
+SymSize operator*(const SymSize &A, const SymSize &B) {
+  if (const SymSize *E = firstError(A, B))
+    return *E;
+  if (A.constant() && B.constant()) {
+    int64_t R;
+    if (mulOverflows(*A.constant(), *B.constant(), R))
+      return overflow();
+    return R;
+  }
+  if (A.constant() == 0 || B.constant() == 0)
+    return 0;
+  if (A.constant() == 1)
+    return B;
+  if (B.constant() == 1)
+    return A;
+  std::vector<SymTerm> TA = termsOf(A), TB = termsOf(B);
+  if (TA.size() * TB.size() > MaxTerms * 4)
+    return tooComplex("too many terms");
+  std::vector<SymTerm> Out;
+  Out.reserve(TA.size() * TB.size());
+  for (const SymTerm &X : TA)
+    for (const SymTerm &Y : TB) {
+      SymTerm T;
+      if (mulOverflows(X.Coeff, Y.Coeff, T.Coeff))
+        return overflow();
+      if (!mulMonomials(X.Factors, Y.Factors, T.Factors))
+        return tooComplex("degree too high");
+      Out.push_back(std::move(T));
+    }
+  return makePoly(std::move(Out));
+}
+
+SymSize SymSize::floorDiv(const SymSize &A, const SymSize &B) {
+  if (const SymSize *E = firstError(A, B))
+    return *E;
+  if (auto C = B.constant()) {
+    if (*C == 0)
+      return makeError(SymErrorKind::DivisionByZero, "division by zero");
+    if (auto AC = A.constant()) {
+      int64_t Q;
+      if (!floorDivConst(*AC, *C, Q))
+        return overflow();
+      return Q;
+    }
+    if (*C < 0) {
+      if (*C == INT64_MIN)
+        return overflow();
+      return floorDiv(-A, SymSize(-*C));
+    }
+    if (*C == 1)
+      return A;
+    return floorDivByConstant(A, *C);
+  }
+  if (A.constant() == 0)
+    return 0;
+  if (A == B)
+    return 1; // B != 0, or the C++ expression itself is undefined
+  const std::vector<SymTerm> &BT = B.expr()->Terms;
+  if (BT.size() == 1) {
+    if (BT[0].Coeff < 0)
+      return floorDiv(-A, -B);
+    std::vector<SymTerm> Q, R;
+    splitBySingleTerm(termsOf(A), BT[0].Coeff, BT[0].Factors, Q, R);
+    // A negative remainder would print as C++ that truncates where floor
+    // rounds down: keep the whole quotient opaque instead.
+    if (anyNegativeCoeff(R))
+      return opaqueQuotient(AtomKind::FloorDiv, A, B);
+    SymSize QS = makePoly(std::move(Q));
+    if (R.empty())
+      return QS;
+    return QS + opaqueQuotient(AtomKind::FloorDiv, makePoly(R), B);
+  }
+  if (auto Q = exactQuotient(A, B))
+    return *Q;
+  return opaqueQuotient(AtomKind::FloorDiv, A, B);
+}
+
+SymSize SymSize::ceilDiv(const SymSize &A, const SymSize &B) {
+  return floorDiv(A + B - SymSize(1), B);
+}
+
+SymSize SymSize::mod(const SymSize &A, const SymSize &B) {
+  if (const SymSize *E = firstError(A, B))
+    return *E;
+  if (auto C = B.constant()) {
+    if (*C == 0)
+      return makeError(SymErrorKind::DivisionByZero, "modulo by zero");
+    if (auto AC = A.constant())
+      return floorModConst(*AC, *C);
+    if (*C < 0) {
+      if (*C == INT64_MIN)
+        return overflow();
+      return -mod(-A, SymSize(-*C));
+    }
+    if (*C == 1)
+      return 0;
+    return modByConstant(A, *C);
+  }
+  if (A.constant() == 0 || A == B)
+    return 0;
+  if (const SymAtom *In = soleAtom(A))
+    if (In->Kind == AtomKind::Mod && In->Args[1] == B)
+      return A;
+  const std::vector<SymTerm> &BT = B.expr()->Terms;
+  if (BT.size() == 1 && BT[0].Coeff > 0) {
+    std::vector<SymTerm> Q, R;
+    splitBySingleTerm(termsOf(A), BT[0].Coeff, BT[0].Factors, Q, R);
+    if (anyNegativeCoeff(R))
+      return opaqueQuotient(AtomKind::Mod, A, B);
+    if (R.empty())
+      return 0;
+    return opaqueQuotient(AtomKind::Mod, makePoly(R), B);
+  }
+  if (BT.size() > 1 && exactQuotient(A, B))
+    return 0;
+  return opaqueQuotient(AtomKind::Mod, A, B);
+}
+
+SymSize SymSize::max(const SymSize &A, const SymSize &B) {
+  return minMax(AtomKind::Max, A, B);
+}
+SymSize SymSize::min(const SymSize &A, const SymSize &B) {
+  return minMax(AtomKind::Min, A, B);
+}
+
+// --------------------------------------------------------------- printing --
+
+namespace {
+
+struct Printer {
+  bool Cpp;
+  const std::function<std::string(const std::string &)> *Display;
+
+  std::string symbol(const std::string &Name) const {
+    if (!Cpp && Display && *Display) {
+      std::string D = (*Display)(Name);
+      if (!D.empty())
+        return D;
+    }
+    return Name;
+  }
+
+  /// An operand of `/` or `%`: parenthesised unless it is one plain factor.
+  std::string operand(const SymSize &S) const {
+    std::string Text = print(S);
+    if (auto C = S.constant())
+      return *C >= 0 ? Text : "(" + Text + ")";
+    const SymAtom *A = soleAtom(S);
+    if (A && A->Kind != AtomKind::FloorDiv && A->Kind != AtomKind::Mod)
+      return Text;
+    return "(" + Text + ")";
+  }
+
+  std::string atom(const SymAtom &A, bool InProduct) const {
+    switch (A.Kind) {
+    case AtomKind::Symbol:
+      return symbol(A.Name);
+    case AtomKind::FloorDiv:
+    case AtomKind::Mod: {
+      std::string Text = operand(A.Args[0]) +
+                         (A.Kind == AtomKind::FloorDiv ? " / " : " % ") +
+                         operand(A.Args[1]);
+      return InProduct ? "(" + Text + ")" : Text;
+    }
+    case AtomKind::Max:
+    case AtomKind::Min: {
+      const char *Name = A.Kind == AtomKind::Max ? "max" : "min";
+      std::vector<SymSize> Args = A.Args;
+      std::stable_partition(Args.begin(), Args.end(),
+                            [](const SymSize &S) { return !S.isConstant(); });
+      if (!Cpp) {
+        std::string Text = std::string(Name) + "(";
+        for (size_t I = 0; I < Args.size(); ++I)
+          Text += (I ? ", " : "") + print(Args[I]);
+        return Text + ")";
+      }
+      // n-ary as nested binary calls, innermost last; the constant (there
+      // is at most one) last, as people write std::max(n, 1).
+      std::string Text = print(Args.back());
+      for (size_t I = Args.size() - 1; I-- > 0;)
+        Text = std::string("std::") + Name + "<int64_t>(" + print(Args[I]) +
+               ", " + Text + ")";
+      return Text;
+    }
+    }
+    return "?";
+  }
+
+  /// |Coeff| * factors, without the sign. A leading minus sign would bind
+  /// to the dividend of a lone division, so then it is parenthesised.
+  std::string term(const SymTerm &T, bool LeadingMinus = false) const {
+    uint64_t Mag = T.Coeff < 0 ? 0 - uint64_t(T.Coeff) : uint64_t(T.Coeff);
+    std::string Coeff = std::to_string(Mag);
+    if (T.Factors.empty())
+      return Coeff;
+    size_t Count = 0;
+    for (const SymFactor &F : T.Factors)
+      Count += F.Exp;
+    bool InProduct = Count > 1 || Mag != 1 || LeadingMinus;
+    std::string Sep = Cpp ? " * " : "·";
+    std::string Text;
+    for (const SymFactor &F : T.Factors) {
+      std::string A = atom(*F.Atom, InProduct);
+      if (Cpp) {
+        for (uint32_t E = 0; E < F.Exp; ++E)
+          Text += (Text.empty() ? "" : Sep) + A;
+      } else {
+        Text += (Text.empty() ? "" : Sep) + A;
+        if (F.Exp > 1)
+          Text += "^" + std::to_string(F.Exp);
+      }
+    }
+    if (Mag == 1)
+      return Text;
+    return Cpp ? Text + Sep + Coeff : Coeff + Sep + Text;
+  }
+
+  std::string print(const SymSize &S) const {
+    if (S.isError())
+      return "?";
+    if (auto C = S.constant())
+      return std::to_string(*C);
+    const std::vector<SymTerm> &Terms = S.expr()->Terms;
+    std::string Text;
+    // Positive terms first so `8 - n` does not print as `-n + 8`.
+    for (bool Positive : {true, false})
+      for (const SymTerm &T : Terms) {
+        if ((T.Coeff > 0) != Positive)
+          continue;
+        if (Text.empty())
+          Text = Positive ? term(T) : "-" + term(T, /*LeadingMinus=*/true);
+        else
+          Text += (Positive ? " + " : " - ") + term(T);
+      }
+    return Text;
+  }
+};
+
+} // namespace
+
+std::ostream &operator<<(std::ostream &OS, const SymSize &S) {
+  return OS << S.toCpp();
+}
+
+std::string SymSize::toCpp() const {
+  return Printer{true, nullptr}.print(*this);
+}
+
+std::string SymSize::toTable(
+    const std::function<std::string(const std::string &)> &DisplayName) const {
+  return Printer{false, &DisplayName}.print(*this);
+}
+
+// ------------------------------------------------------------- evaluation --
+
+namespace {
+
+struct Evaluator {
+  const SymBindings &Bindings;
+  std::string Error;
+
+  std::optional<int64_t> fail(std::string Why) {
+    if (Error.empty())
+      Error = std::move(Why);
+    return std::nullopt;
+  }
+
+  std::optional<int64_t> atom(const SymAtom &A) {
+    if (A.Kind == AtomKind::Symbol) {
+      auto It = Bindings.find(A.Name);
+      if (It == Bindings.end())
+        return fail("no value for " + A.Name);
+      return It->second;
+    }
+    std::vector<int64_t> Args;
+    for (const SymSize &S : A.Args) {
+      auto V = value(S);
+      if (!V)
+        return std::nullopt;
+      Args.push_back(*V);
+    }
+    switch (A.Kind) {
+    case AtomKind::FloorDiv: {
+      if (Args[1] == 0)
+        return fail("division by zero");
+      int64_t Q;
+      if (!floorDivConst(Args[0], Args[1], Q))
+        return fail("integer overflow");
+      return Q;
+    }
+    case AtomKind::Mod:
+      if (Args[1] == 0)
+        return fail("modulo by zero");
+      return floorModConst(Args[0], Args[1]);
+    case AtomKind::Max:
+      return *std::max_element(Args.begin(), Args.end());
+    case AtomKind::Min:
+      return *std::min_element(Args.begin(), Args.end());
+    case AtomKind::Symbol:
+      break;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<int64_t> value(const SymSize &S) {
+    if (S.isError())
+      return fail(S.errorReason());
+    if (auto C = S.constant())
+      return *C;
+    int64_t Sum = 0;
+    for (const SymTerm &T : S.expr()->Terms) {
+      int64_t Prod = T.Coeff;
+      for (const SymFactor &F : T.Factors) {
+        auto V = atom(*F.Atom);
+        if (!V)
+          return std::nullopt;
+        for (uint32_t E = 0; E < F.Exp; ++E)
+          if (mulOverflows(Prod, *V, Prod))
+            return fail("integer overflow");
+      }
+      if (addOverflows(Sum, Prod, Sum))
+        return fail("integer overflow");
+    }
+    return Sum;
+  }
+};
+
+using ReplaceFn = std::function<std::optional<SymSize>(const std::string &)>;
+
+/// nullopt when nothing in S was replaced (the common case: no rebuild).
+std::optional<SymSize> substituteImpl(const SymSize &S, const ReplaceFn &F);
+
+std::optional<SymSize> substituteAtom(const SymAtom &A, const ReplaceFn &F) {
+  if (A.Kind == AtomKind::Symbol)
+    return F(A.Name);
+  bool Changed = false;
+  std::vector<SymSize> Args;
+  for (const SymSize &X : A.Args) {
+    auto N = substituteImpl(X, F);
+    Changed |= N.has_value();
+    Args.push_back(N ? *N : X);
+  }
+  if (!Changed)
+    return std::nullopt;
+  switch (A.Kind) {
+  case AtomKind::FloorDiv:
+    return SymSize::floorDiv(Args[0], Args[1]);
+  case AtomKind::Mod:
+    return SymSize::mod(Args[0], Args[1]);
+  case AtomKind::Max:
+  case AtomKind::Min: {
+    SymSize R = Args[0];
+    for (size_t I = 1; I < Args.size(); ++I)
+      R = A.Kind == AtomKind::Max ? SymSize::max(R, Args[I])
+                                  : SymSize::min(R, Args[I]);
+    return R;
+  }
+  case AtomKind::Symbol:
+    break;
+  }
+  return std::nullopt;
+}
+
+std::optional<SymSize> substituteImpl(const SymSize &S, const ReplaceFn &F) {
+  if (!S.isSymbolic())
+    return std::nullopt;
+  bool Changed = false;
+  SymSize Sum = 0;
+  for (const SymTerm &T : S.expr()->Terms) {
+    SymSize Prod = T.Coeff;
+    std::vector<SymFactor> Kept;
+    for (const SymFactor &Fa : T.Factors) {
+      auto N = substituteAtom(*Fa.Atom, F);
+      if (!N) {
+        Kept.push_back(Fa);
+        continue;
+      }
+      Changed = true;
+      for (uint32_t E = 0; E < Fa.Exp; ++E)
+        Prod = Prod * *N;
+    }
+    if (!Kept.empty())
+      Prod = Prod * makePoly({SymTerm{std::move(Kept), 1}});
+    Sum = Sum + Prod;
+  }
+  if (!Changed)
+    return std::nullopt;
+  return Sum;
+}
+
+void collectSymbols(const SymSize &S,
+                    std::set<std::string, bool (*)(const std::string &,
+                                                   const std::string &)> &Out) {
+  if (!S.isSymbolic())
+    return;
+  for (const SymTerm &T : S.expr()->Terms)
+    for (const SymFactor &F : T.Factors) {
+      if (F.Atom->Kind == AtomKind::Symbol)
+        Out.insert(F.Atom->Name);
+      for (const SymSize &A : F.Atom->Args)
+        collectSymbols(A, Out);
+    }
+}
+
+} // namespace
+
+SymSize::Evaluation SymSize::evaluate(const SymBindings &Bindings) const {
+  Evaluator E{Bindings, {}};
+  Evaluation R;
+  R.Value = E.value(*this);
+  if (!R.Value)
+    R.Error = E.Error;
+  return R;
+}
+
+SymSize SymSize::substitute(const ReplaceFn &Replace) const {
+  auto R = substituteImpl(*this, Replace);
+  return R ? *R : *this;
+}
+
+SymSize SymSize::substitute(const SymBindings &Values) const {
+  return substitute([&](const std::string &Name) -> std::optional<SymSize> {
+    auto It = Values.find(Name);
+    if (It == Values.end())
+      return std::nullopt;
+    return SymSize(It->second);
+  });
+}
+
+std::vector<std::string> SymSize::symbols() const {
+  std::set<std::string, bool (*)(const std::string &, const std::string &)>
+      Names([](const std::string &A, const std::string &B) {
+        return compareSymbolNames(A, B) < 0;
+      });
+  collectSymbols(*this, Names);
+  return {Names.begin(), Names.end()};
+}
+
+// ---------------------------------------------------------------- parsing --
+
+namespace {
+
+class SymParser {
+public:
+  explicit SymParser(std::string_view Text) : S(Text) {}
+
+  std::optional<SymSize> parse(std::string *Error) {
+    std::optional<SymSize> R;
+    if (S.size() > 65536)
+      fail("expression longer than 64 KiB");
+    else
+      R = expr();
+    skipSpace();
+    if (Err.empty() && P != S.size())
+      fail("unexpected '" + std::string(1, S[P]) + "'");
+    if (!Err.empty()) {
+      if (Error)
+        *Error = "at offset " + std::to_string(ErrAt) + ": " + Err;
+      return std::nullopt;
+    }
+    if (R && R->isError()) {
+      if (Error)
+        *Error = R->errorReason();
+      return std::nullopt;
+    }
+    return R;
+  }
+
+private:
+  std::string_view S;
+  size_t P = 0;
+  int Depth = 0;
+  std::string Err;
+  size_t ErrAt = 0;
+
+  std::optional<SymSize> fail(std::string Why) {
+    if (Err.empty()) {
+      Err = std::move(Why);
+      ErrAt = P;
+    }
+    return std::nullopt;
+  }
+  void skipSpace() {
+    while (P < S.size() && std::isspace((unsigned char)S[P]))
+      ++P;
+  }
+  bool eat(std::string_view Tok) {
+    skipSpace();
+    if (S.substr(P, Tok.size()) != Tok)
+      return false;
+    P += Tok.size();
+    return true;
+  }
+  bool expect(std::string_view Tok) {
+    if (eat(Tok))
+      return true;
+    fail("expected '" + std::string(Tok) + "'");
+    return false;
+  }
+  static bool identStart(char C) {
+    return std::isalpha((unsigned char)C) || C == '_';
+  }
+  static bool identChar(char C) {
+    return std::isalnum((unsigned char)C) || C == '_';
+  }
+  std::string ident() {
+    skipSpace();
+    size_t B = P;
+    while (P < S.size() &&
+           (identChar(S[P]) || (S.substr(P, 2) == "::" && P + 2 < S.size() &&
+                                identStart(S[P + 2]))))
+      P += S[P] == ':' ? 2 : 1;
+    return std::string(S.substr(B, P - B));
+  }
+  std::optional<int64_t> number() {
+    skipSpace();
+    int64_t V = 0;
+    size_t B = P;
+    while (P < S.size() && std::isdigit((unsigned char)S[P])) {
+      if (mulOverflows(V, 10, V) || addOverflows(V, S[P] - '0', V)) {
+        fail("integer literal out of range");
+        return std::nullopt;
+      }
+      ++P;
+    }
+    if (P == B) {
+      fail("expected a number");
+      return std::nullopt;
+    }
+    // Integer suffixes as C++ writes them (4096L, 2ll, 8u).
+    while (P < S.size() && S[P] != '\0' && std::strchr("lLuU", S[P]))
+      ++P;
+    return V;
+  }
+
+  std::optional<SymSize> expr() {
+    if (++Depth > 200) {
+      fail("expression nests too deeply");
+      --Depth;
+      return std::nullopt;
+    }
+    auto L = term();
+    while (L) {
+      if (eat("+")) {
+        auto R = term();
+        if (!R)
+          L.reset();
+        else
+          L = *L + *R;
+      } else if (eat("-")) {
+        auto R = term();
+        if (!R)
+          L.reset();
+        else
+          L = *L - *R;
+      } else
+        break;
+    }
+    --Depth;
+    return L;
+  }
+
+  std::optional<SymSize> term() {
+    auto L = unary();
+    while (L) {
+      char Op = 0;
+      if (eat("*"))
+        Op = '*';
+      else if (eat("/"))
+        Op = '/';
+      else if (eat("%"))
+        Op = '%';
+      else
+        break;
+      auto R = unary();
+      if (!R)
+        return std::nullopt;
+      if (Op != '*' && R->constant() == 0)
+        return fail(Op == '/' ? "division by zero" : "modulo by zero");
+      L = Op == '*'   ? *L * *R
+          : Op == '/' ? SymSize::floorDiv(*L, *R)
+                      : SymSize::mod(*L, *R);
+    }
+    return L;
+  }
+
+  std::optional<SymSize> unary() {
+    if (++Depth > 200) {
+      --Depth;
+      return fail("expression nests too deeply");
+    }
+    std::optional<SymSize> R;
+    if (eat("-")) {
+      R = unary();
+      if (R)
+        R = -*R;
+    } else if (eat("+")) {
+      R = unary();
+    } else {
+      R = primary();
+    }
+    --Depth;
+    return R;
+  }
+
+  std::optional<SymSize> primary() {
+    skipSpace();
+    if (P >= S.size())
+      return fail("unexpected end of expression");
+    if (std::isdigit((unsigned char)S[P])) {
+      auto N = number();
+      if (!N)
+        return std::nullopt;
+      return SymSize(*N);
+    }
+    if (eat("(")) {
+      auto R = expr();
+      if (!R || !expect(")"))
+        return std::nullopt;
+      return R;
+    }
+    if (!identStart(S[P]))
+      return fail("unexpected '" + std::string(1, S[P]) + "'");
+    std::string Name = ident();
+    if (Name == "std::max" || Name == "std::min") {
+      if (eat("<")) {
+        std::string T = ident();
+        if (T.empty() || !expect(">"))
+          return fail("expected a type in std::max<...>");
+      }
+      if (!expect("("))
+        return std::nullopt;
+      auto A = expr();
+      if (!A || !expect(","))
+        return std::nullopt;
+      auto B = expr();
+      if (!B || !expect(")"))
+        return std::nullopt;
+      return Name == "std::max" ? SymSize::max(*A, *B) : SymSize::min(*A, *B);
+    }
+    // A symbol: identifier and member calls with at most one integer
+    // argument, spelled without spaces (`x.size(1)`, `x.storage().nbytes()`).
+    while (eat(".")) {
+      std::string Member = ident();
+      if (Member.empty())
+        return fail("expected a member name");
+      Name += "." + Member;
+      if (!expect("("))
+        return std::nullopt;
+      Name += "(";
+      if (!eat(")")) {
+        auto N = number();
+        if (!N || !expect(")"))
+          return std::nullopt;
+        Name += std::to_string(*N) + ")";
+      } else {
+        Name += ")";
+      }
+    }
+    return SymSize::symbol(Name);
+  }
+};
+
+} // namespace
+
+std::optional<SymSize> parseSymSize(std::string_view Text, std::string *Error) {
+  return SymParser(Text).parse(Error);
+}
+
+} // namespace tma

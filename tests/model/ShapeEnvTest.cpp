@@ -1,0 +1,332 @@
+// Unit and property tests for model/ShapeEnv: facts, three-valued
+// decisions, the recorded default assumptions, bindings and printing.
+//
+// The randomized test checks soundness, the property every decision rests
+// on: whenever the environment answers True or False for a random
+// comparison, that answer holds for every draw of values satisfying the
+// facts and the assumptions it recorded.
+#include "model/ShapeEnv.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace tma;
+
+namespace {
+
+/// --gtest_random_seed=N explores other draws; the default (0) keeps the
+/// suite deterministic.
+uint64_t extraSeed() { return uint64_t(GTEST_FLAG_GET(random_seed)); }
+
+struct Env3 {
+  ShapeEnv Env;
+  SymSize B, T, C;
+  Env3() {
+    B = Env.tensorSize("x", 0);
+    T = Env.tensorSize("x", 1);
+    C = Env.tensorSize("x", 2);
+    Env.setDisplayName("x.size(0)", "B");
+    Env.setDisplayName("x.size(1)", "T");
+    Env.setDisplayName("x.size(2)", "C");
+  }
+};
+
+} // namespace
+
+TEST(ShapeEnvTest, SizesAreAssumedAtLeastTwoAndTheAssumptionIsStated) {
+  Env3 E;
+  // From the facts alone (a size is >= 0) B == 1 is open.
+  EXPECT_EQ(E.Env.decideFromFacts(SymRelation::eq(E.B, 1)), Tri::Unknown);
+  EXPECT_TRUE(E.Env.assumptions().empty());
+  // The 0/1 specialisation settles it, and says so.
+  EXPECT_EQ(E.Env.eq(E.B, 1), Tri::False);
+  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"x.size(0) >= 2"});
+  // Decisions the facts settle assume nothing.
+  EXPECT_EQ(E.Env.le(E.B * 0, E.T), Tri::True);
+  EXPECT_EQ(E.Env.assumptions().size(), 1u);
+}
+
+TEST(ShapeEnvTest, OnlyTheNeededAssumptionsAreRecorded) {
+  Env3 E;
+  // B*T - B = B*(T-1) >= 0 needs T >= 1, not anything about B.
+  EXPECT_EQ(E.Env.decide(SymRelation::ge(E.B * E.T, E.B)), Tri::True);
+  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"x.size(1) >= 2"});
+  // (B-1)*(T-1) > 0 needs both.
+  EXPECT_EQ(E.Env.decide(SymRelation::gt((E.B - 1) * (E.T - 1), 0)), Tri::True);
+  EXPECT_EQ(E.Env.assumptions(),
+            (std::vector<std::string>{"x.size(1) >= 2", "x.size(0) >= 2"}));
+}
+
+TEST(ShapeEnvTest, UndecidableStaysUnknown) {
+  Env3 E;
+  EXPECT_EQ(E.Env.eq(E.B, E.T), Tri::Unknown);
+  EXPECT_EQ(E.Env.lt(E.B, E.T), Tri::Unknown);
+  EXPECT_EQ(E.Env.isMultiple(E.C, E.T), Tri::Unknown);
+  EXPECT_EQ(E.Env.isMultiple(E.C, 4), Tri::Unknown);
+  SymSize N = E.Env.integer("n");
+  EXPECT_EQ(E.Env.decide(SymRelation::ge(N, 0)), Tri::Unknown);
+  EXPECT_EQ(E.Env.eq(N, 1), Tri::Unknown); // an int is not size-like
+  EXPECT_TRUE(E.Env.assumptions().empty());
+}
+
+TEST(ShapeEnvTest, AFactOverridesTheDefault) {
+  Env3 E;
+  EXPECT_EQ(E.Env.addFact(SymRelation::eq(E.T, 1)),
+            ShapeEnv::FactResult::Added);
+  EXPECT_EQ(E.Env.eq(E.T, 1), Tri::True);
+  EXPECT_EQ(E.Env.simplify(E.B * E.T * E.C), E.B * E.C);
+  // n <= 1 keeps the default away from n even once it is a size.
+  SymSize N = E.Env.integer("n");
+  E.Env.markSizeLike("n");
+  E.Env.addFact(SymRelation::le(N, 1));
+  EXPECT_EQ(E.Env.eq(N, 1), Tri::Unknown);
+  EXPECT_EQ(E.Env.decide(SymRelation::ge(N, 0)), Tri::True);
+  EXPECT_TRUE(E.Env.assumptions().empty());
+}
+
+TEST(ShapeEnvTest, FactsContradictingWhatIsKnownOrAssumed) {
+  Env3 E;
+  EXPECT_EQ(E.Env.addFact(SymRelation::eq(E.C, 3)),
+            ShapeEnv::FactResult::Added);
+  EXPECT_EQ(E.Env.addFact(SymRelation::eq(E.C, 4)),
+            ShapeEnv::FactResult::Contradicts);
+  EXPECT_EQ(E.Env.addFact(SymRelation::ge(E.C, 2)),
+            ShapeEnv::FactResult::AlreadyKnown);
+  // An assumption made earlier, then a check that says otherwise.
+  EXPECT_EQ(E.Env.eq(E.B, 1), Tri::False); // assumes x.size(0) >= 2
+  EXPECT_EQ(E.Env.addFact(SymRelation::le(E.B, 1)),
+            ShapeEnv::FactResult::ContradictsAssumption);
+}
+
+TEST(ShapeEnvTest, EqualitiesSubstituteTheLaterSymbol) {
+  Env3 E;
+  SymSize W0 = E.Env.tensorSize("w", 0);
+  SymSize N = E.Env.integer("n_embd");
+  E.Env.addFact(SymRelation::eq(W0, E.C));
+  EXPECT_EQ(E.Env.simplify(W0 * 4), E.C * 4);
+  E.Env.addFact(SymRelation::eq(E.C, N)); // n_embd is later: it goes
+  EXPECT_EQ(E.Env.simplify(N), E.C);
+  EXPECT_EQ(E.Env.simplify(W0 + N), 2 * E.C);
+  // Rank facts turn into numbers.
+  SymSize D = E.Env.tensorDim("x");
+  E.Env.addFact(SymRelation::eq(D, 3));
+  EXPECT_EQ(E.Env.simplify(D).constant(), 3);
+  // A non-linear equality is kept as a fact both ways.
+  SymSize Numel = E.Env.tensorNumel("y");
+  E.Env.addFact(SymRelation::eq(Numel, E.B * E.T));
+  EXPECT_EQ(E.Env.simplify(Numel), E.B * E.T);
+  EXPECT_EQ(E.Env.facts().size(), 4u);
+}
+
+TEST(ShapeEnvTest, DivisibilityFactsMakeHeadSplitsExact) {
+  Env3 E;
+  SymSize H = E.Env.integer("n_head");
+  E.Env.markSizeLike("n_head");
+  EXPECT_EQ(E.Env.addFact(SymRelation::multiple(E.C, H)),
+            ShapeEnv::FactResult::Added);
+  SymSize D = SymSize::floorDiv(E.C, H);
+  // view({B, T, H, C / H}) has the numel of (B, T, C).
+  EXPECT_EQ(E.Env.simplify(E.B * E.T * H * D), E.B * E.T * E.C);
+  EXPECT_EQ(E.Env.simplify(SymSize::mod(E.C, H)), SymSize(0));
+  EXPECT_EQ(E.Env.isMultiple(E.B * E.C, H), Tri::True);
+  EXPECT_EQ(E.Env.isMultiple(E.B * E.C + E.T, H), Tri::Unknown);
+  // Constant divisors: C % 64 == 0 makes 2*C a multiple of 128 and 32.
+  Env3 F;
+  F.Env.addFact(SymRelation::multiple(F.C, 64));
+  EXPECT_EQ(F.Env.isMultiple(2 * F.C, 128), Tri::True);
+  EXPECT_EQ(F.Env.isMultiple(F.C, 32), Tri::True);
+  EXPECT_EQ(F.Env.isMultiple(F.C, 128), Tri::Unknown);
+  EXPECT_EQ(F.Env.isMultiple(4 * F.B + 2, 4), Tri::False);
+  EXPECT_EQ(F.Env.simplify(SymSize::floorDiv(F.C, 64) * 64), F.C);
+}
+
+TEST(ShapeEnvTest, StatedAssumptionsAreListedAndUsed) {
+  Env3 E;
+  SymSize H = E.Env.integer("n_head");
+  E.Env.assume(SymRelation::multiple(E.C, H));
+  E.Env.assume("x.is_contiguous()");
+  EXPECT_EQ(E.Env.assumptions(),
+            (std::vector<std::string>{"x.size(2) % n_head == 0",
+                                      "x.is_contiguous()"}));
+  EXPECT_EQ(E.Env.isMultiple(E.C, H), Tri::True);
+  EXPECT_TRUE(E.Env.facts().empty()); // the code did not say it
+}
+
+TEST(ShapeEnvTest, MaxAndMinResolveUnderFactsAndDefaults) {
+  Env3 E;
+  // contiguous_strides multiplies max(size, 1).
+  EXPECT_EQ(E.Env.max(E.C, 1), E.C);
+  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"x.size(2) >= 2"});
+  // A slice end clamped to the size: min(64, T) is open without a fact...
+  EXPECT_EQ(E.Env.min(E.T, 64), SymSize::min(E.T, 64));
+  // ...and settled by one.
+  E.Env.addFact(SymRelation::ge(E.T, 64));
+  EXPECT_EQ(E.Env.min(E.T, 64), SymSize(64));
+  EXPECT_EQ(E.Env.simplify(SymSize::max(E.B * E.T, E.B)), E.B * E.T);
+}
+
+TEST(ShapeEnvTest, RangesOfKindsAndOperations) {
+  ShapeEnv Env;
+  SymSize Es = Env.tensorElementSize("x");
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::ge(Es, 1)), Tri::True);
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::le(Es, 16)), Tri::True);
+  SymSize S = Env.tensorSize("x", 0);
+  auto R = Env.range(SymSize::mod(S, 8));
+  EXPECT_EQ(R.Lo, 0);
+  EXPECT_EQ(R.Hi, 7);
+  R = Env.range(SymSize::floorDiv(S + 1, 2), /*Defaults=*/true);
+  EXPECT_EQ(R.Lo, 1);
+  EXPECT_FALSE(R.Hi);
+  // Huge bounds become "unbounded", never a wrapped number.
+  SymSize Huge = S * S * S * S;
+  Env.addFact(SymRelation::ge(S, int64_t(1) << 40));
+  R = Env.range(Huge * 1024);
+  EXPECT_TRUE(R.Lo);
+  EXPECT_FALSE(R.Hi);
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::gt(Huge * 1024, 0)), Tri::True);
+  // Decisions on values that overflow are Unknown.
+  SymSize Over = S * INT64_MAX * 4;
+  EXPECT_TRUE(Over.isError());
+  EXPECT_EQ(Env.decide(SymRelation::gt(Over, 0)), Tri::Unknown);
+}
+
+TEST(ShapeEnvTest, BindingsGiveNumbersWithoutChangingFormulas) {
+  Env3 E;
+  SymSize Bytes = 2 * E.B * E.T * 4096;
+  EXPECT_EQ(E.Env.formatBytes(Bytes), "8192·B·T B");
+  ASSERT_TRUE(E.Env.bind("B", 16));
+  ASSERT_TRUE(E.Env.bind("x.size(1)", 1024));
+  std::string Err;
+  EXPECT_FALSE(E.Env.bind("Q", 3, &Err));
+  EXPECT_EQ(Err, "no symbol named 'Q'");
+  EXPECT_EQ(E.Env.formatBytes(Bytes), "8192·B·T B (128 MiB at B=16, T=1024)");
+  EXPECT_EQ(E.Env.toCpp(Bytes), "x.size(0) * x.size(1) * 8192");
+  EXPECT_EQ(E.Env.evaluate(Bytes).Value, int64_t(128) << 20);
+  EXPECT_EQ(E.Env.formatBytes(4096), "4 KiB");
+  // An equality carries a binding across.
+  SymSize W = E.Env.tensorSize("w", 0);
+  E.Env.addFact(SymRelation::eq(W, E.C));
+  ASSERT_TRUE(E.Env.bind("w.size(0)", 64));
+  EXPECT_EQ(E.Env.evaluate(E.C * W).Value, 64 * 64);
+}
+
+TEST(ShapeEnvTest, ViolationsNameTheBrokenFactsAndAssumptions) {
+  Env3 E;
+  SymSize H = E.Env.integer("n_head");
+  E.Env.addFact(SymRelation::multiple(E.C, H));
+  EXPECT_EQ(E.Env.eq(E.B, 1), Tri::False); // assumes x.size(0) >= 2
+  E.Env.bind("B", 1);
+  E.Env.bind("C", 100);
+  E.Env.bind("n_head", 3);
+  EXPECT_EQ(
+      E.Env.violations(),
+      (std::vector<std::string>{"x.size(2) % n_head == 0", "x.size(0) >= 2"}));
+  E.Env.bind("B", 4);
+  E.Env.bind("n_head", 4);
+  EXPECT_TRUE(E.Env.violations().empty());
+}
+
+TEST(ShapeEnvTest, DisequalitiesFromChecks) {
+  Env3 E;
+  E.Env.addFact(SymRelation::ne(E.T, 1));
+  EXPECT_EQ(E.Env.decide(SymRelation::eq(E.T, 1)), Tri::False);
+  EXPECT_TRUE(E.Env.assumptions().empty());
+  E.Env.addFact(SymRelation::gt(E.B, E.T));
+  EXPECT_EQ(E.Env.decide(SymRelation::ge(E.B, E.T)), Tri::True);
+  EXPECT_EQ(E.Env.decide(SymRelation::lt(E.B, E.T)), Tri::False);
+  EXPECT_EQ(E.Env.decide(SymRelation::ge(E.B + E.C, E.T)), Tri::True);
+}
+
+// ----------------------------------------------------- soundness property --
+
+namespace {
+
+SymSize randomExpr(std::mt19937_64 &R, const std::vector<SymSize> &Syms,
+                   int Depth) {
+  int Pick = int(R() % 10);
+  if (Depth == 0 || Pick < 3)
+    return Pick % 2 ? Syms[R() % Syms.size()] : SymSize(int64_t(R() % 7) - 2);
+  SymSize A = randomExpr(R, Syms, Depth - 1),
+          B = randomExpr(R, Syms, Depth - 1);
+  switch (R() % 7) {
+  case 0:
+    return A + B;
+  case 1:
+    return A - B;
+  case 2:
+    return A * B;
+  case 3:
+    return SymSize::floorDiv(A, SymSize::max(B, 1));
+  case 4:
+    return SymSize::mod(A, SymSize::max(B, 1));
+  case 5:
+    return SymSize::max(A, B);
+  default:
+    return SymSize::min(A, B);
+  }
+}
+
+} // namespace
+
+TEST(ShapeEnvPropertyTest, DecisionsHoldForEveryDrawThatSatisfiesThem) {
+  std::mt19937_64 R(31337 + extraSeed());
+  int Decided = 0, Draws = 0;
+  for (int Case = 0; Case < 1500; ++Case) {
+    ShapeEnv Env;
+    std::vector<SymSize> Syms = {Env.tensorSize("x", 0), Env.tensorSize("x", 1),
+                                 Env.integer("n")};
+    // Sometimes a fact about n.
+    if (Case % 3 == 0)
+      Env.addFact(SymRelation::ge(Syms[2], int64_t(R() % 4)));
+    if (Case % 5 == 0)
+      Env.markSizeLike("n");
+    if (Case % 7 == 1)
+      Env.addFact(SymRelation::multiple(Syms[0], 2));
+    if (Case % 11 == 2)
+      Env.addFact(SymRelation::ne(Syms[1], 3));
+    bool Tied = Case % 13 == 3;
+    if (Tied)
+      Env.addFact(SymRelation::eq(Syms[1], Syms[2]));
+    SymSize L = randomExpr(R, Syms, 3), Rt = randomExpr(R, Syms, 3);
+    if (L.isError() || Rt.isError())
+      continue;
+    auto Op = SymRelation::Op(R() % 6);
+    SymRelation Rel{Op, L, Rt};
+    Tri T = Env.decide(Rel);
+    if (T == Tri::Unknown)
+      continue;
+    ++Decided;
+    // Every draw that satisfies the facts and the recorded assumptions
+    // must agree with the decision.
+    for (int D = 0; D < 60; ++D) {
+      SymBindings B;
+      B["x.size(0)"] = int64_t(R() % 12);
+      B["x.size(1)"] = int64_t(R() % 12);
+      B["n"] = Tied && D % 2 ? B["x.size(1)"] : int64_t(R() % 24) - 8;
+      bool Satisfies = true;
+      for (const SymRelation &F : Env.facts())
+        Satisfies = Satisfies && F.evaluate(B) == Tri::True;
+      if (Env.info("n")->SizeLike)
+        Satisfies = Satisfies && B["n"] >= 0;
+      for (const std::string &A : Env.assumptions()) {
+        auto P = A.find(" >= ");
+        ASSERT_NE(P, std::string::npos) << A;
+        int64_t Min = std::stoll(A.substr(P + 4));
+        Satisfies = Satisfies && B.at(A.substr(0, P)) >= Min;
+      }
+      if (!Satisfies)
+        continue;
+      Tri Actual = Rel.evaluate(B);
+      if (Actual == Tri::Unknown)
+        continue; // a division by zero in the drawn values
+      ++Draws;
+      ASSERT_EQ(Actual, T) << Rel.toCpp() << " decided " << triName(T)
+                           << " at x.size(0)=" << B["x.size(0)"]
+                           << " x.size(1)=" << B["x.size(1)"]
+                           << " n=" << B["n"];
+    }
+  }
+  EXPECT_GT(Decided, 300);
+  EXPECT_GT(Draws, 5000);
+}
