@@ -1,0 +1,141 @@
+// Hostile corpus, part 3: references, pointers, handles and moves.
+//
+// A torch::Tensor is a handle: `auto b = a;` shares the TensorImpl, a
+// reference or a pointer names the same handle, and assigning through it
+// rebinds the variable it names (issue 10 item 4: `torch::Tensor &f = a;
+// f = torch::zeros({7}); auto g = a;` once gave g the old shape).
+#include <torch/torch.h>
+
+
+void alias_reference_assign() {
+  auto a = torch::ones({4});
+  torch::Tensor &f = a;
+  f = torch::zeros({7});
+  auto g = a;
+  auto h = a.clone();
+}
+
+void alias_reference_inplace() {
+  auto a = torch::ones({1024});
+  torch::Tensor &f = a;
+  f.mul_(2);
+  auto g = a.view({32, 32});
+}
+
+void alias_const_reference_to_temporary() {
+  const torch::Tensor &r = torch::ones({1024, 1024});
+  auto v = r.t();
+}
+
+void alias_reference_to_reference() {
+  auto a = torch::ones({4});
+  torch::Tensor &f = a;
+  torch::Tensor &g = f;
+  g = torch::zeros({1024});
+  auto h = a.clone();
+}
+
+void alias_pointer_assign() {
+  auto a = torch::ones({4});
+  torch::Tensor *p = &a;
+  *p = torch::zeros({1024, 1024});
+  auto g = a.clone();
+}
+
+void alias_pointer_method() {
+  auto a = torch::ones({1024});
+  torch::Tensor *p = &a;
+  p->add_(1);
+  auto b = p->view({32, 32});
+}
+
+void alias_pointer_retargeted() {
+  auto a = torch::ones({4});
+  auto b = torch::ones({8});
+  torch::Tensor *p = &a;
+  p = &b;
+  *p = torch::zeros({1024});
+  auto ca = a.clone();
+  auto cb = b.clone();
+}
+
+void alias_handle_copy_shares() {
+  auto a = torch::ones({1024});
+  auto b = a;
+  b.add_(1);
+  auto c = a.view({32, 32});
+}
+
+void alias_handle_copy_then_rebind() {
+  auto a = torch::ones({1024});
+  auto b = a;
+  a = torch::zeros({16});
+  auto c = b.clone();
+  auto d = a.clone();
+}
+
+void alias_move() {
+  auto a = torch::ones({1024, 1024});
+  auto b = std::move(a);
+  auto c = b.t();
+}
+
+void alias_swap() {
+  auto a = torch::ones({4});
+  auto b = torch::ones({1024});
+  std::swap(a, b);
+  auto c = a.clone();
+}
+
+void alias_vector_element_reference() {
+  std::vector<torch::Tensor> v;
+  v.push_back(torch::ones({4}));
+  torch::Tensor &e = v[0];
+  e = torch::zeros({1024});
+  auto c = v[0].clone();
+}
+
+void alias_ternary_reference() {
+  auto a = torch::ones({4});
+  auto b = torch::ones({8});
+  bool first = true;
+  torch::Tensor &r = first ? a : b;
+  r = torch::zeros({1024});
+  auto c = a.clone();
+}
+
+void alias_self_assign() {
+  auto a = torch::ones({1024});
+  a = a;
+  auto b = a.view({32, 32});
+}
+
+void alias_assign_view_of_self() {
+  auto a = torch::ones({32, 32});
+  a = a.t();
+  auto b = a.contiguous();
+}
+
+void alias_set_storage() {
+  auto a = torch::ones({4});
+  auto b = torch::zeros({1024});
+  a.set_(b);
+  auto c = a.clone();
+}
+
+void alias_detach_shares() {
+  auto a = torch::ones({1024});
+  auto b = a.detach();
+  auto c = b.view({32, 32});
+}
+
+struct Wrapper {
+  torch::Tensor value;
+  torch::Tensor &ref() { return value; }
+};
+
+void alias_member_through_reference() {
+  Wrapper w{torch::ones({4})};
+  w.ref() = torch::zeros({1024});
+  auto c = w.value.clone();
+}

@@ -1,0 +1,268 @@
+// Hostile corpus, part 1: every statement form of C++17 around tensor code.
+//
+// Each function either is evaluated exactly or leaves its totals unknown
+// with the reason; a form the analysis skips must never print 0 B. Every
+// parameterless function was run on real LibTorch (measured-cpu.json): its
+// shapes, storage bytes, allocations and peak judge the report.
+// Sizes are 1024 x 1024 float32 (4 MiB) so a skipped allocation is obvious.
+#include <torch/torch.h>
+
+
+// ---- selection statements ---------------------------------------------------
+
+void stmt_try_block() {
+  try {
+    auto x = torch::ones({1024, 1024});
+    auto y = x.t();
+  } catch (const std::exception &) {
+  }
+}
+
+void stmt_try_catch_allocates() {
+  auto keep = torch::zeros({256});
+  try {
+    auto x = torch::ones({1024, 1024});
+    throw std::runtime_error("boom");
+  } catch (const std::runtime_error &) {
+    auto fallback = torch::zeros({1024});
+  }
+  auto after = keep.clone();
+}
+
+void stmt_function_try_block() try {
+  auto x = torch::ones({1024, 1024});
+} catch (...) {
+}
+
+void stmt_switch_body() {
+  int mode = 1;
+  switch (mode) {
+  case 0:
+    break;
+  case 1: {
+    auto x = torch::ones({1024, 1024});
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+void stmt_switch_fallthrough() {
+  auto acc = torch::zeros({1024});
+  switch (2) {
+  case 2:
+    acc = acc + 1;
+    [[fallthrough]];
+  case 3:
+    acc = acc * 2;
+    break;
+  }
+  auto after = acc.clone();
+}
+
+void stmt_switch_with_init() {
+  switch (auto n = torch::ones({1024, 1024}).size(0); n) {
+  case 1024: {
+    auto x = torch::zeros({n});
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+void stmt_if_with_init() {
+  if (auto x = torch::ones({1024, 1024}); x.dim() == 2) {
+    auto y = x.t();
+  }
+}
+
+void stmt_if_constexpr() {
+  if constexpr (sizeof(float) == 4) {
+    auto x = torch::ones({1024, 1024});
+  } else {
+    auto x = torch::ones({8});
+  }
+}
+
+void stmt_if_else_chain() {
+  auto x = torch::randn({1024});
+  int k = 3;
+  if (k == 1) {
+    x = x.view({32, 32});
+  } else if (k == 2) {
+    x = x.view({16, 64});
+  } else {
+    x = x.view({64, 16});
+  }
+  auto y = x.contiguous();
+}
+
+// ---- labels and jumps -------------------------------------------------------
+
+void stmt_labelled() {
+  int tries = 0;
+start:
+  auto x = torch::ones({1024, 1024});
+  if (++tries < 1)
+    goto start;
+}
+
+void stmt_goto_forward() {
+  auto x = torch::ones({1024});
+  goto done;
+done:
+  auto y = x * 2;
+}
+
+void stmt_loop_break_continue() {
+  auto x = torch::randn({64});
+  for (int i = 0; i < 4; ++i) {
+    if (i == 1)
+      continue;
+    if (i == 3)
+      break;
+    auto row = x.narrow(0, i, 1);
+  }
+}
+
+// ---- iteration statements ---------------------------------------------------
+
+void stmt_while_loop() {
+  int i = 0;
+  while (i < 2) {
+    auto x = torch::ones({1024, 1024});
+    ++i;
+  }
+}
+
+void stmt_do_while() {
+  int i = 0;
+  do {
+    auto x = torch::ones({1024, 1024});
+  } while (++i < 2);
+}
+
+void stmt_range_for_over_list() {
+  std::vector<torch::Tensor> parts = torch::ones({1024, 1024}).chunk(4);
+  for (const auto &p : parts) {
+    auto s = p.sum();
+  }
+}
+
+void stmt_for_without_body_braces() {
+  auto x = torch::zeros({1024});
+  for (int i = 0; i < 3; ++i)
+    x.add_(1);
+  auto y = x.clone();
+}
+
+// ---- declaration forms ------------------------------------------------------
+
+void stmt_structured_binding_max() {
+  auto x = torch::randn({1024, 1024});
+  auto [m, i] = torch::max(x, 1);
+}
+
+void stmt_std_tie() {
+  auto x = torch::randn({1024, 1024});
+  torch::Tensor m, i;
+  std::tie(m, i) = torch::max(x, 1);
+}
+
+void stmt_std_get() {
+  auto x = torch::randn({1024, 1024});
+  auto r = torch::max(x, 1);
+  auto values = std::get<0>(r);
+}
+
+struct Holder {
+  torch::Tensor t;
+};
+
+void stmt_aggregate_init() {
+  Holder h{torch::randn({1024, 1024})};
+}
+
+void stmt_new_tensor() {
+  auto *p = new torch::Tensor(torch::randn({1024, 1024}));
+  delete p;
+}
+
+void stmt_void_cast() { (void)torch::zeros({1024, 1024}); }
+
+void stmt_static_cast_void() { static_cast<void>(torch::ones({1024, 1024})); }
+
+void stmt_conditional_initializer() {
+  bool wide = true;
+  auto x = wide ? torch::zeros({1024, 1024}) : torch::zeros({16});
+}
+
+void stmt_conditional_constant() {
+  auto x = true ? torch::zeros({1024, 1024}) : torch::zeros({16});
+}
+
+void stmt_comma_expression() {
+  auto x = torch::zeros({1024});
+  auto y = (x.add_(1), x.mul(2));
+}
+
+void stmt_static_local() {
+  static auto cached = torch::ones({1024, 1024});
+  auto v = cached.t();
+}
+
+void stmt_typedef_and_using() {
+  using T = torch::Tensor;
+  typedef torch::Tensor U;
+  T a = torch::ones({1024});
+  U b = a.view({32, 32});
+}
+
+void stmt_nested_blocks() {
+  auto outer = torch::ones({1024});
+  {
+    {
+      auto deep = torch::ones({1024, 1024});
+    }
+    auto mid = torch::ones({1024});
+  }
+  auto after = outer.clone();
+}
+
+void stmt_empty_and_null() {
+  ;
+  auto x = torch::ones({1024});
+  ;
+  {}
+  auto y = x.view({32, 32});
+}
+
+void stmt_vector_of_tensors() {
+  std::vector<torch::Tensor> v;
+  v.push_back(torch::ones({1024, 1024}));
+  v.emplace_back(torch::zeros({1024}));
+}
+
+void stmt_pair_of_tensors() {
+  std::pair<torch::Tensor, torch::Tensor> p{torch::ones({1024}),
+                                            torch::zeros({1024, 1024})};
+}
+
+void stmt_tuple_return_ignored() { torch::max(torch::randn({1024, 1024}), 1); }
+
+void stmt_discarded_value() { torch::ones({1024, 1024}); }
+
+void stmt_assignment_chain() {
+  torch::Tensor a, b;
+  a = b = torch::ones({1024, 1024});
+  auto c = a.t();
+}
+
+void stmt_compound_assignment() {
+  auto x = torch::ones({1024});
+  x += 1;
+  x *= torch::ones({1024});
+  auto y = x.view({32, 32});
+}
