@@ -8,6 +8,7 @@
 // no longer be read is taken as ASCII (bytes == code points).
 #include "driver/Formats.h"
 #include "checks/Registry.h"
+#include "driver/Version.h"
 #include "model/Units.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -54,7 +55,11 @@ std::string helpBase(const FormatOptions &Options) {
     return Options.HelpBaseURI;
   if (llvm::StringRef(TMA_DOCS_BASE_URI).size())
     return TMA_DOCS_BASE_URI;
-  std::string Dir = TMA_DOCS_DIR;
+  // An installed tool links to its installed pages, not to the source tree
+  // it was built from (which the user's machine does not have).
+  std::string Dir = installedDocsDir();
+  if (Dir.empty())
+    Dir = TMA_DOCS_DIR;
   if (Dir.empty())
     return "";
   return fileURI(Dir + "/checks") + "/";
@@ -235,12 +240,12 @@ json::Value toSarif(const std::vector<Diagnostic> &Diagnostics,
       {"version", "2.1.0"},
       {"runs",
        json::Array{json::Object{
-           {"tool",
-            json::Object{{"driver",
-                          json::Object{{"name", "tensor-accountant"},
-                                       {"version", "0.1"},
-                                       {"semanticVersion", "0.1.0"},
-                                       {"rules", std::move(Rules)}}}}},
+           {"tool", json::Object{{"driver",
+                                  json::Object{{"name", "tensor-accountant"},
+                                               {"version", toolVersion()},
+                                               {"semanticVersion",
+                                                toolSemanticVersion()},
+                                               {"rules", std::move(Rules)}}}}},
            {"originalUriBaseIds",
             json::Object{{"SRCROOT", json::Object{{"uri", Root}}}}},
            {"columnKind", "unicodeCodePoints"},

@@ -2,6 +2,7 @@
 #include "driver/LspServer.h"
 #include "driver/Formats.h"
 #include "driver/Report.h"
+#include "driver/Version.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/StringExtras.h"
@@ -294,7 +295,7 @@ private:
                           json::Object{{"codeActionKinds",
                                         json::Array{"quickfix"}}}}}},
                     {"serverInfo", json::Object{{"name", "tensor-accountant"},
-                                                {"version", "0.1"}}}});
+                                                {"version", toolVersion()}}}});
       return;
     }
     if (!Initialized) {

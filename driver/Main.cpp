@@ -13,6 +13,7 @@
 #include "driver/LspServer.h"
 #include "driver/Report.h"
 #include "driver/Verify.h"
+#include "driver/Version.h"
 #include "checks/Registry.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
@@ -32,6 +33,38 @@ using namespace clang::tooling;
 namespace {
 
 cl::OptionCategory Category("tensor-accountant options");
+
+// After the options in --help, and the rest of the man page (built from
+// --help by scripts/manpage-from-help.py: keep the section headings).
+cl::extrahelp MoreHelp(R"(
+USAGE FORMS:
+  tensor-accountant [options] <file>... [-- <compiler flags>]
+  tensor-accountant -p <build dir> [options] <file>...
+  tensor-accountant --lsp [options] [-- <compiler flags>]
+
+  Compile commands come from the flags after --, else from -p's
+  compile_commands.json, else the file is compiled as C++17 against the
+  LibTorch headers found in $Torch_DIR, $CMAKE_PREFIX_PATH, /usr/include
+  (Debian's libtorch-dev) or an installed PyTorch; --version says which.
+
+EXIT STATUS:
+  0  no file failed and no finding matched --fail-on
+  1  a file did not compile, a finding matched --fail-on (warning: any
+     finding; error: those of --warnings-as-errors checks), or --verify
+     measured a value that differs from the prediction
+  2  a usage error (a missing file, no compile database, no LibTorch
+     headers), or the --verify program could not be built or run
+
+ENVIRONMENT:
+  Torch_DIR, CMAKE_PREFIX_PATH  where to look for LibTorch
+  XDG_CACHE_HOME                the preamble cache is under it (else ~/.cache)
+  CXX                           the compiler --verify builds with (else g++)
+
+SEE ALSO:
+  clang-tidy(1); README.md and docs/ in <prefix>/share/doc/tensor-accountant
+  (/usr for the Debian package) or in the source tree: a page per check, the
+  report schema, verification, and the pre-commit, CI and editor guides.
+)");
 
 cl::list<std::string> Files(cl::Positional, cl::desc("<file>..."),
                             cl::cat(Category));
@@ -131,9 +164,12 @@ cl::opt<std::string> WarningsAsErrors(
     "warnings-as-errors",
     cl::desc("Check globs whose warnings make the exit status 1"),
     cl::cat(Category));
-cl::opt<unsigned> Jobs("j", cl::desc("Files to analyse in parallel (default: "
-                                     "one per core)"),
-                       cl::init(0), cl::cat(Category));
+// cl::Prefix: make and ninja users type -j2; -j 2 and -j=2 work as well.
+cl::opt<unsigned> Jobs("j",
+                       cl::desc("Files to analyse in parallel (default: "
+                                "one per core)"),
+                       cl::Prefix, cl::value_desc("N"), cl::init(0),
+                       cl::cat(Category));
 cl::opt<std::string> CacheDir(
     "cache-dir", cl::desc("Where parsed preambles are kept (default: "
                           "$XDG_CACHE_HOME/tensor-accountant)"),
@@ -171,9 +207,7 @@ int main(int argc, const char **argv) {
       ToolArgs.push_back(argv[K]);
   }
   cl::HideUnrelatedOptions(Category);
-  cl::SetVersionPrinter([](raw_ostream &OS) {
-    OS << "tensor-accountant 0.1 (Clang 16)\n";
-  });
+  cl::SetVersionPrinter([](raw_ostream &OS) { tma::printVersion(OS); });
   if (!cl::ParseCommandLineOptions(
           static_cast<int>(ToolArgs.size()), ToolArgs.data(),
           "Tensor Memory Accountant: shapes, dtypes, storage bytes, views and "

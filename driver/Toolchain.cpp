@@ -1,4 +1,5 @@
 #include "driver/Toolchain.h"
+#include "verify/Harness.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -25,7 +26,8 @@ std::optional<LibTorchHeaders> fromRoot(const std::string &Root,
   std::string Api = Include + "/torch/csrc/api/include";
   if (!exists(Api + "/torch/torch.h"))
     return std::nullopt;
-  return LibTorchHeaders{{Include, Api}, Where + " (" + Root + ")"};
+  return LibTorchHeaders{
+      {Include, Api}, Where + " (" + Root + ")", verify::readTorchVersion(Api)};
 }
 
 /// $Torch_DIR points at <root>/share/cmake/Torch (or lib/cmake/Torch).
@@ -80,8 +82,10 @@ std::optional<LibTorchHeaders> findLibTorchHeaders() {
   if (exists("/usr/include/torch/csrc/api/include/torch/torch.h"))
     // /usr/include is already a system directory; naming it again with
     // -isystem would reorder it before libstdc++'s and break #include_next.
-    return LibTorchHeaders{{"/usr/include/torch/csrc/api/include"},
-        "Debian libtorch-dev (/usr/include)"};
+    return LibTorchHeaders{
+        {"/usr/include/torch/csrc/api/include"},
+        "Debian libtorch-dev (/usr/include)",
+        verify::readTorchVersion("/usr/include/torch/csrc/api/include")};
   if (auto Root = pythonTorchRoot())
     if (auto Found = fromRoot(*Root, "installed PyTorch"))
       return Found;

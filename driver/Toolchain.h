@@ -15,6 +15,7 @@ namespace tma {
 struct LibTorchHeaders {
   std::vector<std::string> IncludeDirs;
   std::string Where; // how it was found, for messages
+  std::string Version; // TORCH_VERSION from torch/version.h; "" if unread
 };
 
 /// nullopt when no LibTorch headers were found anywhere.

@@ -100,6 +100,11 @@ struct LibTorchInstall {
 /// directories to IncludeDirs before building.
 llvm::Expected<LibTorchInstall> findLibTorch(bool PreferCUDA = false);
 
+/// TORCH_VERSION ("1.13.1", "2.3.1+cu121") from <ApiInclude>/torch/version.h,
+/// where ApiInclude is the directory holding torch/torch.h; "" when the file
+/// or the macro is missing.
+std::string readTorchVersion(llvm::StringRef ApiInclude);
+
 namespace detail {
 /// The inputs of findLibTorch, separated from the process environment so
 /// tests can point the search at fake installs.

@@ -53,29 +53,6 @@ std::optional<std::string> readFile(llvm::StringRef Path) {
   return (*Buf)->getBuffer().str();
 }
 
-/// The quoted string after `#define TORCH_VERSION` in torch/version.h.
-std::string readTorchVersion(llvm::StringRef ApiInclude) {
-  auto Text = readFile(join(ApiInclude, "torch/version.h"));
-  if (!Text)
-    return "";
-  llvm::StringRef T(*Text);
-  size_t Pos = T.find("#define TORCH_VERSION ");
-  if (Pos == llvm::StringRef::npos)
-    Pos = T.find("#define TORCH_VERSION\t");
-  if (Pos == llvm::StringRef::npos)
-    Pos = T.find("#define TORCH_VERSION \\");
-  if (Pos == llvm::StringRef::npos)
-    return "";
-  T = T.drop_front(Pos);
-  size_t Open = T.find('"');
-  if (Open == llvm::StringRef::npos)
-    return "";
-  size_t Close = T.find('"', Open + 1);
-  if (Close == llvm::StringRef::npos)
-    return "";
-  return T.slice(Open + 1, Close).str();
-}
-
 /// "_GLIBCXX_USE_CXX11_ABI=N" from a TorchConfig.cmake, if it names one.
 std::string abiFromTorchConfig(llvm::StringRef ConfigDir) {
   auto Text = readFile(join(ConfigDir, "TorchConfig.cmake"));
@@ -296,6 +273,28 @@ std::vector<std::string> compilerCommand() {
 }
 
 } // namespace
+
+std::string readTorchVersion(llvm::StringRef ApiInclude) {
+  auto Text = readFile(join(ApiInclude, "torch/version.h"));
+  if (!Text)
+    return "";
+  llvm::StringRef T(*Text);
+  size_t Pos = T.find("#define TORCH_VERSION ");
+  if (Pos == llvm::StringRef::npos)
+    Pos = T.find("#define TORCH_VERSION\t");
+  if (Pos == llvm::StringRef::npos)
+    Pos = T.find("#define TORCH_VERSION \\");
+  if (Pos == llvm::StringRef::npos)
+    return "";
+  T = T.drop_front(Pos);
+  size_t Open = T.find('"');
+  if (Open == llvm::StringRef::npos)
+    return "";
+  size_t Close = T.find('"', Open + 1);
+  if (Close == llvm::StringRef::npos)
+    return "";
+  return T.slice(Open + 1, Close).str();
+}
 
 namespace detail {
 
