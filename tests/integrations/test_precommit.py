@@ -12,6 +12,8 @@ repository, with the real tool and LibTorch headers.
 5. The .pre-commit-hooks.yaml manifest has what the framework needs, and,
    when the pre-commit framework is installed, `pre-commit try-repo` runs
    our hook from it and fails on the copy.
+6. The framework hook runs an installed tensor-accountant from PATH
+   without building, and without one says how to install the package.
 
 usage: test_precommit.py <tensor-accountant> <source dir>
 """
@@ -136,6 +138,41 @@ if shutil.which("pre-commit"):
     shutil.rmtree(hooks_repo, ignore_errors=True)
 else:
     print("note: pre-commit is not installed; the framework run is skipped")
+
+# The framework hook's choice of binary, in a copy of its clone layout (so
+# nothing is built in the source tree): an installed tensor-accountant on
+# PATH runs as is; with none, the hook says how to install the package
+# before building, and again when the build fails (a cmake that fails).
+clone = tempfile.mkdtemp(prefix="tma-hook-clone-")
+os.makedirs(os.path.join(clone, "integrations/pre-commit"))
+wrapper = os.path.join(clone, "integrations/pre-commit/tensor-accountant-hook")
+shutil.copy(os.path.join(SRC, "integrations/pre-commit/tensor-accountant-hook"), wrapper)
+stub_bin = os.path.join(clone, "stub-bin")
+os.makedirs(stub_bin)
+with open(os.path.join(stub_bin, "tensor-accountant"), "w") as f:
+    f.write('#!/bin/sh\necho "installed tensor-accountant ran: $*"\n')
+with open(os.path.join(stub_bin, "cmake"), "w") as f:
+    f.write("#!/bin/sh\nexit 1\n")
+for name in ("tensor-accountant", "cmake"):
+    os.chmod(os.path.join(stub_bin, name), 0o755)
+hook_env = {k: v for k, v in env.items() if k != "TENSOR_ACCOUNTANT"}
+p = subprocess.run([wrapper, "model.cpp"], cwd=repo, capture_output=True, text=True,
+                   env=dict(hook_env, PATH=stub_bin + os.pathsep + os.environ["PATH"]))
+check(p.returncode == 0 and "installed tensor-accountant ran: --format=diagnostics "
+      "--fail-on=warning model.cpp" in p.stdout,
+      "the framework hook prefers the installed binary:\n" + p.stdout + p.stderr)
+check(not os.path.exists(os.path.join(clone, "build-pre-commit")),
+      "with an installed binary, nothing is built")
+os.remove(os.path.join(stub_bin, "tensor-accountant"))
+path_without_tool = os.pathsep.join(
+    [stub_bin] + [d for d in os.environ["PATH"].split(os.pathsep)
+                  if not os.path.exists(os.path.join(d, "tensor-accountant"))])
+p = subprocess.run([wrapper, "model.cpp"], cwd=repo, capture_output=True, text=True,
+                   env=dict(hook_env, PATH=path_without_tool))
+check(p.returncode != 0 and "building it once" in p.stderr and
+      "apt install ./tensor-accountant_" in p.stderr and "build failed" in p.stderr,
+      "without an installed binary the hook says how to install one:\n" + p.stderr)
+shutil.rmtree(clone, ignore_errors=True)
 
 shutil.rmtree(repo, ignore_errors=True)
 if failures:
