@@ -56,7 +56,12 @@ def run(cmd, **kw):
 
 
 def must(cmd, **kw):
-    p = run(cmd, **kw)
+    try:
+        p = run(cmd, **kw)
+    except OSError as e:
+        size = os.path.getsize(cmd[0]) if os.path.exists(cmd[0]) else None
+        head = open(cmd[0], "rb").read(16) if size else b""
+        sys.exit("FAIL: cannot run %s (%s): %s bytes, starting %r" % (cmd[0], e, size, head))
     if p.returncode != 0:
         sys.exit("FAIL: %s exited %d:\n%s\n%s" % (" ".join(cmd), p.returncode,
                                                   p.stdout, p.stderr))
@@ -180,6 +185,8 @@ try:
     check("clang-tidy module: " + os.path.realpath(module) in p.stdout,
           "--version names the installed module:\n" + p.stdout)
 
+    # Every run from SRC: the preamble cache key includes the working
+    # directory, so one cold parse serves all of them.
     table = must([tool, "--cache-dir", cache, SEED], cwd=SRC).stdout
     build_table = must([BUILD_TOOL, "--cache-dir", cache, SEED], cwd=SRC).stdout
     check(table == build_table and "block1" in table and "(16, 1024, 4096)" in table,
@@ -187,12 +194,13 @@ try:
     for frontend in ("cli", "clang-tidy"):
         p = run([sys.executable, CHECK_RUNNER, "--frontend", frontend, "--cli", tool,
                  "--clang-tidy", CLANG_TIDY, "--module", module, "--cache-dir", cache,
-                 "--expectations", SEED_EXPECTED, SEED])
+                 "--expectations", SEED_EXPECTED, SEED], cwd=SRC)
         print(p.stdout)
         check(p.returncode == 0, "installed %s reports exactly the seed's findings:\n%s%s"
               % ("tensor-accountant" if frontend == "cli" else "module in clang-tidy-16",
                  p.stdout, p.stderr))
-    sarif = json.loads(must([tool, "--cache-dir", cache, "--format=sarif", SEED]).stdout)
+    sarif = json.loads(must([tool, "--cache-dir", cache, "--format=sarif", SEED],
+                            cwd=SRC).stdout)
     rules = sarif["runs"][0]["tool"]["driver"]["rules"]
     docs = os.path.realpath(os.path.join(root, "usr/share/doc/tensor-accountant/docs"))
     for rule in rules:
