@@ -134,16 +134,16 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
   OneFileDatabase DB(Commands);
   // Each tool gets its own file system, so that concurrent tools can sit in
   // different working directories (as AllTUsToolExecutor does).
-  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS =
-      llvm::vfs::createPhysicalFileSystem();
-  if (!Overlays.empty()) {
-    auto Memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-    for (const auto &[Path, Text] : Overlays)
-      Memory->addFile(Path, 0, llvm::MemoryBuffer::getMemBufferCopy(Text, Path));
-    auto Overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(FS);
-    Overlay->pushOverlay(Memory);
-    FS = Overlay;
-  }
+  // The unsaved documents, and the cached PCH clang is to read: the bytes
+  // the cache validated, never the path again (a file swapped in after the
+  // check could be anything).
+  auto Memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  for (const auto &[Path, Text] : Overlays)
+    Memory->addFile(Path, 0, llvm::MemoryBuffer::getMemBufferCopy(Text, Path));
+  auto Overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      llvm::vfs::createPhysicalFileSystem());
+  Overlay->pushOverlay(Memory);
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS = Overlay;
   ClangTool Tool(DB, {File}, std::make_shared<clang::PCHContainerOperations>(),
                  FS);
   Tool.appendArgumentsAdjuster(getClangStripOutputAdjuster());
@@ -165,6 +165,7 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
 
   // Last, so the cache keys on the command exactly as it will run.
   std::string UsedPCH;
+  std::shared_ptr<llvm::MemoryBuffer> KeepPCH;
   if (Cache)
     Tool.appendArgumentsAdjuster(
         [&](const CommandLineArguments &Args, llvm::StringRef Filename) {
@@ -184,6 +185,11 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
           if (!Use)
             return Args;
           UsedPCH = Use->PCHPath;
+          KeepPCH = Use->PCHData;
+          Memory->addFile(Use->PCHPath, 0,
+                          llvm::MemoryBuffer::getMemBuffer(
+                              KeepPCH->getMemBufferRef(),
+                              /*RequiresNullTerminator=*/false));
           CommandLineArguments Adjusted = Args;
           Adjusted.insert(Adjusted.end(), Use->ExtraArgs.begin(),
                           Use->ExtraArgs.end());
@@ -219,7 +225,8 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   std::optional<PreambleCache> Cache;
   if (Options.UseCache)
     Cache.emplace(Options.CacheDir.empty() ? defaultCacheDir()
-                                           : Options.CacheDir);
+                                           : Options.CacheDir,
+                  Options.CacheMaxBytes);
 
   unsigned Jobs = Options.Jobs ? Options.Jobs
                                : std::max(1u, std::thread::hardware_concurrency());
@@ -236,15 +243,26 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
       Inner(Ctx, File, Traces);
     };
 
+  // A database may list a file several times (CMake does, for a source in
+  // both a static and a shared library); the first command stands for all.
   std::vector<std::vector<CompileCommand>> Commands;
-  for (const std::string &F : Files)
+  for (const std::string &F : Files) {
     Commands.push_back(DB.getCompileCommands(getAbsolutePath(F)));
+    if (Commands.back().size() > 1)
+      Commands.back().resize(1);
+  }
 
   std::vector<FileOutcome> Outcomes(Files.size());
   PreambleCache *CachePtr = Cache ? &*Cache : nullptr;
+  std::mutex ProgressMutex;
+  size_t Done = 0;
   auto Work = [&](size_t I) {
     Outcomes[I] =
         analyzeOne(Commands[I], Files[I], OnTU, CachePtr, Options.Overlays);
+    if (Options.OnFileDone) {
+      std::lock_guard<std::mutex> L(ProgressMutex);
+      Options.OnFileDone(++Done, Files.size(), Files[I]);
+    }
   };
   if (Jobs <= 1) {
     for (size_t I = 0; I < Files.size(); ++I)
@@ -264,6 +282,11 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   }
 
   AnalysisRun Run;
+  if (Cache) {
+    Cache->trim();
+    Run.CacheHits = Cache->hits();
+    Run.CacheBuilds = Cache->builds();
+  }
   std::set<std::string> NotesShown;
   for (FileOutcome &O : Outcomes) {
     llvm::errs() << O.Diagnostics;

@@ -2,10 +2,13 @@
 // and the tests share this path, so tests exercise exactly what users run.
 #pragma once
 
+#include "driver/PreambleCache.h"
 #include "frontend/Action.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +28,9 @@ struct AnalysisRun {
   std::vector<FileAnalysis> Files;
   /// A file failed to parse or could not be run.
   bool Failed = false;
+  /// Preamble cache entries found, and built by this run.
+  unsigned CacheHits = 0;
+  unsigned CacheBuilds = 0;
 };
 
 /// How analyzeFiles runs. The defaults are the plain path: one file after
@@ -37,6 +43,13 @@ struct RunOptions {
   bool UseCache = false;
   /// Where the cache lives; empty means defaultCacheDir().
   std::string CacheDir;
+  /// The cache's size limit in bytes (0: none); least recently used
+  /// entries are evicted after the run.
+  uint64_t CacheMaxBytes = DefaultCacheBytes;
+  /// Called after each file, in completion order, from the worker that
+  /// finished it (never two at once): files done so far, total, the file.
+  std::function<void(size_t Done, size_t Total, const std::string &File)>
+      OnFileDone;
   /// Contents to analyse instead of what is on disk, by absolute path (the
   /// language server's unsaved documents). Read through the same file
   /// system as everything else, so the preamble cache sees them too.

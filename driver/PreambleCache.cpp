@@ -1,4 +1,5 @@
 #include "driver/PreambleCache.h"
+#include "driver/LibTorchPrefix.h"
 
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticOptions.h"
@@ -8,6 +9,7 @@
 #include "clang/Frontend/CompilerInvocation.h"
 #include "clang/Frontend/PrecompiledPreamble.h"
 #include "clang/Frontend/Utils.h"
+#include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Serialization/PCHContainerOperations.h"
 #include "llvm/ADT/SmallString.h"
@@ -17,9 +19,20 @@
 #include "llvm/Support/LockFileManager.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SHA1.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 using namespace clang;
 namespace fs = llvm::sys::fs;
@@ -28,10 +41,16 @@ namespace tma {
 namespace {
 
 /// Bump when the manifest format or the way PCHs are built changes.
-constexpr const char *FormatTag = "tma-preamble-cache 1";
-/// How long a run waits for another run building the same preamble before
-/// building its own (a cold torch/torch.h preamble takes 5-20 s).
+constexpr const char *FormatTag = "tma-preamble-cache 2";
+constexpr const char *NamesTag = "tma-libtorch-names 1";
+/// How long a run waits for another run building the same entry before
+/// building its own (a cold torch/torch.h parse takes 5-20 s).
 constexpr unsigned LockWaitSeconds = 300;
+/// Bounds on what the cache reads: a manifest lists ~5,000 headers
+/// (~350 KB); a LibTorch PCH is ~80 MB.
+constexpr uint64_t MaxManifestBytes = uint64_t(64) << 20;
+constexpr uint64_t MaxPCHBytes = uint64_t(4) << 30;
+constexpr uint64_t MaxSmallFileBytes = uint64_t(1) << 20;
 
 struct InputFile {
   std::string Path;
@@ -42,6 +61,8 @@ struct InputFile {
 struct Manifest {
   uint64_t PCHSize = 0;
   uint64_t PCHHash = 0;
+  /// First components of the include names the parse looked up.
+  std::vector<std::string> Names;
   std::vector<InputFile> Inputs;
 };
 
@@ -64,6 +85,10 @@ std::string render(const Manifest &M) {
   llvm::raw_string_ostream OS(Text);
   OS << FormatTag << "\n";
   OS << "pch " << M.PCHSize << " " << llvm::utohexstr(M.PCHHash) << "\n";
+  OS << "names";
+  for (const std::string &N : M.Names)
+    OS << " " << N;
+  OS << "\n";
   for (const InputFile &F : M.Inputs)
     OS << F.Size << " " << F.MTimeNs << " " << F.Path << "\n";
   return Text;
@@ -72,7 +97,7 @@ std::string render(const Manifest &M) {
 std::optional<Manifest> parseManifest(llvm::StringRef Text) {
   llvm::SmallVector<llvm::StringRef, 0> Lines;
   Text.split(Lines, '\n', -1, /*KeepEmpty=*/false);
-  if (Lines.size() < 2 || Lines[0] != FormatTag)
+  if (Lines.size() < 3 || Lines[0] != FormatTag)
     return std::nullopt;
   Manifest M;
   llvm::SmallVector<llvm::StringRef, 3> Parts;
@@ -81,7 +106,13 @@ std::optional<Manifest> parseManifest(llvm::StringRef Text) {
       Parts[1].getAsInteger(10, M.PCHSize) ||
       Parts[2].getAsInteger(16, M.PCHHash))
     return std::nullopt;
-  for (size_t I = 2; I < Lines.size(); ++I) {
+  llvm::SmallVector<llvm::StringRef, 0> Names;
+  Lines[2].split(Names, ' ', -1, /*KeepEmpty=*/false);
+  if (Names.empty() || Names[0] != "names")
+    return std::nullopt;
+  for (size_t I = 1; I < Names.size(); ++I)
+    M.Names.push_back(Names[I].str());
+  for (size_t I = 3; I < Lines.size(); ++I) {
     auto [SizeText, Rest] = Lines[I].split(' ');
     auto [TimeText, Path] = Rest.split(' ');
     InputFile F;
@@ -94,14 +125,63 @@ std::optional<Manifest> parseManifest(llvm::StringRef Text) {
   return M;
 }
 
+/// Reads a cache file only if it is a regular file (no link followed, no
+/// FIFO or device opened in a way that blocks) of at most MaxBytes.
+std::unique_ptr<llvm::MemoryBuffer> readCacheFile(const std::string &Path,
+                                                  uint64_t MaxBytes) {
+  int FD = ::open(Path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (FD < 0)
+    return nullptr;
+  struct stat St;
+  if (::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode) ||
+      static_cast<uint64_t>(St.st_size) > MaxBytes) {
+    ::close(FD);
+    return nullptr;
+  }
+  auto Buf = llvm::MemoryBuffer::getOpenFile(fs::convertFDToNativeFile(FD),
+                                             Path, St.st_size,
+                                             /*RequiresNullTerminator=*/false);
+  ::close(FD);
+  return Buf ? std::move(*Buf) : nullptr;
+}
+
+/// True when nothing is at Path or a regular file is: the only things the
+/// cache may replace or remove.
+bool regularOrAbsent(const std::string &Path) {
+  struct stat St;
+  if (::lstat(Path.c_str(), &St) != 0)
+    return errno == ENOENT;
+  return S_ISREG(St.st_mode);
+}
+
+void removeIfRegular(const std::string &Path) {
+  struct stat St;
+  if (::lstat(Path.c_str(), &St) == 0 && S_ISREG(St.st_mode))
+    ::unlink(Path.c_str());
+}
+
 /// Writes Data to Path through a unique temporary file and a rename, so a
 /// concurrent reader sees the old file or the new one, never a torn one.
-std::error_code writeAtomically(llvm::StringRef Path, llvm::StringRef Data) {
+/// The temporary file names this process, so that a later run can tell an
+/// orphan (its writer killed) from a write in progress.
+std::error_code writeAtomically(const std::string &Path, llvm::StringRef Data) {
+  if (!regularOrAbsent(Path))
+    return std::make_error_code(std::errc::file_exists);
   llvm::SmallString<256> Tmp;
   int FD;
-  if (std::error_code EC =
-          fs::createUniqueFile(Path + ".tmp-%%%%%%%%", FD, Tmp))
+  std::string Model = Path + ".tmp-" +
+                      std::to_string(llvm::sys::Process::getProcessId()) +
+                      "-%%%%%%%%";
+  if (std::error_code EC = fs::createUniqueFile(Model, FD, Tmp))
     return EC;
+  std::string TmpPath(Tmp);
+  llvm::sys::RemoveFileOnSignal(TmpPath);
+  auto Done = [&](std::error_code EC) {
+    if (EC)
+      fs::remove(TmpPath);
+    llvm::sys::DontRemoveFileOnSignal(TmpPath);
+    return EC;
+  };
   {
     llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
     OS << Data;
@@ -109,41 +189,23 @@ std::error_code writeAtomically(llvm::StringRef Path, llvm::StringRef Data) {
     if (OS.has_error()) {
       std::error_code EC = OS.error();
       OS.clear_error();
-      fs::remove(Tmp);
-      return EC;
+      return Done(EC);
     }
   }
-  if (std::error_code EC = fs::rename(Tmp, Path)) {
-    fs::remove(Tmp);
-    return EC;
-  }
-  return {};
+  return Done(fs::rename(TmpPath, Path));
 }
 
-/// Valid when the manifest parses, the PCH is the one it describes, and
-/// every input file is unchanged.
-bool isValid(const std::string &PCH, const std::string &Deps,
-             llvm::vfs::FileSystem &FS) {
-  auto DepsBuf = llvm::MemoryBuffer::getFile(Deps);
-  if (!DepsBuf)
-    return false;
-  auto M = parseManifest((*DepsBuf)->getBuffer());
-  if (!M)
-    return false;
-  for (const InputFile &F : M->Inputs) {
-    auto Now = statFile(FS, F.Path);
-    if (!Now || Now->Size != F.Size || Now->MTimeNs != F.MTimeNs)
-      return false;
-  }
-  auto PCHBuf = llvm::MemoryBuffer::getFile(PCH, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!PCHBuf || (*PCHBuf)->getBufferSize() != M->PCHSize)
-    return false;
-  return llvm::xxHash64((*PCHBuf)->getBuffer()) == M->PCHHash;
+std::string hostName() {
+  struct utsname U;
+  return ::uname(&U) == 0 ? std::string(U.nodename) : std::string();
 }
 
-/// Records every file the preamble read, with size and mtime as clang saw
-/// them.
+bool processAlive(long Pid) {
+  return Pid > 0 && (::kill(static_cast<pid_t>(Pid), 0) == 0 || errno == EPERM);
+}
+
+/// Records every file the parse read (size and mtime as clang saw them)
+/// and the first component of every include name it looked up.
 class RecordInputs : public PreambleCallbacks {
 public:
   void AfterExecute(CompilerInstance &CI) override {
@@ -157,16 +219,92 @@ public:
                       static_cast<int64_t>(FE->getModificationTime())});
     }
   }
+  std::unique_ptr<PPCallbacks> createPPCallbacks() override {
+    return std::make_unique<NameRecorder>(Names);
+  }
   struct SeenFile {
     std::string Path;
     uint64_t Size;
     int64_t MTimeSeconds;
   };
   std::vector<SeenFile> Seen;
+  std::set<std::string> Names;
+
+private:
+  class NameRecorder : public PPCallbacks {
+  public:
+    explicit NameRecorder(std::set<std::string> &Names) : Names(Names) {}
+    void InclusionDirective(SourceLocation, const Token &, StringRef FileName,
+                            bool, CharSourceRange, OptionalFileEntryRef,
+                            StringRef, StringRef, const Module *,
+                            SrcMgr::CharacteristicKind) override {
+      add(FileName);
+    }
+    void HasInclude(SourceLocation, StringRef FileName, bool,
+                    OptionalFileEntryRef, SrcMgr::CharacteristicKind) override {
+      add(FileName);
+    }
+
+  private:
+    void add(StringRef FileName) {
+      std::string Root = includeNameRoot(FileName);
+      // A name the manifest's one-line list could not hold: record it as
+      // ".", which every directory has, so that every directory matters.
+      if (Root.find_first_of(" \n\r") != std::string::npos)
+        Root = ".";
+      if (!Root.empty())
+        Names.insert(Root);
+    }
+    std::set<std::string> &Names;
+  };
 };
 
 std::string hex(llvm::ArrayRef<uint8_t> Bytes) {
   return llvm::toHex(Bytes, /*LowerCase=*/true);
+}
+
+/// The files of one cache directory the cache owns, by kind.
+struct OwnedFile {
+  std::string Path;
+  std::string Stem; // "libtorch-<key>" / "preamble-<key>"; empty: leftover
+  bool IsManifest = false;
+  bool IsLeftover = false;
+  uint64_t Size = 0;
+  int64_t MTimeSeconds = 0;
+};
+
+std::vector<OwnedFile> listOwned(llvm::StringRef Dir) {
+  std::vector<OwnedFile> Files;
+  std::error_code EC;
+  for (fs::directory_iterator It(Dir, EC), End; It != End && !EC;
+       It.increment(EC)) {
+    llvm::StringRef Name = llvm::sys::path::filename(It->path());
+    if (!Name.startswith("libtorch-") && !Name.startswith("preamble-"))
+      continue;
+    struct stat St;
+    if (::lstat(It->path().c_str(), &St) != 0 || !S_ISREG(St.st_mode))
+      continue; // never the cache's: it writes only regular files
+    OwnedFile F;
+    F.Path = It->path();
+    F.Size = St.st_size;
+    F.MTimeSeconds = St.st_mtime;
+    if (Name.contains(".tmp-") || Name.endswith(".lock") ||
+        Name.contains(".lock-")) {
+      F.IsLeftover = true;
+    } else if (Name.endswith(".pch")) {
+      F.Stem = Name.drop_back(4).str();
+    } else if (Name.endswith(".deps")) {
+      F.Stem = Name.drop_back(5).str();
+      F.IsManifest = true;
+    } else if (Name.endswith(".names")) {
+      F.Stem = Name.str(); // a hint of its own; evicted like an entry
+      F.IsManifest = true;
+    } else {
+      continue;
+    }
+    Files.push_back(std::move(F));
+  }
+  return Files;
 }
 
 } // namespace
@@ -179,7 +317,148 @@ std::string defaultCacheDir() {
   return std::string(Dir);
 }
 
-PreambleCache::PreambleCache(std::string Dir) : Dir(std::move(Dir)) {}
+std::optional<uint64_t> parseCacheSize(llvm::StringRef Text) {
+  Text = Text.trim();
+  llvm::StringRef Digits = Text.take_while(llvm::isDigit);
+  llvm::StringRef Unit = Text.drop_front(Digits.size()).trim();
+  uint64_t N;
+  if (Digits.empty() || Digits.getAsInteger(10, N))
+    return std::nullopt;
+  if (Unit.endswith_insensitive("ib"))
+    Unit = Unit.drop_back(2);
+  else if (Unit.size() == 2 && Unit.endswith_insensitive("b"))
+    Unit = Unit.drop_back(1);
+  unsigned Shift = 0;
+  if (Unit.empty() || Unit.equals_insensitive("b"))
+    Shift = 0;
+  else if (Unit.equals_insensitive("k"))
+    Shift = 10;
+  else if (Unit.equals_insensitive("m"))
+    Shift = 20;
+  else if (Unit.equals_insensitive("g"))
+    Shift = 30;
+  else if (Unit.equals_insensitive("t"))
+    Shift = 40;
+  else
+    return std::nullopt;
+  if (Shift && N > (~uint64_t(0) >> Shift))
+    return std::nullopt; // overflows
+  return N << Shift;
+}
+
+std::string cacheConfigPath(llvm::StringRef Dir) {
+  llvm::SmallString<256> P(Dir);
+  llvm::sys::path::append(P, "tensor-accountant.conf");
+  return std::string(P);
+}
+
+std::optional<uint64_t> configuredCacheSize(llvm::StringRef Dir,
+                                            std::string &Error) {
+  std::string Path = cacheConfigPath(Dir);
+  if (!fs::exists(Path))
+    return std::nullopt;
+  auto Buf = readCacheFile(Path, MaxSmallFileBytes);
+  if (!Buf) {
+    Error = "'" + Path + "' is not a readable regular file of at most 1 MiB";
+    return std::nullopt;
+  }
+  std::optional<uint64_t> Size;
+  llvm::SmallVector<llvm::StringRef, 0> Lines;
+  Buf->getBuffer().split(Lines, '\n');
+  for (size_t I = 0; I < Lines.size(); ++I) {
+    llvm::StringRef Line = Lines[I].split('#').first.trim();
+    if (Line.empty())
+      continue;
+    auto [Key, Value] = Line.split('=');
+    Key = Key.trim();
+    Value = Value.trim();
+    std::string Where = Path + ":" + std::to_string(I + 1) + ": ";
+    if (!Line.contains('=')) {
+      Error = Where + "expected 'key = value'";
+      return std::nullopt;
+    }
+    if (Key != "max_size") {
+      Error = Where + "unknown key '" + Key.str() + "' (known: max_size)";
+      return std::nullopt;
+    }
+    Size = parseCacheSize(Value);
+    if (!Size) {
+      Error = Where + "max_size wants a size such as 500M or 2G, not '" +
+              Value.str() + "'";
+      return std::nullopt;
+    }
+  }
+  return Size;
+}
+
+CacheContents inspectCache(llvm::StringRef Dir) {
+  CacheContents C;
+  std::set<std::string> Shared, PerFile;
+  for (const OwnedFile &F : listOwned(Dir)) {
+    C.Bytes += F.Size;
+    if (F.IsLeftover) {
+      ++C.Leftovers;
+      continue;
+    }
+    if (F.IsManifest) {
+      if (!C.OldestUseSeconds || F.MTimeSeconds < C.OldestUseSeconds)
+        C.OldestUseSeconds = F.MTimeSeconds;
+      C.NewestUseSeconds = std::max(C.NewestUseSeconds, F.MTimeSeconds);
+      continue;
+    }
+    (llvm::StringRef(F.Stem).startswith("libtorch-") ? Shared : PerFile)
+        .insert(F.Stem);
+  }
+  C.SharedEntries = Shared.size();
+  C.FileEntries = PerFile.size();
+  return C;
+}
+
+unsigned clearCache(llvm::StringRef Dir) {
+  unsigned Removed = 0;
+  std::vector<OwnedFile> Files = listOwned(Dir);
+  // Manifests first: a concurrent reader then finds no entry, never half.
+  std::stable_partition(Files.begin(), Files.end(),
+                        [](const OwnedFile &F) { return F.IsManifest; });
+  for (const OwnedFile &F : Files)
+    if (!fs::remove(F.Path, /*IgnoreNonExisting=*/false))
+      ++Removed;
+  return Removed;
+}
+
+struct PreambleCache::EntryPlan {
+  /// The entry's file stem, given the include names its LibTorch parse
+  /// looked up (null when not known yet).
+  std::function<std::string(const std::vector<std::string> *Names)> Stem;
+  /// Whether an entry whose parse looked up Names serves this file.
+  std::function<bool(const std::vector<std::string> &Names)> Serves;
+  /// Where the names seen by earlier builds under this key are kept (a
+  /// hint for Stem; Serves decides); empty for per-file entries.
+  std::string NamesHint;
+  /// Builders of entries with the same LockStem wait for each other
+  /// (default: the entry's stem). Shared entries lock on the key without
+  /// include directories: builds under it nearly always make one entry.
+  std::string LockStem;
+  std::shared_ptr<CompilerInvocation> Inv;
+  llvm::MemoryBuffer *Source = nullptr;
+  PreambleBounds Bounds{0, false};
+  /// The name the PCH's main file gets (never the real file: loading the
+  /// PCH installs the preamble as that file's contents).
+  std::string StandIn;
+  /// Flags for using the entry, without -include-pch <path>.
+  std::vector<std::string> UseArgs;
+  bool Shared = false;
+};
+
+PreambleCache::PreambleCache(std::string Dir, uint64_t MaxBytes)
+    : MaxBytes(MaxBytes) {
+  if (!Dir.empty()) {
+    llvm::SmallString<256> Abs(Dir);
+    fs::make_absolute(Abs);
+    llvm::sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+    this->Dir = std::string(Abs);
+  }
+}
 
 std::shared_ptr<std::mutex> PreambleCache::keyMutex(const std::string &Key) {
   std::lock_guard<std::mutex> L(Mu);
@@ -191,8 +470,344 @@ std::shared_ptr<std::mutex> PreambleCache::keyMutex(const std::string &Key) {
 
 void PreambleCache::discard(const std::string &PCHPath) {
   llvm::StringRef Base = llvm::StringRef(PCHPath).drop_back(4); // ".pch"
-  fs::remove(Base + ".deps");
-  fs::remove(PCHPath);
+  removeIfRegular((Base + ".deps").str());
+  removeIfRegular(PCHPath);
+}
+
+bool PreambleCache::writable(std::string &Note) {
+  std::lock_guard<std::mutex> L(Mu);
+  if (!Writable) {
+    Writable = false;
+    if (std::error_code EC = fs::create_directories(Dir)) {
+      WritableNote = "cannot create cache directory '" + Dir +
+                     "': " + EC.message() + "; parsing without the cache";
+    } else {
+      // Root may write where the permission bits say no; only trying tells.
+      llvm::SmallString<256> Probe;
+      int FD;
+      llvm::SmallString<256> Model(Dir);
+      llvm::sys::path::append(Model, "libtorch-probe.tmp-%%%%%%%%");
+      if (std::error_code EC = fs::createUniqueFile(Model, FD, Probe)) {
+        WritableNote = "cache directory '" + Dir + "' is not writable (" +
+                       EC.message() + "); parsing without the cache";
+      } else {
+        ::close(FD);
+        fs::remove(Probe);
+        Writable = true;
+      }
+    }
+  }
+  if (!*Writable)
+    Note = WritableNote;
+  return *Writable;
+}
+
+void PreambleCache::sweepLeftovers() {
+  {
+    std::lock_guard<std::mutex> L(Mu);
+    if (Swept)
+      return;
+    Swept = true;
+  }
+  std::string Host = hostName();
+  int64_t Now = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  for (const OwnedFile &F : listOwned(Dir)) {
+    if (!F.IsLeftover)
+      continue;
+    llvm::StringRef Name = llvm::sys::path::filename(F.Path);
+    int64_t Age = Now - F.MTimeSeconds;
+    bool Orphan = false;
+    if (Name.contains(".tmp-")) {
+      // <entry>.tmp-<pid>-XXXXXXXX: its writer is gone, or it is old
+      // enough that no write can still be going on.
+      long Pid = 0;
+      llvm::StringRef Rest = Name.split(".tmp-").second;
+      bool HasPid = !Rest.split('-').first.getAsInteger(10, Pid);
+      Orphan = Age > 3600 || (HasPid && !processAlive(Pid) && Age > 60);
+    } else {
+      // LockFileManager writes "<host> <pid>" into <entry>.lock and its
+      // unique twin <entry>.lock-XXXXXXXX.
+      auto Buf = readCacheFile(F.Path, 4096);
+      if (!Buf)
+        continue;
+      auto [LockHost, PidText] = Buf->getBuffer().trim().split(' ');
+      long Pid = 0;
+      Orphan = LockHost == Host && !PidText.getAsInteger(10, Pid) &&
+               !processAlive(Pid);
+    }
+    if (Orphan)
+      removeIfRegular(F.Path);
+  }
+}
+
+void PreambleCache::trim() {
+  if (Dir.empty() || MaxBytes == 0 || !fs::is_directory(Dir))
+    return;
+  std::vector<OwnedFile> Files = listOwned(Dir);
+  uint64_t Total = 0;
+  struct Entry {
+    int64_t LastUse = 0;
+    std::vector<const OwnedFile *> Files;
+    bool HasManifest = false;
+  };
+  std::map<std::string, Entry> Entries;
+  for (const OwnedFile &F : Files) {
+    Total += F.Size;
+    if (F.IsLeftover)
+      continue;
+    Entry &E = Entries[F.Stem];
+    E.Files.push_back(&F);
+    if (F.IsManifest) {
+      E.HasManifest = true;
+      E.LastUse = F.MTimeSeconds;
+    }
+  }
+  if (Total <= MaxBytes)
+    return;
+  std::vector<std::pair<std::string, Entry *>> Order;
+  for (auto &[Stem, E] : Entries) {
+    if (!E.HasManifest) // a PCH whose manifest is gone or not yet written
+      E.LastUse = E.Files.front()->MTimeSeconds;
+    Order.push_back({Stem, &E});
+  }
+  std::stable_sort(Order.begin(), Order.end(),
+                   [](const auto &A, const auto &B) {
+                     return A.second->LastUse < B.second->LastUse;
+                   });
+  uint64_t Goal = MaxBytes - MaxBytes / 10;
+  std::set<std::string> Keep;
+  {
+    std::lock_guard<std::mutex> L(Mu);
+    Keep = UsedStems;
+  }
+  for (auto &[Stem, E] : Order) {
+    if (Total <= Goal)
+      break;
+    if (Keep.count(Stem))
+      continue;
+    // The manifest first: from then on no reader trusts the PCH.
+    std::stable_partition(E->Files.begin(), E->Files.end(),
+                          [](const OwnedFile *F) { return F->IsManifest; });
+    for (const OwnedFile *F : E->Files) {
+      removeIfRegular(F->Path);
+      Total -= std::min(Total, F->Size);
+    }
+  }
+}
+
+std::optional<PreambleCache::Use>
+PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
+                      std::string &Note) {
+  auto PathsFor = [&](const std::string &Stem) {
+    llvm::SmallString<256> Base(Dir);
+    llvm::sys::path::append(Base, Stem);
+    return std::make_pair((Base + ".pch").str(), (Base + ".deps").str());
+  };
+  auto UseOf = [&](const std::string &PCHPath,
+                   std::shared_ptr<llvm::MemoryBuffer> Data, bool Built) {
+    Use U;
+    U.PCHPath = PCHPath;
+    U.PCHData = std::move(Data);
+    U.Built = Built;
+    U.Shared = Plan.Shared;
+    U.ExtraArgs = {"-Xclang", "-include-pch", "-Xclang", PCHPath};
+    U.ExtraArgs.insert(U.ExtraArgs.end(), Plan.UseArgs.begin(),
+                       Plan.UseArgs.end());
+    return U;
+  };
+  auto ReadNames = [&]() -> std::optional<std::vector<std::string>> {
+    if (Plan.NamesHint.empty())
+      return std::nullopt;
+    auto Buf = readCacheFile(Plan.NamesHint, MaxManifestBytes);
+    if (!Buf)
+      return std::nullopt;
+    llvm::SmallVector<llvm::StringRef, 0> Lines;
+    Buf->getBuffer().split(Lines, '\n', -1, /*KeepEmpty=*/false);
+    if (Lines.empty() || Lines[0] != NamesTag)
+      return std::nullopt;
+    std::vector<std::string> Names;
+    for (size_t I = 1; I < Lines.size(); ++I)
+      Names.push_back(Lines[I].str());
+    return Names;
+  };
+  // A valid entry: manifest parses, inputs unchanged, it serves this file,
+  // and the PCH is the one the manifest describes.
+  auto Lookup = [&](const std::string &Stem) -> std::optional<Use> {
+    auto [PCHPath, DepsPath] = PathsFor(Stem);
+    auto DepsBuf = readCacheFile(DepsPath, MaxManifestBytes);
+    if (!DepsBuf)
+      return std::nullopt;
+    auto M = parseManifest(DepsBuf->getBuffer());
+    if (!M)
+      return std::nullopt;
+    for (const InputFile &F : M->Inputs) {
+      auto Now = statFile(FS, F.Path);
+      if (!Now || Now->Size != F.Size || Now->MTimeNs != F.MTimeNs)
+        return std::nullopt;
+    }
+    if (Plan.Serves && !Plan.Serves(M->Names))
+      return std::nullopt;
+    std::shared_ptr<llvm::MemoryBuffer> PCH =
+        readCacheFile(PCHPath, MaxPCHBytes);
+    if (!PCH || PCH->getBufferSize() != M->PCHSize ||
+        llvm::xxHash64(PCH->getBuffer()) != M->PCHHash)
+      return std::nullopt;
+    // A hit: the manifest's mtime is the entry's last use, for eviction.
+    ::utimensat(AT_FDCWD, DepsPath.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+    ++Hits;
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      UsedStems.insert(Stem);
+    }
+    return UseOf(PCHPath, std::move(PCH), /*Built=*/false);
+  };
+  auto CurrentStem = [&]() {
+    auto Names = ReadNames();
+    return Plan.Stem(Names ? &*Names : nullptr);
+  };
+
+  if (auto Hit = Lookup(CurrentStem()))
+    return Hit;
+  std::string LockStem = Plan.LockStem.empty() ? CurrentStem() : Plan.LockStem;
+
+  // One builder per key within this run.
+  std::shared_ptr<std::mutex> KeyMu = keyMutex(LockStem);
+  std::lock_guard<std::mutex> KeyLock(*KeyMu);
+  if (auto Hit = Lookup(CurrentStem()))
+    return Hit;
+  if (!writable(Note))
+    return std::nullopt; // building only to throw it away is slower
+  sweepLeftovers();
+
+  auto [LockPCH, LockDeps] = PathsFor(LockStem);
+  std::string LockFile = LockPCH + ".lock";
+  if (!regularOrAbsent(LockPCH) || !regularOrAbsent(LockDeps) ||
+      !regularOrAbsent(LockFile)) {
+    Note = "'" + LockPCH +
+           "' or its manifest or lock is not a regular "
+           "file; parsing without the cache";
+    return std::nullopt;
+  }
+
+  // One builder per key across runs: the first takes the lock, the others
+  // wait for it and reuse its PCH.
+  std::optional<llvm::LockFileManager> Lock;
+  Lock.emplace(LockPCH);
+  bool OwnLock = false;
+  if (Lock->getState() == llvm::LockFileManager::LFS_Shared) {
+    Lock->waitForUnlock(LockWaitSeconds);
+    if (auto Hit = Lookup(CurrentStem()))
+      return Hit;
+    Lock.reset(); // the other builder failed: build our own, unlocked
+  } else if (Lock->getState() == llvm::LockFileManager::LFS_Owned) {
+    OwnLock = true;
+    llvm::sys::RemoveFileOnSignal(LockFile);
+    if (auto Hit = Lookup(CurrentStem())) { // finished just before we locked
+      llvm::sys::DontRemoveFileOnSignal(LockFile);
+      return Hit;
+    }
+  }
+  struct ReleaseSignal {
+    bool Own;
+    std::string Path;
+    ~ReleaseSignal() {
+      if (Own)
+        llvm::sys::DontRemoveFileOnSignal(Path);
+    }
+  } Release{OwnLock, LockFile};
+
+  // Build, header function bodies skipped.
+  auto PInv = std::make_shared<CompilerInvocation>(*Plan.Inv);
+  PInv->getFrontendOpts().SkipFunctionBodies = true;
+  {
+    FrontendInputFile &In = PInv->getFrontendOpts().Inputs[0];
+    In = FrontendInputFile(Plan.StandIn, In.getKind(), In.isSystem());
+  }
+  IntrusiveRefCntPtr<DiagnosticsEngine> BuildDiags =
+      CompilerInstance::createDiagnostics(new DiagnosticOptions,
+                                          new IgnoringDiagConsumer,
+                                          /*ShouldOwnClient=*/true);
+  RecordInputs Inputs;
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> BuildFS(&FS);
+  auto Preamble = PrecompiledPreamble::Build(
+      *PInv, Plan.Source, Plan.Bounds, *BuildDiags, BuildFS,
+      std::make_shared<PCHContainerOperations>(), /*StoreInMemory=*/true,
+      Inputs);
+  if (BuildDiags->hasErrorOccurred())
+    return std::nullopt; // the uncached parse shows the errors
+  if (!Preamble) {
+    Note = "could not build the preamble: " + Preamble.getError().message();
+    return std::nullopt;
+  }
+
+  // The PCH lives in an in-memory file system that AddImplicitPreamble
+  // overlays; read it back from there.
+  CompilerInvocation Scratch(*Plan.Inv);
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> PCHFS = BuildFS;
+  Preamble->AddImplicitPreamble(Scratch, PCHFS, Plan.Source);
+  auto PCHBuf = PCHFS->getBufferForFile(
+      Scratch.getPreprocessorOpts().ImplicitPCHInclude, -1,
+      /*RequiresNullTerminator=*/false);
+  if (!PCHBuf) {
+    Note = "could not read back the preamble PCH";
+    return std::nullopt;
+  }
+  std::shared_ptr<llvm::MemoryBuffer> Data =
+      llvm::MemoryBuffer::getMemBufferCopy((*PCHBuf)->getBuffer());
+  ++Builds;
+
+  Manifest M;
+  M.PCHSize = Data->getBufferSize();
+  M.PCHHash = llvm::xxHash64(Data->getBuffer());
+  M.Names.assign(Inputs.Names.begin(), Inputs.Names.end());
+  bool Stable = true;
+  for (const RecordInputs::SeenFile &S : Inputs.Seen) {
+    auto Now = statFile(FS, S.Path);
+    // Changed while we parsed it (or unnameable): do not cache this one.
+    if (!Now || Now->Size != S.Size ||
+        Now->MTimeNs / 1000000000 != S.MTimeSeconds ||
+        llvm::StringRef(S.Path).contains('\n')) {
+      Stable = false;
+      break;
+    }
+    M.Inputs.push_back(*Now);
+  }
+  // Stored under the key its own names give (for a shared entry, only the
+  // include directories that could matter to it).
+  std::string Stem = Plan.Stem(&M.Names);
+  auto [PCHPath, DepsPath] = PathsFor(Stem);
+  {
+    std::lock_guard<std::mutex> L(Mu);
+    UsedStems.insert(Stem);
+  }
+  // Usable by this run from memory either way; stored only when it is
+  // stable and fits the cache.
+  if (!Stable || (MaxBytes && M.PCHSize > MaxBytes)) {
+    if (Stable)
+      Note = "the PCH (" + std::to_string(M.PCHSize >> 20) +
+             " MiB) is larger than the cache's limit; not stored";
+    return UseOf(PCHPath, std::move(Data), /*Built=*/true);
+  }
+
+  // PCH first, then the manifest that vouches for it: a reader that finds
+  // a manifest also finds the PCH it describes (or a mismatch and rebuilds).
+  std::error_code EC = writeAtomically(PCHPath, Data->getBuffer());
+  if (!EC)
+    EC = writeAtomically(DepsPath, render(M));
+  if (EC)
+    Note = "cannot write to the cache in '" + Dir + "': " + EC.message();
+  if (!EC && !Plan.NamesHint.empty()) {
+    std::set<std::string> All(M.Names.begin(), M.Names.end());
+    if (auto Old = ReadNames())
+      All.insert(Old->begin(), Old->end());
+    std::string Text = std::string(NamesTag) + "\n";
+    for (const std::string &N : All)
+      Text += N + "\n";
+    writeAtomically(Plan.NamesHint, Text); // only a hint: failure is fine
+  }
+  return UseOf(PCHPath, std::move(Data), /*Built=*/true);
 }
 
 std::optional<PreambleCache::Use>
@@ -223,30 +838,108 @@ PreambleCache::prepare(const std::vector<std::string> &Args,
   if (!Inv || Inv->getFrontendOpts().Inputs.size() != 1)
     return std::nullopt; // the parse reports bad flags
 
+  llvm::SmallString<256> AbsFile(File);
+  FS->makeAbsolute(AbsFile);
+  std::string CWD;
+  if (auto W = FS->getCurrentWorkingDirectory())
+    CWD = *W;
+  KeyedCommand Command = splitCommand(Args, File, CWD);
+
+  // What every key starts from: everything that can change what a PCH
+  // means, except the headers' contents, which the manifest checks.
+  auto CommonKey = [&](llvm::SHA1 &Hasher, llvm::StringRef Kind,
+                       bool WithDirs) {
+    auto Feed = [&Hasher](llvm::StringRef S) {
+      Hasher.update(S);
+      Hasher.update(llvm::StringRef("\0", 1));
+    };
+    Feed(FormatTag);
+    Feed(getClangFullVersion());
+    Feed("skip-function-bodies");
+    Feed(Kind);
+    for (const std::string &A : Command.Flags)
+      Feed(A);
+    if (WithDirs)
+      for (const IncludeDir &D : Command.Dirs) {
+        Feed(D.Flag);
+        Feed(D.Path);
+      }
+    if (Command.NeedsWorkingDirectory)
+      Feed(CWD);
+  };
+
+  // A shared entry ignores ExtraKey (the language server's unsaved files):
+  // an unsaved project header cannot change it, and an unsaved LibTorch
+  // header fails the manifest's check and rebuilds it.
+  std::string WhyNotShared;
+  if (auto Prefix = findLibTorchPrefix((*MainBuf)->getBuffer(), AbsFile,
+                                       Command, *FS, &WhyNotShared)) {
+    llvm::SHA1 Hasher;
+    CommonKey(Hasher, "libtorch", /*WithDirs=*/false);
+    Hasher.update(*Prefix);
+    std::string BaseKey = hex(Hasher.final()).substr(0, 32);
+    auto Source = llvm::MemoryBuffer::getMemBufferCopy(*Prefix);
+    EntryPlan Plan;
+    Plan.Shared = true;
+    auto Dirs = Command.Dirs;
+    auto Relevant = [Dirs, FS](const std::vector<std::string> *Names) {
+      std::vector<IncludeDir> Kept;
+      for (const IncludeDir &D : Dirs)
+        if (!Names || directoryMayShadow(D.Path, *Names, *FS))
+          Kept.push_back(D);
+      return Kept;
+    };
+    Plan.Stem = [BaseKey, Relevant](const std::vector<std::string> *Names) {
+      llvm::SHA1 H;
+      H.update(BaseKey);
+      for (const IncludeDir &D : Relevant(Names)) {
+        H.update(llvm::StringRef("\0", 1));
+        H.update(D.Flag);
+        H.update(llvm::StringRef("\0", 1));
+        H.update(D.Path);
+      }
+      return "libtorch-" + hex(H.final()).substr(0, 32);
+    };
+    // The directories left out of the key must hold none of the names the
+    // entry's parse looked up (the hint that chose them may be stale).
+    Plan.Serves = [Dirs, FS, Relevant](const std::vector<std::string> &Names) {
+      std::vector<IncludeDir> Kept = Relevant(&Names);
+      for (const IncludeDir &D : Dirs)
+        if (!llvm::is_contained(Kept, D) &&
+            directoryMayShadow(D.Path, Names, *FS))
+          return false;
+      return true;
+    };
+    llvm::SmallString<256> Hint(Dir);
+    llvm::sys::path::append(Hint, "libtorch-" + BaseKey + ".names");
+    Plan.NamesHint = std::string(Hint);
+    Plan.LockStem = "libtorch-" + BaseKey;
+    Plan.Inv = Inv;
+    Plan.Source = Source.get();
+    Plan.Bounds =
+        PreambleBounds(Prefix->size(), /*PreambleEndsAtStartOfLine=*/true);
+    llvm::SmallString<256> StandIn(Dir);
+    llvm::sys::path::append(StandIn, "libtorch-" + BaseKey + ".cpp");
+    Plan.StandIn = std::string(StandIn);
+    Plan.UseArgs = {"-Xclang", "-fno-validate-pch"};
+    return obtain(Plan, *FS, Note);
+  }
+
+  // This file's own preamble.
   PreambleBounds Bounds = ComputePreambleBounds(
       *Inv->getLangOpts(), (*MainBuf)->getMemBufferRef(), /*MaxLines=*/0);
   if (Bounds.Size == 0)
     return std::nullopt;
-  llvm::StringRef PreambleText = (*MainBuf)->getBuffer().take_front(Bounds.Size);
-
-  // The key. Everything that can change what the preamble means, except
-  // the headers' contents, which the manifest checks.
-  llvm::SmallString<256> AbsFile(File);
-  FS->makeAbsolute(AbsFile);
+  llvm::StringRef PreambleText =
+      (*MainBuf)->getBuffer().take_front(Bounds.Size);
   llvm::SHA1 Hasher;
+  CommonKey(Hasher, "preamble", /*WithDirs=*/true);
   auto Feed = [&Hasher](llvm::StringRef S) {
     Hasher.update(S);
     Hasher.update(llvm::StringRef("\0", 1));
   };
-  Feed(FormatTag);
-  Feed(getClangFullVersion());
-  Feed("skip-function-bodies");
-  for (const std::string &A : Args)
-    if (A != File && A != AbsFile.str())
-      Feed(A);
-  if (auto CWD = FS->getCurrentWorkingDirectory())
-    Feed(*CWD);
-  if (PreambleText.contains("__FILE__") || PreambleText.contains("__BASE_FILE__"))
+  if (PreambleText.contains("__FILE__") ||
+      PreambleText.contains("__BASE_FILE__"))
     Feed(AbsFile);
   else if (PreambleText.contains('"'))
     Feed(llvm::sys::path::parent_path(AbsFile));
@@ -255,125 +948,24 @@ PreambleCache::prepare(const std::vector<std::string> &Args,
   Feed(ExtraKey);
   std::string Key = hex(Hasher.final()).substr(0, 32);
 
-  llvm::SmallString<256> Base(Dir);
-  llvm::sys::path::append(Base, "preamble-" + Key);
-  std::string PCHPath = (Base + ".pch").str();
-  std::string DepsPath = (Base + ".deps").str();
-
-  Use U;
-  U.PCHPath = PCHPath;
-  U.ExtraArgs = {"-Xclang", "-include-pch", "-Xclang", PCHPath,
-                 "-Xclang",
-                 "-preamble-bytes=" + std::to_string(Bounds.Size) + "," +
-                     (Bounds.PreambleEndsAtStartOfLine ? "1" : "0"),
-                 "-Xclang", "-fno-validate-pch"};
-
-  // One builder per key within this run.
-  std::shared_ptr<std::mutex> KeyMu = keyMutex(Key);
-  std::lock_guard<std::mutex> KeyLock(*KeyMu);
-  if (isValid(PCHPath, DepsPath, *FS))
-    return U;
-
-  if (std::error_code EC = fs::create_directories(Dir)) {
-    Note = "cannot create cache directory '" + Dir + "': " + EC.message();
-    return std::nullopt;
-  }
-
-  // One builder per key across runs: the first takes the lock, the others
-  // wait for it and reuse its PCH.
-  std::optional<llvm::LockFileManager> Lock;
-  Lock.emplace(PCHPath);
-  if (Lock->getState() == llvm::LockFileManager::LFS_Shared) {
-    Lock->waitForUnlock(LockWaitSeconds);
-    if (isValid(PCHPath, DepsPath, *FS))
-      return U;
-    Lock.reset(); // the other builder failed: build our own, unlocked
-  } else if (Lock->getState() == llvm::LockFileManager::LFS_Owned) {
-    if (isValid(PCHPath, DepsPath, *FS)) // finished just before we locked
-      return U;
-  }
-
-  // Build, header function bodies skipped.
-  auto PInv = std::make_shared<CompilerInvocation>(*Inv);
-  PInv->getFrontendOpts().SkipFunctionBodies = true;
-  // The PCH records the file it was built from, with the preamble as that
-  // file's contents, and loading the PCH installs those contents for that
-  // path. Built under the main file's own name, the main file would read
-  // back as its preamble alone; so build it under a name of its own, in
-  // the main file's directory (quoted includes search there).
-  {
-    FrontendInputFile &In = PInv->getFrontendOpts().Inputs[0];
-    llvm::SmallString<256> Stand(llvm::sys::path::parent_path(AbsFile));
-    llvm::sys::path::append(Stand, "__tensor_accountant_preamble__.cpp");
-    In = FrontendInputFile(Stand, In.getKind(), In.isSystem());
-  }
-  IntrusiveRefCntPtr<DiagnosticsEngine> BuildDiags =
-      CompilerInstance::createDiagnostics(new DiagnosticOptions,
-                                          new IgnoringDiagConsumer,
-                                          /*ShouldOwnClient=*/true);
-  RecordInputs Inputs;
-  auto Preamble = PrecompiledPreamble::Build(
-      *PInv, MainBuf->get(), Bounds, *BuildDiags, FS,
-      std::make_shared<PCHContainerOperations>(), /*StoreInMemory=*/true,
-      Inputs);
-  if (BuildDiags->hasErrorOccurred())
-    return std::nullopt; // the uncached parse shows the errors
-  if (!Preamble) {
-    Note = "could not build the preamble: " + Preamble.getError().message();
-    return std::nullopt;
-  }
-
-  // The PCH lives in an in-memory file system that AddImplicitPreamble
-  // overlays; read it back from there.
-  CompilerInvocation Scratch(*Inv);
-  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> PCHFS = FS;
-  Preamble->AddImplicitPreamble(Scratch, PCHFS, MainBuf->get());
-  auto PCHBuf = PCHFS->getBufferForFile(
-      Scratch.getPreprocessorOpts().ImplicitPCHInclude, -1,
-      /*RequiresNullTerminator=*/false);
-  if (!PCHBuf) {
-    Note = "could not read back the preamble PCH";
-    return std::nullopt;
-  }
-
-  Manifest M;
-  M.PCHSize = (*PCHBuf)->getBufferSize();
-  M.PCHHash = llvm::xxHash64((*PCHBuf)->getBuffer());
-  bool Stable = true;
-  for (const RecordInputs::SeenFile &S : Inputs.Seen) {
-    auto Now = statFile(*FS, S.Path);
-    // Changed while we parsed it (or unnameable): do not cache this one.
-    if (!Now || Now->Size != S.Size ||
-        Now->MTimeNs / 1000000000 != S.MTimeSeconds ||
-        llvm::StringRef(S.Path).contains('\n')) {
-      Stable = false;
-      break;
-    }
-    M.Inputs.push_back(*Now);
-  }
-  // Still usable by this run (it matches what was parsed); just not stored.
-  if (!Stable) {
-    std::error_code EC = writeAtomically(PCHPath, (*PCHBuf)->getBuffer());
-    fs::remove(DepsPath);
-    if (EC) {
-      Note = "cannot write '" + PCHPath + "': " + EC.message();
-      return std::nullopt;
-    }
-    U.Built = true;
-    return U;
-  }
-
-  // PCH first, then the manifest that vouches for it: a reader that finds
-  // a manifest also finds the PCH it describes (or a mismatch and rebuilds).
-  std::error_code EC = writeAtomically(PCHPath, (*PCHBuf)->getBuffer());
-  if (!EC)
-    EC = writeAtomically(DepsPath, render(M));
-  if (EC) {
-    Note = "cannot write to the cache in '" + Dir + "': " + EC.message();
-    return std::nullopt;
-  }
-  U.Built = true;
-  return U;
+  EntryPlan Plan;
+  Plan.Stem = [Key](const std::vector<std::string> *) {
+    return "preamble-" + Key;
+  };
+  Plan.Inv = Inv;
+  Plan.Source = MainBuf->get();
+  Plan.Bounds = Bounds;
+  // Built under the main file's own name, the main file would read back as
+  // its preamble alone; so build it under a name of its own, in the main
+  // file's directory (quoted includes search there).
+  llvm::SmallString<256> StandIn(llvm::sys::path::parent_path(AbsFile));
+  llvm::sys::path::append(StandIn, "__tensor_accountant_preamble__.cpp");
+  Plan.StandIn = std::string(StandIn);
+  Plan.UseArgs = {"-Xclang",
+                  "-preamble-bytes=" + std::to_string(Bounds.Size) + "," +
+                      (Bounds.PreambleEndsAtStartOfLine ? "1" : "0"),
+                  "-Xclang", "-fno-validate-pch"};
+  return obtain(Plan, *FS, Note);
 }
 
 } // namespace tma

@@ -6,8 +6,10 @@
 // Every test parses real LibTorch headers; cold parses are the slow part,
 // so the suite shares one cache of testdata/seed/blocks.cpp.
 #include "driver/Analysis.h"
+#include "driver/PreambleCache.h"
 #include "driver/Report.h"
 
+#include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -22,7 +24,12 @@
 
 #include <chrono>
 #include <fstream>
+#include <signal.h>
 #include <sstream>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <thread>
+#include <unistd.h>
 
 using namespace tma;
 namespace fs = llvm::sys::fs;
@@ -294,6 +301,344 @@ TEST_F(CacheTest, ParallelFilesAndConcurrentRuns) {
   EXPECT_EQ(Table[0].substr(0, ExpectedTable.size()), ExpectedTable);
   EXPECT_EQ(filesIn(Shared, ".pch").size(), 1u);
   EXPECT_TRUE(filesIn(Shared, ".lock").empty());
+  fs::remove_directories(Dir);
+}
+
+/// Runs the CLI with Args; its stdout, stderr and exit code.
+struct CliResult {
+  int Code = -1;
+  std::string Out, Err;
+};
+CliResult runCli(const std::vector<std::string> &Args, const std::string &Dir) {
+  std::vector<llvm::StringRef> Refs = {TMA_CLI};
+  for (const std::string &A : Args)
+    Refs.push_back(A);
+  std::string Out = Dir + "/cli-out.txt", Err = Dir + "/cli-err.txt";
+  std::optional<llvm::StringRef> Redirects[] = {
+      std::nullopt, llvm::StringRef(Out), llvm::StringRef(Err)};
+  CliResult R;
+  R.Code = llvm::sys::ExecuteAndWait(TMA_CLI, Refs, std::nullopt, Redirects);
+  R.Out = readFile(Out);
+  R.Err = readFile(Err);
+  return R;
+}
+
+/// The cache's entries whose PCH does not match its manifest.
+std::vector<std::string> corruptEntries(const std::string &Dir) {
+  std::vector<std::string> Bad;
+  for (const std::string &Deps : filesIn(Dir, ".deps")) {
+    std::string Manifest = readFile(Deps);
+    llvm::SmallVector<llvm::StringRef, 4> Lines;
+    llvm::StringRef(Manifest).split(Lines, '\n');
+    llvm::SmallVector<llvm::StringRef, 3> Parts;
+    if (Lines.size() > 1)
+      Lines[1].split(Parts, ' ');
+    std::string PCH = Deps.substr(0, Deps.size() - 5) + ".pch";
+    std::string Bytes = readFile(PCH);
+    uint64_t Size = 0, Hash = 0;
+    if (Parts.size() != 3 || Parts[1].getAsInteger(10, Size) ||
+        Parts[2].getAsInteger(16, Hash) || Bytes.size() != Size ||
+        llvm::xxHash64(Bytes) != Hash)
+      Bad.push_back(Deps);
+  }
+  return Bad;
+}
+
+std::vector<std::string> leftovers(const std::string &Dir) {
+  std::vector<std::string> L = filesIn(Dir, ".lock");
+  for (const std::string &F : filesIn(Dir, ""))
+    if (F.find(".tmp-") != std::string::npos ||
+        F.find(".lock-") != std::string::npos)
+      L.push_back(F);
+  return L;
+}
+
+/// The pid of a process that has exited.
+long deadPid() {
+  llvm::sys::ProcessInfo P =
+      llvm::sys::ExecuteNoWait("/bin/true", {"true"}, std::nullopt);
+  llvm::sys::Wait(P, std::nullopt);
+  return P.Pid;
+}
+
+std::string hostName() {
+  struct utsname U;
+  return ::uname(&U) == 0 ? U.nodename : "";
+}
+
+// Issue 14: a project's files with different include blocks and include
+// directories share one LibTorch PCH, and answer as without it.
+TEST_F(CacheTest, OneSharedLibTorchEntryServesAProject) {
+  std::string Dir = makeTempDir("tma-cache-project");
+  fs::create_directories(Dir + "/a/include");
+  fs::create_directories(Dir + "/b/include");
+  writeFile(Dir + "/a/include/net.h", "#pragma once\n#include <torch/torch.h>\n"
+                                      "struct Net : torch::nn::Module {};\n");
+  writeFile(Dir + "/b/include/util.h",
+            "#ifndef UTIL_H\n#define UTIL_H\n#include <torch/torch.h>\n"
+            "inline int rows() { return 4; }\n#endif\n");
+  writeFile(Dir + "/a/main.cpp",
+            "#include \"net.h\"\n#include <iomanip>\n\n"
+            "void a() {\n  auto x = torch::zeros({4, 8});\n"
+            "  auto y = x.t().contiguous();\n}\n");
+  writeFile(Dir + "/b/main.cpp",
+            "// B.\n#include <torch/torch.h>\n#include <random>\n"
+            "#include \"util.h\"\n\nvoid b() {\n"
+            "  auto x = torch::ones({2, 8}, torch::kDouble);\n"
+            "  auto z = x.to(torch::kFloat);\n}\n");
+  std::string Torch = "/usr/include/torch/csrc/api/include";
+  std::string Json =
+      "[{\"directory\": \"" + Dir +
+      "/a\", \"file\": \"main.cpp\", "
+      "\"command\": \"/usr/bin/c++ -std=c++17 -Iinclude -isystem " +
+      Torch + " -o main.o -c main.cpp\"},\n{\"directory\": \"" + Dir +
+      "/b\", \"file\": \"" + Dir +
+      "/b/main.cpp\", \"command\": "
+      "\"/usr/bin/c++ -std=c++17 -I" +
+      Dir + "/b/include -isystem " + Torch + " -c " + Dir + "/b/main.cpp\"}]";
+  writeFile(Dir + "/compile_commands.json", Json);
+  std::string Error;
+  auto DBJ = clang::tooling::JSONCompilationDatabase::loadFromFile(
+      Dir + "/compile_commands.json", Error,
+      clang::tooling::JSONCommandLineSyntax::AutoDetect);
+  ASSERT_TRUE(DBJ) << Error;
+  std::vector<std::string> Files = {Dir + "/a/main.cpp", Dir + "/b/main.cpp"};
+  std::string Plain = render(analyzeFiles(*DBJ, Files));
+  ASSERT_NE(Plain.find("(8, 4)"), std::string::npos) << Plain;
+  AnalysisRun Run = cached(Files, Dir + "/cache", *DBJ, /*Jobs=*/2);
+  ASSERT_FALSE(Run.Failed);
+  EXPECT_EQ(render(Run), Plain);
+  EXPECT_EQ(Run.CacheBuilds, 1u) << "the second file waits for the first";
+  EXPECT_EQ(filesIn(Dir + "/cache", ".pch").size(), 1u);
+  ASSERT_EQ(inspectCache(Dir + "/cache").SharedEntries, 1u);
+  AnalysisRun Warm = cached(Files, Dir + "/cache", *DBJ, /*Jobs=*/2);
+  EXPECT_EQ(render(Warm), Plain);
+  EXPECT_EQ(Warm.CacheHits, 2u);
+  EXPECT_EQ(Warm.CacheBuilds, 0u);
+  fs::remove_directories(Dir);
+}
+
+// Issue 14: over every file in testdata/, the CLI's JSON (analysis and
+// checks) with the shared parse, cold and warm, is byte-identical to
+// --no-cache; and every one of them took the shared entry.
+TEST_F(CacheTest, TestdataIsByteIdenticalWithTheSharedParse) {
+  std::string Dir = makeTempDir("tma-cache-testdata");
+  std::vector<std::string> Sources;
+  std::error_code EC;
+  for (fs::recursive_directory_iterator It(TMA_SOURCE_DIR "/testdata", EC), End;
+       It != End && !EC; It.increment(EC))
+    if (llvm::StringRef(It->path()).endswith(".cpp"))
+      Sources.push_back(It->path());
+  std::sort(Sources.begin(), Sources.end());
+  ASSERT_GE(Sources.size(), 8u);
+  std::vector<std::string> Common = {"--format=json", "-j", "2"};
+  Common.insert(Common.end(), Sources.begin(), Sources.end());
+  auto With = [&](std::vector<std::string> Front) {
+    Front.insert(Front.end(), Common.begin(), Common.end());
+    return runCli(Front, Dir);
+  };
+  CliResult Plain = With({"--no-cache"});
+  ASSERT_NE(Plain.Out.find("\"functions\""), std::string::npos) << Plain.Err;
+  std::string Cache = Dir + "/cache";
+  CliResult Cold = With({"--cache-dir", Cache});
+  CliResult Warm = With({"--cache-dir", Cache, "--cache-stats"});
+  EXPECT_EQ(Cold.Code, Plain.Code) << Cold.Err;
+  EXPECT_EQ(Warm.Code, Plain.Code) << Warm.Err;
+  EXPECT_TRUE(Cold.Out == Plain.Out) << "cold output differs from --no-cache";
+  EXPECT_TRUE(Warm.Out == Plain.Out) << "warm output differs from --no-cache";
+  CacheContents C = inspectCache(Cache);
+  EXPECT_EQ(C.SharedEntries, 1u);
+  EXPECT_EQ(C.FileEntries, 0u) << "a testdata file did not take the shared "
+                                  "entry";
+  EXPECT_NE(Warm.Err.find("this run: " + std::to_string(Sources.size()) +
+                          " hits, 0 built"),
+            std::string::npos)
+      << Warm.Err;
+  fs::remove_directories(Dir);
+}
+
+// Issue 10, item 11: a FIFO, a link to /dev/zero or a FIFO lock at a cache
+// path is never read (it would block or never end) nor replaced: the run
+// parses without that entry and answers as without the cache.
+TEST_F(CacheTest, HostileCacheFilesAreNeitherReadNorReplaced) {
+  std::string Dir = makeTempDir("tma-cache-hostile");
+  ASSERT_FALSE(cached({Seed}, Dir, *DB).Failed);
+  std::vector<std::string> Names = filesIn(Dir, ".names");
+  ASSERT_EQ(Names.size(), 1u);
+  std::string PCH = filesIn(Dir, ".pch").at(0);
+  std::string Deps = filesIn(Dir, ".deps").at(0);
+  std::string Manifest = readFile(Deps);
+
+  fs::remove(Deps);
+  ASSERT_EQ(::mkfifo(Deps.c_str(), 0600), 0);
+  AnalysisRun Run = cached({Seed}, Dir, *DB);
+  EXPECT_FALSE(Run.Failed);
+  EXPECT_EQ(render(Run), *Expected);
+  fs::file_status S;
+  ASSERT_FALSE(fs::status(Deps, S));
+  EXPECT_EQ(S.type(), fs::file_type::fifo_file) << "the FIFO was replaced";
+  fs::remove(Deps);
+
+  writeFile(Deps, Manifest);
+  fs::remove(PCH);
+  ASSERT_FALSE(fs::create_link("/dev/zero", PCH));
+  Run = cached({Seed}, Dir, *DB);
+  EXPECT_FALSE(Run.Failed);
+  EXPECT_EQ(render(Run), *Expected);
+  ASSERT_FALSE(fs::status(PCH, S, /*follow=*/false));
+  EXPECT_EQ(S.type(), fs::file_type::symlink_file) << "the link was replaced";
+  fs::remove(PCH);
+  fs::remove(Deps);
+
+  // The lock the builders of this key take.
+  std::string Lock = Names[0].substr(0, Names[0].size() - 6) + ".pch.lock";
+  ASSERT_EQ(::mkfifo(Lock.c_str(), 0600), 0);
+  Run = cached({Seed}, Dir, *DB);
+  EXPECT_FALSE(Run.Failed);
+  EXPECT_EQ(render(Run), *Expected);
+  fs::remove_directories(Dir);
+}
+
+// Issue 10, item 25: a cache that cannot be written is not built for (the
+// run is then no slower than --no-cache), but answers the same.
+TEST_F(CacheTest, UnwritableCacheBuildsNothing) {
+  std::string Dir = makeTempDir("tma-cache-unwritable");
+  writeFile(Dir + "/file", "not a directory\n");
+  testing::internal::CaptureStderr();
+  AnalysisRun Run = cached({Seed}, Dir + "/file/cache", *DB);
+  std::string Err = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(Run.Failed);
+  EXPECT_EQ(render(Run), *Expected);
+  EXPECT_EQ(Run.CacheBuilds, 0u) << "built a PCH it could not keep";
+  EXPECT_NE(Err.find("parsing without the cache"), std::string::npos) << Err;
+  fs::remove_directories(Dir);
+}
+
+// Issue 10, item 25: the working directory is not part of the key; the
+// same command (absolute paths) from another directory hits.
+TEST_F(CacheTest, WorkingDirectoryIsNotPartOfTheKey) {
+  std::string Dir = makeTempDir("tma-cache-cwd");
+  fs::create_directories(Dir + "/one");
+  fs::create_directories(Dir + "/two");
+  std::vector<std::string> Flags = {"-std=c++17", "-isystem",
+                                    "/usr/include/torch/csrc/api/include"};
+  clang::tooling::FixedCompilationDatabase One(Dir + "/one", Flags);
+  clang::tooling::FixedCompilationDatabase Two(Dir + "/two", Flags);
+  ASSERT_FALSE(cached({Seed}, Dir + "/cache", One).Failed);
+  AnalysisRun Run = cached({Seed}, Dir + "/cache", Two);
+  EXPECT_EQ(render(Run), *Expected);
+  EXPECT_EQ(Run.CacheHits, 1u);
+  EXPECT_EQ(Run.CacheBuilds, 0u);
+  EXPECT_EQ(filesIn(Dir + "/cache", ".pch").size(), 1u);
+  fs::remove_directories(Dir);
+}
+
+// Issue 10, item 25: what a killed run leaves is cleaned up. SIGTERM
+// during a build removes its lock at once; what SIGKILL leaves (a lock
+// naming a dead process on this host, an orphaned temporary file) goes
+// with the next run that writes. Live locks and foreign files stay.
+TEST_F(CacheTest, KilledRunsLeaveNoLocksOrTemporaryFiles) {
+  std::string Dir = makeTempDir("tma-cache-killed");
+  std::string Cache = Dir + "/cache";
+  fs::create_directories(Cache);
+  long Dead = deadPid();
+  std::string Tmp =
+      Cache + "/libtorch-0123.pch.tmp-" + std::to_string(Dead) + "-abcdefgh";
+  writeFile(Tmp, "half a PCH");
+  int FD;
+  ASSERT_FALSE(
+      fs::openFileForWrite(Tmp, FD, fs::CD_OpenExisting, fs::OF_Append));
+  auto Old = std::chrono::system_clock::now() - std::chrono::minutes(5);
+  ASSERT_FALSE(fs::setLastAccessAndModificationTime(FD, Old, Old));
+  fs::closeFile(FD);
+  writeFile(Cache + "/preamble-4567.pch.lock",
+            hostName() + " " + std::to_string(Dead));
+  std::string Live = Cache + "/preamble-89ab.pch.lock";
+  writeFile(Live, hostName() + " " + std::to_string(::getpid()));
+  writeFile(Cache + "/mine.lock", "a file the cache did not create");
+  ASSERT_FALSE(cached({Seed}, Cache, *DB).Failed);
+  EXPECT_FALSE(fs::exists(Tmp));
+  EXPECT_FALSE(fs::exists(Cache + "/preamble-4567.pch.lock"));
+  EXPECT_TRUE(fs::exists(Live));
+  EXPECT_TRUE(fs::exists(Cache + "/mine.lock"));
+
+  // A run terminated while it builds.
+  std::string Fresh = Dir + "/fresh";
+  std::vector<llvm::StringRef> Args = {TMA_CLI, "--cache-dir", Fresh, Seed};
+  std::optional<llvm::StringRef> Quiet[] = {std::nullopt, llvm::StringRef(""),
+                                            llvm::StringRef("")};
+  llvm::sys::ProcessInfo P =
+      llvm::sys::ExecuteNoWait(TMA_CLI, Args, std::nullopt, Quiet);
+  ASSERT_NE(P.Pid, llvm::sys::ProcessInfo::InvalidPid);
+  bool Locked = false;
+  for (int I = 0; I < 6000 && !Locked; ++I) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    Locked = !filesIn(Fresh, ".lock").empty();
+  }
+  ASSERT_TRUE(Locked) << "the run never took its build lock";
+  ::kill(P.Pid, SIGTERM);
+  llvm::sys::Wait(P, std::nullopt);
+  EXPECT_EQ(leftovers(Fresh), std::vector<std::string>{});
+  fs::remove_directories(Dir);
+}
+
+// Issue 14: four processes on one small cache, building and evicting each
+// other's entries: every answer right, no entry corrupt, nothing left over.
+TEST_F(CacheTest, FourProcessesShareACacheWhileEvictionRuns) {
+  std::string Dir = makeTempDir("tma-cache-four");
+  std::string Cache = Dir + "/cache";
+  fs::create_directories(Cache);
+  // Old entries that eviction removes first.
+  for (const char *Stem : {"libtorch-0ld1", "libtorch-0ld2", "preamble-0ld3"}) {
+    writeFile(Cache + "/" + Stem + ".pch", std::string(20 << 20, 'x'));
+    writeFile(Cache + "/" + Stem + ".deps", "old\n");
+  }
+  std::string Copies[2] = {Dir + "/one.cpp", Dir + "/two.cpp"};
+  for (const std::string &C : Copies)
+    writeFile(C, readFile(Seed));
+  // Two flag sets, two shared entries of ~75 MB: a 120M cache holds one.
+  const char *Variant[4] = {"", "-DTMA_VARIANT=1", "", "-DTMA_VARIANT=1"};
+  llvm::sys::ProcessInfo P[4];
+  std::string Out[4], Err[4];
+  for (int I = 0; I < 4; ++I) {
+    Out[I] = Dir + "/out" + std::to_string(I);
+    Err[I] = Dir + "/err" + std::to_string(I);
+    std::vector<llvm::StringRef> Args = {
+        TMA_CLI,       "--cache-dir",
+        Cache,         "--cache-size=120M",
+        "-j",          "1",
+        Copies[I % 2], Copies[(I + 1) % 2],
+        "--",          "-std=c++17",
+        "-isystem",    "/usr/include/torch/csrc/api/include"};
+    if (*Variant[I])
+      Args.push_back(Variant[I]);
+    std::optional<llvm::StringRef> Redirects[] = {
+        std::nullopt, llvm::StringRef(Out[I]), llvm::StringRef(Err[I])};
+    P[I] = llvm::sys::ExecuteNoWait(TMA_CLI, Args, std::nullopt, Redirects);
+    ASSERT_NE(P[I].Pid, llvm::sys::ProcessInfo::InvalidPid);
+  }
+  std::string Table = Expected->substr(0, Expected->find("----\n"));
+  auto Renamed = [&](const std::string &Text, const std::string &Name) {
+    std::string T = Text;
+    for (size_t Pos; (Pos = T.find(Seed)) != std::string::npos;)
+      T.replace(Pos, Seed.size(), Name);
+    return T;
+  };
+  for (int I = 0; I < 4; ++I) {
+    llvm::sys::ProcessInfo Done = llvm::sys::Wait(P[I], std::nullopt);
+    EXPECT_EQ(Done.ReturnCode, 0) << readFile(Err[I]);
+    std::string Got = readFile(Out[I]);
+    // Both files' tables, in the order given.
+    std::string Want = Renamed(Table, Copies[I % 2]);
+    EXPECT_EQ(Got.substr(0, Want.size()), Want) << I;
+    EXPECT_NE(Got.find(Renamed(Table, Copies[(I + 1) % 2])), std::string::npos)
+        << I;
+  }
+  EXPECT_EQ(corruptEntries(Cache), std::vector<std::string>{});
+  EXPECT_EQ(leftovers(Cache), std::vector<std::string>{});
+  for (const char *Stem : {"libtorch-0ld1", "libtorch-0ld2", "preamble-0ld3"})
+    EXPECT_FALSE(fs::exists(Cache + "/" + Stem + ".pch")) << Stem;
+  EXPECT_LE(inspectCache(Cache).Bytes, uint64_t(120) << 20);
   fs::remove_directories(Dir);
 }
 

@@ -1,0 +1,254 @@
+// The preamble cache's pure parts, without parsing LibTorch: which files
+// may share the LibTorch PCH (driver/LibTorchPrefix.h), how commands are
+// keyed, sizes and the configuration file, eviction and the refusal to
+// touch what the cache did not create (driver/PreambleCache.h). The real
+// parses are in CacheTest.cpp.
+#include "driver/LibTorchPrefix.h"
+#include "driver/PreambleCache.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace tma;
+namespace fs = llvm::sys::fs;
+
+namespace {
+
+std::string makeTempDir() {
+  llvm::SmallString<128> Dir;
+  EXPECT_FALSE(fs::createUniqueDirectory("tma-cache-unit", Dir));
+  return std::string(Dir);
+}
+
+void writeFile(const std::string &Path, const std::string &Text) {
+  fs::create_directories(llvm::sys::path::parent_path(Path));
+  std::ofstream(Path, std::ios::binary) << Text;
+}
+
+void setMTime(const std::string &Path, int SecondsAgo) {
+  int FD;
+  ASSERT_FALSE(
+      fs::openFileForWrite(Path, FD, fs::CD_OpenExisting, fs::OF_Append));
+  auto T = std::chrono::system_clock::now() - std::chrono::seconds(SecondsAgo);
+  ASSERT_FALSE(fs::setLastAccessAndModificationTime(FD, T, T));
+  fs::closeFile(FD);
+}
+
+class PrefixTest : public ::testing::Test {
+protected:
+  void SetUp() override { Dir = makeTempDir(); }
+  void TearDown() override { fs::remove_directories(Dir); }
+
+  /// The shared prefix of main.cpp with Text, compiled in Dir with Flags.
+  std::optional<std::string> prefix(const std::string &Text,
+                                    std::vector<std::string> Flags = {}) {
+    std::string Main = Dir + "/main.cpp";
+    writeFile(Main, Text);
+    std::vector<std::string> Args = {"clang++", "-std=c++17"};
+    Args.insert(Args.end(), Flags.begin(), Flags.end());
+    Args.push_back(Main);
+    KeyedCommand C = splitCommand(Args, Main, Dir);
+    Why.clear();
+    return findLibTorchPrefix(Text, Main, C, *llvm::vfs::getRealFileSystem(),
+                              &Why);
+  }
+
+  std::string Dir, Why;
+};
+
+TEST_F(PrefixTest, LibTorchFirstIsShared) {
+  EXPECT_EQ(prefix("// A model.\n#include <torch/torch.h>\n#include "
+                   "<iostream>\nint x;\n"),
+            "#include <torch/torch.h>\n");
+  EXPECT_EQ(prefix("#pragma once\n/* a\n comment */ #include "
+                   "<torch/extension.h>\n"),
+            "#include <torch/extension.h>\n");
+  EXPECT_EQ(prefix("#include <ATen/ATen.h>\n"), "#include <ATen/ATen.h>\n");
+}
+
+TEST_F(PrefixTest, StandardHeadersBeforeLibTorchJoinThePrefix) {
+  EXPECT_EQ(
+      prefix("#include <vector>\n#include <cstdint>\n#include "
+             "<torch/torch.h>\n"),
+      "#include <vector>\n#include <cstdint>\n#include <torch/torch.h>\n");
+  // Unless a project directory holds a header of that name.
+  writeFile(Dir + "/inc/vector", "#define SURPRISE 1\n");
+  EXPECT_FALSE(prefix("#include <vector>\n#include <torch/torch.h>\n",
+                      {"-I" + Dir + "/inc"}));
+  EXPECT_NE(Why.find("<vector>"), std::string::npos) << Why;
+}
+
+TEST_F(PrefixTest, ProjectHeadersAreFollowed) {
+  writeFile(
+      Dir + "/include/net.h",
+      "#pragma once\n// The net.\n#include <torch/torch.h>\nstruct N {};\n");
+  EXPECT_EQ(
+      prefix("#include \"net.h\"\n#include <torch/torch.h>\n", {"-Iinclude"}),
+      "#include <torch/torch.h>\n");
+  writeFile(Dir + "/guarded.h", "#ifndef GUARDED_H\n#define GUARDED_H\n"
+                                "#include <torch/script.h>\n#endif\n");
+  EXPECT_EQ(prefix("#include \"guarded.h\"\n"), "#include <torch/script.h>\n");
+  // A guard the command line defines would skip the header.
+  EXPECT_FALSE(prefix("#include \"guarded.h\"\n", {"-DGUARDED_H"}));
+  // A header with only standard includes, then LibTorch.
+  writeFile(Dir + "/std.h", "#pragma once\n#include <map>\n");
+  EXPECT_EQ(prefix("#include \"std.h\"\n#include <torch/torch.h>\n"),
+            "#include <map>\n#include <torch/torch.h>\n");
+}
+
+TEST_F(PrefixTest, AnythingElseBeforeLibTorchKeepsTheFilesOwnPreamble) {
+  EXPECT_FALSE(prefix("#define NDEBUG\n#include <torch/torch.h>\n"));
+  EXPECT_NE(Why.find("#define"), std::string::npos) << Why;
+  EXPECT_FALSE(
+      prefix("#include <opencv2/core.hpp>\n#include <torch/torch.h>\n"));
+  EXPECT_FALSE(prefix("#if 1\n#include <torch/torch.h>\n#endif\n"));
+  EXPECT_FALSE(prefix("int x;\n#include <torch/torch.h>\n"));
+  EXPECT_FALSE(prefix("#include <stdio.h>\n#include <torch/torch.h>\n"));
+  EXPECT_FALSE(prefix("#include TORCH_HEADER\n"));
+  EXPECT_FALSE(prefix("#include <torch/torch.h>\n", {"-include", "pre.h"}));
+  EXPECT_FALSE(prefix("#include <vector>\nint main() {}\n"));
+  EXPECT_FALSE(prefix("/* never closed\n#include <torch/torch.h>\n"));
+  writeFile(Dir + "/config.h", "#pragma once\n#define USE_X 1\n");
+  EXPECT_FALSE(prefix("#include \"config.h\"\n#include <torch/torch.h>\n"));
+  writeFile(Dir + "/code.h",
+            "#pragma once\nint f();\n#include <torch/torch.h>\n");
+  EXPECT_FALSE(prefix("#include \"code.h\"\n"));
+  // A header that includes itself (no guard) is not followed forever.
+  writeFile(Dir + "/loop.h", "#include \"loop.h\"\n");
+  EXPECT_FALSE(prefix("#include \"loop.h\"\n"));
+  // A quoted LibTorch include that no project directory holds is <...>.
+  EXPECT_EQ(prefix("#include \"torch/torch.h\"\n"),
+            "#include <torch/torch.h>\n");
+  writeFile(Dir + "/torch/torch.h", "#define NOT_LIBTORCH\n");
+  EXPECT_FALSE(prefix("#include \"torch/torch.h\"\n"));
+}
+
+TEST(KeyedCommandTest, RelativePathsAreMadeAbsoluteSoTheDirectoryIsNotKeyed) {
+  std::vector<std::string> Args = {"/usr/bin/c++", "-Iinclude", "-isystem",
+                                   "/opt/torch",   "-iquote",   "../q",
+                                   "-DX=1",        "-x",        "c++",
+                                   "--sysroot=sr", "src/m.cpp"};
+  KeyedCommand A = splitCommand(Args, "src/m.cpp", "/p/a");
+  KeyedCommand B = splitCommand(Args, "/p/a/src/m.cpp", "/p/a");
+  EXPECT_FALSE(A.NeedsWorkingDirectory);
+  EXPECT_EQ(A.Flags, B.Flags);
+  ASSERT_EQ(A.Dirs.size(), 3u);
+  EXPECT_EQ(A.Dirs[0].Path, "/p/a/include");
+  EXPECT_EQ(A.Dirs[1].Flag, "-isystem");
+  EXPECT_EQ(A.Dirs[2].Path, "/p/q");
+  EXPECT_TRUE(llvm::is_contained(A.Flags, "--sysroot=/p/a/sr"));
+  EXPECT_EQ(A.DefinedMacros, std::vector<std::string>{"X"});
+  EXPECT_FALSE(llvm::is_contained(A.Flags, "src/m.cpp"));
+  // The same command from another directory with absolute paths: equal.
+  KeyedCommand C = splitCommand({"/usr/bin/c++", "-I/p/a/include", "-isystem",
+                                 "/opt/torch", "-iquote/p/q", "-DX=1", "-x",
+                                 "c++", "--sysroot=/p/a/sr", "/p/a/src/m.cpp"},
+                                "/p/a/src/m.cpp", "/elsewhere");
+  EXPECT_EQ(A.Flags, C.Flags);
+  EXPECT_EQ(A.Dirs, C.Dirs);
+  // A bare word it cannot place keys the directory.
+  EXPECT_TRUE(splitCommand({"c++", "-Xclang", "-include-pch", "-Xclang",
+                            "rel.pch", "m.cpp"},
+                           "m.cpp", "/p")
+                  .NeedsWorkingDirectory);
+  EXPECT_TRUE(splitCommand({"c++", "-include", "pre.h", "m.cpp"}, "m.cpp", "/p")
+                  .ForcedInclude);
+}
+
+TEST_F(PrefixTest, OnlyDirectoriesHoldingALookedUpNameMatter) {
+  writeFile(Dir + "/proj/include/net.h", "");
+  writeFile(Dir + "/vendored/c10/util/Half.h", "");
+  auto &FS = *llvm::vfs::getRealFileSystem();
+  std::vector<std::string> Names = {"torch", "c10", "vector"};
+  EXPECT_FALSE(directoryMayShadow(Dir + "/proj/include", Names, FS));
+  EXPECT_TRUE(directoryMayShadow(Dir + "/vendored", Names, FS));
+  EXPECT_FALSE(directoryMayShadow(Dir + "/missing", Names, FS));
+  writeFile(Dir + "/headermap", "");
+  EXPECT_TRUE(directoryMayShadow(Dir + "/headermap", Names, FS));
+  EXPECT_EQ(includeNameRoot("c10/util/Half.h"), "c10");
+  EXPECT_EQ(includeNameRoot("vector"), "vector");
+  EXPECT_EQ(includeNameRoot("/abs/x.h"), "");
+}
+
+TEST(CacheSizeTest, Parses) {
+  EXPECT_EQ(parseCacheSize("500M"), uint64_t(500) << 20);
+  EXPECT_EQ(parseCacheSize("2G"), uint64_t(2) << 30);
+  EXPECT_EQ(parseCacheSize("2GiB"), uint64_t(2) << 30);
+  EXPECT_EQ(parseCacheSize("64kb"), uint64_t(64) << 10);
+  EXPECT_EQ(parseCacheSize("1048576"), uint64_t(1048576));
+  EXPECT_EQ(parseCacheSize("0"), uint64_t(0));
+  for (const char *Bad :
+       {"", "lots", "-5", "5X", "1.5G", "99999999999999T", "M", "5 M B"})
+    EXPECT_FALSE(parseCacheSize(Bad)) << Bad;
+}
+
+TEST(CacheConfigTest, MaxSizeKey) {
+  std::string Dir = makeTempDir();
+  std::string Error;
+  EXPECT_FALSE(configuredCacheSize(Dir, Error));
+  EXPECT_EQ(Error, "");
+  writeFile(cacheConfigPath(Dir), "# CI cache\nmax_size = 300M\n");
+  EXPECT_EQ(configuredCacheSize(Dir, Error), uint64_t(300) << 20);
+  writeFile(cacheConfigPath(Dir), "max_size = lots\n");
+  EXPECT_FALSE(configuredCacheSize(Dir, Error));
+  EXPECT_NE(Error.find("max_size"), std::string::npos) << Error;
+  writeFile(cacheConfigPath(Dir), "maxsize = 1G\n");
+  Error.clear();
+  EXPECT_FALSE(configuredCacheSize(Dir, Error));
+  EXPECT_NE(Error.find("unknown key"), std::string::npos) << Error;
+  fs::remove_directories(Dir);
+}
+
+/// A fake entry of Bytes bytes last used SecondsAgo.
+void fakeEntry(const std::string &Dir, const std::string &Stem, size_t Bytes,
+               int SecondsAgo) {
+  writeFile(Dir + "/" + Stem + ".pch", std::string(Bytes, 'p'));
+  writeFile(Dir + "/" + Stem + ".deps", "manifest\n");
+  setMTime(Dir + "/" + Stem + ".pch", SecondsAgo);
+  setMTime(Dir + "/" + Stem + ".deps", SecondsAgo);
+}
+
+TEST(CacheEvictionTest, LeastRecentlyUsedGoFirstAndForeignFilesStay) {
+  std::string Dir = makeTempDir();
+  fakeEntry(Dir, "libtorch-old", 400 << 10, 3000);
+  fakeEntry(Dir, "preamble-mid", 400 << 10, 2000);
+  fakeEntry(Dir, "libtorch-new", 400 << 10, 10);
+  writeFile(Dir + "/notes.txt", std::string(1 << 20, 'x')); // not ours
+  ASSERT_EQ(::mkfifo((Dir + "/preamble-fifo.pch").c_str(), 0600), 0);
+  CacheContents Before = inspectCache(Dir);
+  EXPECT_EQ(Before.SharedEntries, 2u);
+  EXPECT_EQ(Before.FileEntries, 1u);
+
+  PreambleCache Cache(Dir, /*MaxBytes=*/1 << 20);
+  Cache.trim();
+  EXPECT_FALSE(fs::exists(Dir + "/libtorch-old.pch"));
+  EXPECT_FALSE(fs::exists(Dir + "/libtorch-old.deps"));
+  EXPECT_TRUE(fs::exists(Dir + "/preamble-mid.pch"));
+  EXPECT_TRUE(fs::exists(Dir + "/libtorch-new.pch"));
+  EXPECT_TRUE(fs::exists(Dir + "/notes.txt"));
+  EXPECT_TRUE(fs::exists(Dir + "/preamble-fifo.pch"));
+  EXPECT_LE(inspectCache(Dir).Bytes, uint64_t(1) << 20);
+
+  // No limit: nothing goes. --cache-clear: everything the cache owns goes,
+  // nothing else.
+  PreambleCache(Dir, 0).trim();
+  EXPECT_TRUE(fs::exists(Dir + "/preamble-mid.pch"));
+  writeFile(cacheConfigPath(Dir), "max_size = 1G\n");
+  EXPECT_EQ(clearCache(Dir), 4u);
+  CacheContents After = inspectCache(Dir);
+  EXPECT_EQ(After.SharedEntries + After.FileEntries, 0u);
+  EXPECT_TRUE(fs::exists(Dir + "/notes.txt"));
+  EXPECT_TRUE(fs::exists(Dir + "/preamble-fifo.pch"));
+  EXPECT_TRUE(fs::exists(cacheConfigPath(Dir)));
+  fs::remove_directories(Dir);
+}
+
+} // namespace
