@@ -1,16 +1,21 @@
 // tensor-accountant: the command line, shaped like clang-tidy's.
 //
 //   tensor-accountant [options] <file>... [-- <compiler flags>]
-//   tensor-accountant -p <build dir> [options] <file>...
+//   tensor-accountant -p <build dir> [options] [<file>...]
+//     (no files: every entry of compile_commands.json; --files-from,
+//     --shard i/n choose among them)
 //
 // Compile commands come from, in order: flags after `--`, a compilation
 // database (-p), or, for a newcomer pointing the tool at a file, C++17 plus
 // the LibTorch headers found on this machine.
+#include "checks/Registry.h"
 #include "driver/Analysis.h"
 #include "driver/ChangedLines.h"
 #include "driver/CheckRunner.h"
+#include "driver/FileSelection.h"
 #include "driver/Formats.h"
 #include "driver/LspServer.h"
+#include "driver/PreambleCache.h"
 #include "driver/Report.h"
 #include "driver/Verify.h"
 #include "driver/Version.h"
@@ -22,6 +27,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <iostream>
@@ -178,6 +184,34 @@ cl::opt<bool> Stats("analysis-stats",
                     cl::desc("Print to stderr how many functions and "
                              "statements were analysed and how long it took"),
                     cl::cat(Category));
+cl::opt<std::string> FilesFrom(
+    "files-from",
+    cl::desc("Also analyse the files listed in this file, one per line "
+             "('-': standard input), e.g. a CI job's changed files"),
+    cl::value_desc("file"), cl::cat(Category));
+cl::opt<std::string> Shard(
+    "shard",
+    cl::desc("Analyse only shard i of n of the files (sorted; every n-th "
+             "from the i-th), for a CI matrix: each file is in exactly one "
+             "shard"),
+    cl::value_desc("i/n"), cl::cat(Category));
+cl::opt<std::string> CacheSize(
+    "cache-size",
+    cl::desc("Size limit of the preamble cache, e.g. 500M or 2G; least "
+             "recently used entries are evicted past it (0: no limit; "
+             "default: max_size in <cache dir>/tensor-accountant.conf, else "
+             "512M)"),
+    cl::value_desc("size"), cl::cat(Category));
+cl::opt<bool> CacheStats(
+    "cache-stats",
+    cl::desc("Print what the preamble cache holds; with files, after the "
+             "run and with its hits and builds, to stderr"),
+    cl::cat(Category));
+cl::opt<bool> CacheClear(
+    "cache-clear",
+    cl::desc("Remove every preamble cache entry first (without files: "
+             "only that)"),
+    cl::cat(Category));
 cl::opt<bool> NoCache("no-cache",
                       cl::desc("Parse every file from scratch; neither read "
                                "nor write the preamble cache"),
@@ -186,6 +220,27 @@ cl::opt<bool> NoCache("no-cache",
 int fail(const Twine &Message) {
   errs() << "tensor-accountant: error: " << Message << "\n";
   return 2;
+}
+
+void printCacheStats(raw_ostream &OS, const std::string &Dir, uint64_t MaxBytes,
+                     const tma::AnalysisRun *Run) {
+  tma::CacheContents C = tma::inspectCache(Dir);
+  auto MiB = [](uint64_t B) { return format("%.1f MiB", B / 1048576.0); };
+  OS << "preamble cache: " << Dir << "\n";
+  OS << "  shared LibTorch entries: " << C.SharedEntries << "\n";
+  OS << "  per-file preamble entries: " << C.FileEntries << "\n";
+  OS << "  size: " << MiB(C.Bytes) << " of ";
+  if (MaxBytes)
+    OS << MiB(MaxBytes);
+  else
+    OS << "no";
+  OS << " limit\n";
+  if (C.Leftovers)
+    OS << "  temporary or lock files: " << C.Leftovers << "\n";
+  if (Run)
+    OS << "  this run: " << Run->CacheHits << " hit"
+       << (Run->CacheHits == 1 ? "" : "s") << ", " << Run->CacheBuilds
+       << " built\n";
 }
 
 } // namespace
@@ -242,6 +297,38 @@ int main(int argc, const char **argv) {
         outs() << "    " << Info.Name << "\n";
     return 0;
   }
+  std::string EffectiveCacheDir =
+      CacheDir.empty() ? tma::defaultCacheDir() : std::string(CacheDir);
+  uint64_t CacheMaxBytes = tma::DefaultCacheBytes;
+  if (CacheSize.getNumOccurrences()) {
+    auto Size = tma::parseCacheSize(CacheSize);
+    if (!Size)
+      return fail("--cache-size wants a size such as 500M or 2G (0: no "
+                  "limit), not '" +
+                  CacheSize + "'");
+    CacheMaxBytes = *Size;
+  } else if (!NoCache && !EffectiveCacheDir.empty()) {
+    std::string Error;
+    if (auto Size = tma::configuredCacheSize(EffectiveCacheDir, Error))
+      CacheMaxBytes = *Size;
+    else if (!Error.empty())
+      return fail(Error);
+  }
+  if (CacheClear && !EffectiveCacheDir.empty()) {
+    unsigned Removed = tma::clearCache(EffectiveCacheDir);
+    errs() << "tensor-accountant: removed " << Removed << " cache file"
+           << (Removed == 1 ? "" : "s") << " from " << EffectiveCacheDir
+           << "\n";
+  }
+  if ((CacheStats || CacheClear) && Files.empty() && BuildPath.empty() &&
+      FilesFrom.empty() && !Lsp) {
+    if (EffectiveCacheDir.empty())
+      return fail("no cache directory ($XDG_CACHE_HOME and $HOME unset); "
+                  "use --cache-dir");
+    if (CacheStats)
+      printCacheStats(outs(), EffectiveCacheDir, CacheMaxBytes, nullptr);
+    return 0;
+  }
   if (Lsp) {
     if (!Files.empty())
       return fail("--lsp takes no files: the editor sends them");
@@ -253,12 +340,26 @@ int main(int argc, const char **argv) {
     L.ErrorChecks = WarningsAsErrors;
     L.Run.UseCache = !NoCache;
     L.Run.CacheDir = CacheDir;
+    L.Run.CacheMaxBytes = CacheMaxBytes;
     return tma::runLspServer(L, std::cin, outs(), errs());
   }
-  if (Files.empty())
+  // What to analyse (driver/FileSelection.h).
+  std::vector<std::string> Inputs(Files.begin(), Files.end());
+  if (!FilesFrom.empty()) {
+    std::string Error;
+    if (!tma::readFileList(FilesFrom, Inputs, Error))
+      return fail(Error);
+  }
+  std::optional<std::pair<unsigned, unsigned>> ShardOf;
+  if (!Shard.empty() && !(ShardOf = tma::parseShard(Shard)))
+    return fail("--shard wants i/n with 1 <= i <= n, e.g. 2/4, not '" + Shard +
+                "'");
+  bool WholeDatabase =
+      Inputs.empty() && FilesFrom.empty() && !BuildPath.empty();
+  if (Inputs.empty() && !WholeDatabase && FilesFrom.empty())
     return fail("no input files; usage: tensor-accountant [options] <file>... "
-                "[-- <compiler flags>]");
-  for (const std::string &F : Files) {
+                "[-- <compiler flags>], or -p <build dir> for all its files");
+  for (const std::string &F : Inputs) {
     if (!sys::fs::exists(F))
       return fail("no such file: '" + F + "'");
     if (sys::fs::is_directory(F))
@@ -286,6 +387,15 @@ int main(int argc, const char **argv) {
       return fail(Error);
   }
 
+  if (WholeDatabase) {
+    Inputs = tma::databaseFiles(*DB);
+    if (Inputs.empty())
+      return fail("the compilation database in '" + BuildPath +
+                  "' lists no files");
+  }
+  if (ShardOf)
+    Inputs = tma::shardOf(Inputs, ShardOf->first, ShardOf->second);
+
   std::optional<tma::ChangedLines> Changed;
   if (ChangedLinesOnly.getNumOccurrences()) {
     std::string Error;
@@ -298,7 +408,18 @@ int main(int argc, const char **argv) {
   RunOpts.Jobs = Jobs;
   RunOpts.UseCache = !NoCache;
   RunOpts.CacheDir = CacheDir;
-  tma::AnalysisRun Run = tma::analyzeFiles(*DB, Files, {}, RunOpts);
+  RunOpts.CacheMaxBytes = CacheMaxBytes;
+  // A progress line, on a terminal only: logs and pipes get the report.
+  if (Inputs.size() > 1 && sys::Process::StandardErrIsDisplayed())
+    RunOpts.OnFileDone = [](size_t Done, size_t Total, const std::string &F) {
+      errs() << "\r[" << Done << "/" << Total << "] " << F << "\x1b[K";
+      if (Done == Total)
+        errs() << "\r\x1b[K";
+      errs().flush();
+    };
+  tma::AnalysisRun Run = tma::analyzeFiles(*DB, Inputs, {}, RunOpts);
+  if (CacheStats && !NoCache)
+    printCacheStats(errs(), EffectiveCacheDir, CacheMaxBytes, &Run);
   if (Stats) {
     size_t Functions = 0, Statements = 0;
     double Seconds = 0;

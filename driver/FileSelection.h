@@ -1,0 +1,41 @@
+// Which files a run analyses: those named on the command line, those listed
+// in a file (--files-from: a CI job's changed files), or, with -p and
+// neither, every entry of the compilation database, as run-clang-tidy
+// does; then, for a CI matrix, one shard of them (--shard i/n).
+//
+// Shards are taken from the sorted, de-duplicated list, every n-th file
+// from the i-th on: every machine that reads the same database computes
+// the same split, so the shards are disjoint and together cover every
+// entry exactly once, and neighbouring files (one directory, one preamble)
+// spread over the shards evenly.
+#pragma once
+
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tma {
+
+/// "i/n" with 1 <= i <= n; nullopt for anything else.
+std::optional<std::pair<unsigned, unsigned>> parseShard(llvm::StringRef Text);
+
+/// Appends the paths listed in Path ("-": standard input), one a line;
+/// blank lines and lines starting with '#' are skipped. False and Error
+/// when it cannot be read.
+bool readFileList(llvm::StringRef Path, std::vector<std::string> &Files,
+                  std::string &Error);
+
+/// Every file of the database, once (CMake lists a file built into two
+/// libraries twice), sorted.
+std::vector<std::string>
+databaseFiles(const clang::tooling::CompilationDatabase &DB);
+
+/// Shard Index (1-based) of Count of Files, in sorted order.
+std::vector<std::string> shardOf(std::vector<std::string> Files, unsigned Index,
+                                 unsigned Count);
+
+} // namespace tma
