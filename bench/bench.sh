@@ -33,6 +33,7 @@ if [[ -z "${TA:-}" ]]; then
   [[ -x $TA ]] || TA=$(ls "$ROOT"/build*/driver/tensor-accountant 2>/dev/null | head -n1)
 fi
 [[ -x "$TA" ]] || { echo "bench: build tensor-accountant first (or set TA)" >&2; exit 2; }
+[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time not found (Debian: time)" >&2; exit 2; }
 if [[ -z "${FLAGS:-}" ]]; then
   FLAGS="-std=c++17"
   [[ -d /usr/include/torch/csrc/api/include ]] &&
@@ -48,7 +49,17 @@ cp "$FILE" "$MAIN"
 now() { date +%s.%N; }
 
 # stats NAME t1 t2 ...: prints the row, sets MIN_<key> and MED_<key>.
-declare -A MIN MED
+declare -A MIN MED CPU
+median() {
+  local sorted; sorted=$(printf '%s\n' "$@" | sort -g)
+  local n=$#
+  if (( n % 2 )); then
+    echo "$sorted" | sed -n "$(( n / 2 + 1 ))p"
+  else
+    echo "$sorted" | sed -n "$(( n / 2 )),$(( n / 2 + 1 ))p" |
+      awk '{s += $1} END {printf "%.3f", s / 2}'
+  fi
+}
 stats() {
   local key=$1; shift
   local sorted; sorted=$(printf '%s\n' "$@" | sort -g)
@@ -62,21 +73,26 @@ stats() {
           awk '{s += $1} END {printf "%.3f", s / 2}')
   fi
   MIN[$key]=$min; MED[$key]=$med
-  printf '  %-44s min %7.3f s   median %7.3f s   (n=%d)\n' "$key" "$min" "$med" "$n"
+  printf '  %-44s min %7.3f s   median %7.3f s   cpu %7.3f s   (n=%d)\n' \
+    "$key" "$min" "$med" "${CPU[$key]}" "$n"
 }
 
 # time_runs KEY N SETUP CMD...: runs SETUP (untimed) then CMD, N times.
 time_runs() {
   local key=$1 n=$2 setup=$3; shift 3
-  local times=() i t0 t1
+  local times=() cpus=() i t0 t1
   for (( i = 0; i < n; i++ )); do
     eval "$setup"
     t0=$(now)
-    "$@" > "$WORK/out.txt" 2> "$WORK/err.txt" || {
+    /usr/bin/time -o "$WORK/cpu.txt" -f "%U %S" \
+      "$@" > "$WORK/out.txt" 2> "$WORK/err.txt" || {
       echo "bench: '$key' failed:" >&2; cat "$WORK/err.txt" >&2; exit 1; }
     t1=$(now)
     times+=("$(echo "$t1 - $t0" | bc -l)")
+    cpus+=("$(tail -n1 "$WORK/cpu.txt" | awk '{printf "%.3f", $1 + $2}')")
   done
+  # CPU seconds (user + sys): what a busy machine does not inflate.
+  CPU[$key]=$(median "${cpus[@]}")
   stats "$key" "${times[@]}"
 }
 
@@ -136,7 +152,8 @@ time_runs "8 files -j2, warm" "$SLOW_RUNS" : \
 ratio() { echo "scale=1; $1 / $2" | bc -l; }
 echo
 echo "ratios (medians):"
-echo "  clang-tidy / warm:                      $(ratio "${MED[$CT]}" "${MED[ta, warm (after a body edit)]}")x   (goal >= 25x)"
+echo "  clang-tidy / warm:                      $(ratio "${MED[$CT]}" "${MED[ta, warm (after a body edit)]}")x   (goal >= 40x, aim 60x)"
+echo "  clang-tidy / warm, CPU seconds:         $(ratio "${CPU[$CT]}" "${CPU[ta, warm (after a body edit)]}")x"
 echo "  clang++ -fsyntax-only / --no-cache:     $(ratio "${MED[clang++-16 -fsyntax-only]}" "${MED[ta --no-cache (cold)]}")x   (goal >= 1x)"
 echo "  clang++ -fsyntax-only / empty cache:    $(ratio "${MED[clang++-16 -fsyntax-only]}" "${MED[ta, empty cache (cold + build PCH)]}")x   (goal >= 1x)"
 echo "  8 files -j2 / one file, empty cache:    $(ratio "${MED[8 files -j2, empty cache]}" "${MED[ta, empty cache (cold + build PCH)]}")x   (goal < 3x)"
