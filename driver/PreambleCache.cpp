@@ -154,6 +154,40 @@ bool regularOrAbsent(const std::string &Path) {
   return S_ISREG(St.st_mode);
 }
 
+/// LockFileManager's lock is a symbolic link to a unique file holding
+/// "<host> <pid>". Safe to hand to it when absent, or when it (through the
+/// link) is a small regular file: LockFileManager reads it whole.
+bool lockIsSafe(const std::string &Path) {
+  struct stat St;
+  if (::lstat(Path.c_str(), &St) != 0)
+    return errno == ENOENT;
+  if (!S_ISREG(St.st_mode) && !S_ISLNK(St.st_mode))
+    return false;
+  if (::stat(Path.c_str(), &St) != 0)
+    return errno == ENOENT; // a dangling link: its owner is gone
+  return S_ISREG(St.st_mode) && St.st_size <= 4096;
+}
+
+/// The owner a lock names, read through its link without blocking.
+std::optional<std::pair<std::string, long>> lockOwner(const std::string &Path) {
+  int FD = ::open(Path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (FD < 0)
+    return std::nullopt;
+  struct stat St;
+  char Buf[4097];
+  ssize_t N = -1;
+  if (::fstat(FD, &St) == 0 && S_ISREG(St.st_mode) && St.st_size <= 4096)
+    N = ::read(FD, Buf, sizeof Buf - 1);
+  ::close(FD);
+  if (N < 0)
+    return std::nullopt;
+  auto [Host, PidText] = llvm::StringRef(Buf, N).trim().split(' ');
+  long Pid = 0;
+  if (PidText.getAsInteger(10, Pid))
+    return std::nullopt;
+  return std::make_pair(Host.str(), Pid);
+}
+
 void removeIfRegular(const std::string &Path) {
   struct stat St;
   if (::lstat(Path.c_str(), &St) == 0 && S_ISREG(St.st_mode))
@@ -282,8 +316,13 @@ std::vector<OwnedFile> listOwned(llvm::StringRef Dir) {
     if (!Name.startswith("libtorch-") && !Name.startswith("preamble-"))
       continue;
     struct stat St;
-    if (::lstat(It->path().c_str(), &St) != 0 || !S_ISREG(St.st_mode))
-      continue; // never the cache's: it writes only regular files
+    if (::lstat(It->path().c_str(), &St) != 0)
+      continue;
+    // The cache writes only regular files, and LockFileManager's locks are
+    // symbolic links; anything else was not made here.
+    bool IsLockLink = S_ISLNK(St.st_mode) && Name.endswith(".lock");
+    if (!S_ISREG(St.st_mode) && !IsLockLink)
+      continue;
     OwnedFile F;
     F.Path = It->path();
     F.Size = St.st_size;
@@ -527,18 +566,21 @@ void PreambleCache::sweepLeftovers() {
       bool HasPid = !Rest.split('-').first.getAsInteger(10, Pid);
       Orphan = Age > 3600 || (HasPid && !processAlive(Pid) && Age > 60);
     } else {
-      // LockFileManager writes "<host> <pid>" into <entry>.lock and its
-      // unique twin <entry>.lock-XXXXXXXX.
-      auto Buf = readCacheFile(F.Path, 4096);
-      if (!Buf)
-        continue;
-      auto [LockHost, PidText] = Buf->getBuffer().trim().split(' ');
-      long Pid = 0;
-      Orphan = LockHost == Host && !PidText.getAsInteger(10, Pid) &&
-               !processAlive(Pid);
+      // LockFileManager writes "<host> <pid>" into <entry>.lock-XXXXXXXX
+      // and links <entry>.lock to it: a link whose file is gone, or that
+      // names a dead process of this host, is an orphan.
+      struct stat St;
+      bool Dangling = ::stat(F.Path.c_str(), &St) != 0 && errno == ENOENT;
+      auto Owner = lockOwner(F.Path);
+      Orphan = Dangling ||
+               (Owner && Owner->first == Host && !processAlive(Owner->second));
     }
-    if (Orphan)
-      removeIfRegular(F.Path);
+    if (!Orphan)
+      continue;
+    struct stat St;
+    if (::lstat(F.Path.c_str(), &St) == 0 &&
+        (S_ISREG(St.st_mode) || S_ISLNK(St.st_mode)))
+      ::unlink(F.Path.c_str());
   }
 }
 
@@ -684,7 +726,7 @@ PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
   auto [LockPCH, LockDeps] = PathsFor(LockStem);
   std::string LockFile = LockPCH + ".lock";
   if (!regularOrAbsent(LockPCH) || !regularOrAbsent(LockDeps) ||
-      !regularOrAbsent(LockFile)) {
+      !lockIsSafe(LockFile)) {
     Note = "'" + LockPCH +
            "' or its manifest or lock is not a regular "
            "file; parsing without the cache";
@@ -693,9 +735,14 @@ PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
 
   // One builder per key across runs: the first takes the lock, the others
   // wait for it and reuse its PCH.
+  // Registered before the lock exists: on SIGINT or SIGTERM the link must
+  // go before LockFileManager's unique file, or it is left dangling.
+  llvm::sys::RemoveFileOnSignal(LockFile);
   std::optional<llvm::LockFileManager> Lock;
   Lock.emplace(LockPCH);
   bool OwnLock = false;
+  if (Lock->getState() != llvm::LockFileManager::LFS_Owned)
+    llvm::sys::DontRemoveFileOnSignal(LockFile);
   if (Lock->getState() == llvm::LockFileManager::LFS_Shared) {
     Lock->waitForUnlock(LockWaitSeconds);
     if (auto Hit = Lookup(CurrentStem()))
@@ -703,7 +750,6 @@ PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
     Lock.reset(); // the other builder failed: build our own, unlocked
   } else if (Lock->getState() == llvm::LockFileManager::LFS_Owned) {
     OwnLock = true;
-    llvm::sys::RemoveFileOnSignal(LockFile);
     if (auto Hit = Lookup(CurrentStem())) { // finished just before we locked
       llvm::sys::DontRemoveFileOnSignal(LockFile);
       return Hit;

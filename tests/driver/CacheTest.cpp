@@ -469,7 +469,7 @@ TEST_F(CacheTest, HostileCacheFilesAreNeitherReadNorReplaced) {
   std::string Deps = filesIn(Dir, ".deps").at(0);
   std::string Manifest = readFile(Deps);
 
-  fs::remove(Deps);
+  ::unlink(Deps.c_str()); // fs::remove keeps FIFOs
   ASSERT_EQ(::mkfifo(Deps.c_str(), 0600), 0);
   AnalysisRun Run = cached({Seed}, Dir, *DB);
   EXPECT_FALSE(Run.Failed);
@@ -477,18 +477,18 @@ TEST_F(CacheTest, HostileCacheFilesAreNeitherReadNorReplaced) {
   fs::file_status S;
   ASSERT_FALSE(fs::status(Deps, S));
   EXPECT_EQ(S.type(), fs::file_type::fifo_file) << "the FIFO was replaced";
-  fs::remove(Deps);
+  ::unlink(Deps.c_str()); // fs::remove keeps FIFOs
 
   writeFile(Deps, Manifest);
-  fs::remove(PCH);
+  ::unlink(PCH.c_str());
   ASSERT_FALSE(fs::create_link("/dev/zero", PCH));
   Run = cached({Seed}, Dir, *DB);
   EXPECT_FALSE(Run.Failed);
   EXPECT_EQ(render(Run), *Expected);
   ASSERT_FALSE(fs::status(PCH, S, /*follow=*/false));
   EXPECT_EQ(S.type(), fs::file_type::symlink_file) << "the link was replaced";
-  fs::remove(PCH);
-  fs::remove(Deps);
+  ::unlink(PCH.c_str());
+  ::unlink(Deps.c_str()); // fs::remove keeps FIFOs
 
   // The lock the builders of this key take.
   std::string Lock = Names[0].substr(0, Names[0].size() - 6) + ".pch.lock";
@@ -496,6 +496,7 @@ TEST_F(CacheTest, HostileCacheFilesAreNeitherReadNorReplaced) {
   Run = cached({Seed}, Dir, *DB);
   EXPECT_FALSE(Run.Failed);
   EXPECT_EQ(render(Run), *Expected);
+  ::unlink(Lock.c_str());
   fs::remove_directories(Dir);
 }
 
