@@ -19,7 +19,6 @@
 #include "driver/Report.h"
 #include "driver/Verify.h"
 #include "driver/Version.h"
-#include "checks/Registry.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/CommandLine.h"
