@@ -1,0 +1,83 @@
+// Loops over blocks and layers, tiling, masking and a projection with
+// literal weights: forward code whose shapes survive (or do not survive)
+// a loop.
+//
+// Input shapes for the differential test: testdata/symbolic/inputs.json.
+#include <torch/torch.h>
+
+#include <algorithm>
+
+// Rows in blocks of `block`; the last block may be shorter.
+torch::Tensor blockwise_softmax(const torch::Tensor& x, int64_t block) {
+  TORCH_CHECK(x.dim() == 2 && block > 0, "x (N, D), block > 0");
+  const int64_t N = x.size(0);
+  auto out = torch::empty_like(x);
+  for (int64_t start = 0; start < N; start += block) {
+    const int64_t len = std::min(block, N - start);
+    auto rows = x.narrow(0, start, len);
+    auto probs = torch::softmax(rows, 1);
+    auto dest = out.narrow(0, start, len);
+    dest.copy_(probs);
+  }
+  auto total = out.sum();
+  return out;
+}
+
+// A stack of residual MLP blocks: h keeps its shape through the loop.
+torch::Tensor residual_stack(const torch::Tensor& x, const torch::Tensor& w1,
+                             const torch::Tensor& w2, int64_t n_layers) {
+  auto h = x.clone();
+  for (int64_t i = 0; i < n_layers; ++i) {
+    auto up = torch::matmul(h, w1.t());
+    auto act = torch::gelu(up);
+    auto down = torch::matmul(act, w2.t());
+    h = h + down;
+  }
+  auto norm = h.pow(2).mean(-1, true);
+  auto out = h * torch::rsqrt(norm + 1e-6);
+  return out;
+}
+
+// Cuts a (C, H, W) image into tile x tile patches, batched.
+torch::Tensor tile_and_stack(const torch::Tensor& image, int64_t tile) {
+  TORCH_CHECK(image.size(1) % tile == 0 && image.size(2) % tile == 0,
+              "H and W must be multiples of tile");
+  const auto C = image.size(0);
+  const auto nh = image.size(1) / tile;
+  const auto nw = image.size(2) / tile;
+  auto tiles = image.view({C, nh, tile, nw, tile});
+  auto ordered = tiles.permute({1, 3, 0, 2, 4});
+  auto batch = ordered.reshape({nh * nw, C, tile, tile});
+  auto means = batch.mean({1, 2, 3});
+  auto flat = batch.flatten(1);
+  auto gathered = torch::stack({batch[0], batch[nh * nw - 1]});
+  return gathered;
+}
+
+// Mean over the valid positions of each sequence (lengths in [1, T]).
+torch::Tensor masked_mean_pool(const torch::Tensor& hidden, const torch::Tensor& lengths) {
+  const auto B = hidden.size(0);
+  const auto T = hidden.size(1);
+  auto positions = torch::arange(T, lengths.options()).unsqueeze(0);
+  auto valid = positions.lt(lengths.unsqueeze(1));
+  auto weights = valid.to(hidden.scalar_type()).unsqueeze(-1);
+  auto summed = (hidden * weights).sum(1);
+  auto denom = weights.sum(1).clamp_min(1.0);
+  auto pooled = summed / denom;
+  auto expanded = pooled.unsqueeze(1).expand({B, T, hidden.size(2)});
+  return expanded;
+}
+
+// A projection whose weights are literals: only the batch is symbolic.
+torch::Tensor project_features(const torch::Tensor& feats) {
+  TORCH_CHECK(feats.dim() == 2 && feats.size(1) == 64, "feats must be (N, 64)");
+  auto w = torch::randn({128, 64});
+  auto b = torch::zeros({128});
+  auto hidden = torch::linear(feats, w, b);
+  auto act = torch::relu(hidden);
+  auto w2 = torch::randn({16, 128}, torch::kFloat);
+  auto out = act.matmul(w2.t());
+  auto top = out.slice(1, 0, 8);
+  auto packed = top.contiguous();
+  return packed;
+}

@@ -1,0 +1,84 @@
+// Extension-style ops: outputs allocated with the input's options, index
+// gathers, and dtype casts whose source dtype is only known from a check.
+//
+// Input shapes for the differential test: testdata/symbolic/inputs.json.
+#include <torch/torch.h>
+
+// ROI pooling in the style of torchvision's CPU kernels, with ATen doing the
+// pooling: rois are (K, 5) rows of (batch index, x1, y1, x2, y2).
+torch::Tensor roi_pool_forward(const torch::Tensor& input, const torch::Tensor& rois,
+                               int64_t pooled_h, int64_t pooled_w) {
+  TORCH_CHECK(input.dim() == 4, "input must be NCHW");
+  TORCH_CHECK(rois.dim() == 2 && rois.size(1) == 5, "rois must be (K, 5)");
+  const auto num_rois = rois.size(0);
+  const auto channels = input.size(1);
+  auto output = at::zeros({num_rois, channels, pooled_h, pooled_w}, input.options());
+  auto argmax = at::zeros({num_rois, channels, pooled_h, pooled_w},
+                          input.options().dtype(at::kLong));
+  auto batch_idx = rois.select(1, 0).to(at::kLong);
+  auto picked = input.index_select(0, batch_idx);
+  auto pooled = at::adaptive_avg_pool2d(picked, {pooled_h, pooled_w});
+  output.copy_(pooled);
+  auto flat = output.view({num_rois, -1});
+  return flat;
+}
+
+// An embedding lookup by hand, then through at::embedding.
+torch::Tensor embedding_lookup(const torch::Tensor& table, const torch::Tensor& ids) {
+  TORCH_CHECK(ids.scalar_type() == at::kLong, "ids must be int64");
+  const auto B = ids.size(0);
+  const auto L = ids.size(1);
+  auto flat_ids = ids.reshape({-1});
+  auto rows = table.index_select(0, flat_ids);
+  auto emb = rows.view({B, L, table.size(1)});
+  auto pooled = emb.sum(1);
+  auto counts = torch::full({B, 1}, static_cast<double>(L), table.options());
+  auto mean = pooled / counts;
+  auto via_embedding = torch::embedding(table, ids);
+  return mean;
+}
+
+// Negative log likelihood and accuracy with gather.
+torch::Tensor gather_scores(const torch::Tensor& logits, const torch::Tensor& target) {
+  TORCH_CHECK(logits.dim() == 2 && target.dim() == 1, "logits (N, C), target (N)");
+  TORCH_CHECK(target.size(0) == logits.size(0), "one target per row");
+  auto logp = torch::log_softmax(logits, 1);
+  auto idx = target.unsqueeze(1);
+  auto picked = logp.gather(1, idx);
+  auto nll = picked.squeeze(1).neg();
+  auto best = logits.argmax(1);
+  auto correct = best.eq(target);
+  auto acc = correct.to(torch::kFloat).mean();
+  auto loss = nll.mean();
+  return loss + acc;
+}
+
+// Half inputs, float accumulation: the widening casts cost the most.
+torch::Tensor half_matmul_accumulate(const torch::Tensor& a, const torch::Tensor& b) {
+  TORCH_CHECK(a.scalar_type() == torch::kHalf && b.scalar_type() == torch::kHalf,
+              "a and b must be float16");
+  TORCH_CHECK(a.size(1) == b.size(0), "inner dimensions must agree");
+  auto a32 = a.to(torch::kFloat);
+  auto b32 = b.to(torch::kFloat);
+  auto prod = a32.mm(b32);
+  auto back = prod.to(a.scalar_type());
+  auto same = a.to(torch::kHalf);
+  auto as_double = prod.to(torch::kDouble);
+  auto also = a.to(b.options());
+  return back;
+}
+
+// Outputs whose dtype follows the input's (float32 or float64 per call).
+torch::Tensor scale_like(const torch::Tensor& x, const torch::Tensor& scale) {
+  TORCH_CHECK(x.dim() == 2 && scale.dim() == 1 && scale.size(0) == x.size(1),
+              "x (N, C), scale (C)");
+  auto y = torch::empty_like(x);
+  auto s = scale.to(x.scalar_type());
+  auto acc = torch::zeros({x.size(0)}, x.options().dtype(torch::kDouble));
+  auto ones = torch::ones(x.sizes(), x.options());
+  auto prod = x * s;
+  y.copy_(prod);
+  auto rowsum = y.sum(1).to(torch::kDouble);
+  acc.add_(rowsum);
+  return y + ones;
+}

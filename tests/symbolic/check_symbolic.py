@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""The differential test of symbolic shapes (issue 12): the tool's report on
+testdata/symbolic/ against real LibTorch, with random sizes.
+
+For every function of testdata/symbolic/inputs.json:
+  1. the tool reports on the corpus (--format=json): each named tensor's
+     shape, strides, storage offset, dtype, storage bytes, contiguity, kind
+     and base, as integers, C++ expressions over the parameters (report
+     version 2), or null when unknown; and the function's "assumptions";
+  2. this script draws --draws random size bindings per function from the
+     ranges in inputs.json, keeping only draws under which every stated
+     assumption of the report holds (evaluated as C++);
+  3. the harness (make_harness.py's program, built against LibTorch) calls
+     the function with fresh contiguous tensors of those sizes and records
+     every named tensor after each binding statement, every loop iteration;
+  4. every non-null field of the report is evaluated under the draw and
+     compared with every observation of that binding.
+
+A disagreement is any evaluated field that differs from LibTorch, an
+expression this script cannot read, a kind that says new storage where the
+storage is a parameter's or an earlier tensor's, or a row the report has
+that LibTorch observed with a different rank. The test fails on any
+disagreement, and when the corpus is smaller than the issue asks for. It
+prints the share of named tensors the report answers (shape, dtype, storage
+bytes and kind all known); --min-answered turns that into a requirement.
+
+It also proves it can fail: the first answered storage byte count and shape
+entry are perturbed by one and the comparison must then disagree.
+
+Exit status 0 when there are no disagreements, 1 otherwise.
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cppexpr  # noqa: E402
+from cppexpr import ExprError, TensorValue, evaluate  # noqa: E402
+
+FIELDS = ("shape", "strides", "storage_offset", "dtype", "storage_bytes",
+          "contiguous", "base")
+ANSWER_FIELDS = ("shape", "dtype", "storage_bytes", "kind")
+
+
+def run_cli(cli, cache_dir, files):
+    cmd = [cli, "--format=json", "--checks=-*"]
+    if cache_dir:
+        cmd += ["--cache-dir", cache_dir]
+    cmd += files
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode not in (0, 1):
+        sys.stderr.write(proc.stderr)
+        raise SystemExit("FAIL: %s exited %d" % (" ".join(cmd), proc.returncode))
+    return json.loads(proc.stdout)
+
+
+def spec_value(text, symbols):
+    return evaluate(str(text), symbols)
+
+
+def draw_once(rng, spec):
+    symbols = {name: rng.randint(lo, hi) for name, (lo, hi) in sorted(spec["sizes"].items())}
+    for cond in spec.get("where", []):
+        if not spec_value(cond, symbols):
+            return None
+    params = []
+    for p in spec["params"]:
+        if "shape" in p:
+            dtype = p.get("dtype", "float32")
+            if isinstance(dtype, list):
+                dtype = rng.choice(dtype)
+            shape = [spec_value(s, symbols) for s in p["shape"]]
+            fill = None
+            if "randint" in p:
+                fill = [spec_value(b, symbols) for b in p["randint"]]
+                if fill[1] <= fill[0]:
+                    return None
+            params.append({"name": p["name"], "kind": "tensor", "shape": shape,
+                           "dtype": dtype, "randint": fill})
+        else:
+            params.append({"name": p["name"], "kind": "int",
+                           "value": spec_value(p["int"], symbols)})
+    return params
+
+
+def environment(params):
+    env = {}
+    for p in params:
+        env[p["name"]] = (TensorValue(p["shape"], p["dtype"]) if p["kind"] == "tensor"
+                          else p["value"])
+    return env
+
+
+def draws_for(rng, fn, spec, assumptions, count, problems):
+    """count draws that satisfy inputs.json and the report's assumptions."""
+    out = []
+    seen = set()
+    for attempt in range(5000):
+        params = draw_once(rng, spec)
+        if params is None:
+            continue
+        env = environment(params)
+        ok = True
+        for a in assumptions:
+            try:
+                if not evaluate(a, env):
+                    ok = False
+                    break
+            except ExprError as e:
+                problems.append("%s: assumption %r cannot be evaluated: %s" % (fn, a, e))
+                return out
+        if not ok:
+            continue
+        key = json.dumps(params, sort_keys=True)
+        if key in seen and attempt < 4000:
+            continue
+        seen.add(key)
+        out.append(params)
+        if len(out) == count:
+            break
+    if len(out) < count:
+        problems.append("%s: only %d of %d draws satisfy inputs.json and the assumptions %s"
+                        % (fn, len(out), count, assumptions))
+    return out
+
+
+def harness_input(runs):
+    lines = []
+    for fn, index, params in runs:
+        lines.append("RUN %s %d" % (fn, index))
+        for p in params:
+            if p["kind"] == "tensor":
+                fill = ("randint %d %d" % tuple(p["randint"])) if p["randint"] else "randn"
+                lines.append("T %s %s %s %d %s" % (p["name"], p["dtype"], fill, len(p["shape"]),
+                                                   " ".join(str(s) for s in p["shape"])))
+            else:
+                lines.append("I %s %d" % (p["name"], p["value"]))
+        lines.append("GO")
+    return "\n".join(lines) + "\n"
+
+
+def value_of(predicted, env):
+    """An int/bool/str answer, or the value of a C++ expression string."""
+    if isinstance(predicted, str):
+        if predicted in cppexpr.ELEMENT_SIZE:  # a dtype name
+            return predicted
+        return evaluate(predicted, env)
+    return predicted
+
+
+class Comparison:
+    def __init__(self):
+        self.disagreements = []
+        self.checked = 0
+
+    def wrong(self, where, field, predicted, measured, why=""):
+        self.disagreements.append("%s: %s: predicted %s, LibTorch %s%s" % (
+            where, field, json.dumps(predicted), json.dumps(measured),
+            (" (" + why + ")") if why else ""))
+
+    def field(self, where, field, predicted, measured, env):
+        if predicted is None:
+            return
+        if field in ("shape", "strides"):
+            if len(predicted) != len(measured):
+                self.wrong(where, field, predicted, measured, "rank")
+                return
+            for i, (p, m) in enumerate(zip(predicted, measured)):
+                if p is None:
+                    continue
+                self.scalar(where, "%s[%d]" % (field, i), p, m, env)
+            return
+        self.scalar(where, field, predicted, measured, env)
+
+    def scalar(self, where, field, predicted, measured, env):
+        try:
+            value = value_of(predicted, env)
+        except ExprError as e:
+            self.wrong(where, field, predicted, measured, "unreadable: %s" % e)
+            return
+        self.checked += 1
+        if value != measured:
+            self.wrong(where, field, predicted, measured,
+                       "evaluates to %s" % json.dumps(value) if value != predicted else "")
+
+    def tensor(self, where, row, obs, env):
+        for f in ("shape", "strides", "storage_offset", "dtype", "storage_bytes", "contiguous"):
+            self.field(where, f, row.get(f), obs[f], env)
+        kind = row.get("kind")
+        if kind is None:
+            return
+        self.checked += 1
+        if kind in ("alloc", "copy") and obs["base"] is not None:
+            self.wrong(where, "kind", kind, "shares the storage of " + obs["base"])
+        elif row.get("base") != obs["base"]:
+            self.wrong(where, "base", row.get("base"), obs["base"])
+
+
+def compare_run(cmp, fn, report_fn, params, measured):
+    env = environment(params)
+    rows = {}
+    if report_fn:
+        for row in report_fn.get("tensors", []):
+            rows.setdefault((row["name"], row["line"]), row)
+    for obs in measured["tensors"]:
+        row = rows.get((obs["name"], obs["line"]))
+        if row is None or obs.get("defined") is False:
+            continue
+        where = "%s:%d %s (draw %s: %s)" % (fn, obs["line"], obs["name"], measured["draw"],
+                                           describe(params))
+        cmp.tensor(where, row, obs, env)
+
+
+def describe(params):
+    parts = []
+    for p in params:
+        if p["kind"] == "tensor":
+            parts.append("%s %s%s" % (p["name"], p["dtype"] if p["dtype"] != "float32" else "",
+                                      tuple(p["shape"])))
+        else:
+            parts.append("%s=%d" % (p["name"], p["value"]))
+    return ", ".join(parts)
+
+
+def answered(row):
+    if row is None:
+        return {f: False for f in ANSWER_FIELDS}
+    out = {}
+    for f in ANSWER_FIELDS:
+        v = row.get(f)
+        out[f] = v is not None and not (isinstance(v, list) and any(x is None for x in v))
+    return out
+
+
+def planted_checks(report_by_fn, results):
+    """Perturbs one answered storage byte count and one shape entry: the
+    comparison must disagree. Returns the failures of this self-check."""
+    failures = []
+    done = set()
+    for fn, params, measured in results:
+        report_fn = report_by_fn.get(fn)
+        if not report_fn:
+            continue
+        rows = {(r["name"], r["line"]): r for r in report_fn.get("tensors", [])}
+        for obs in measured["tensors"]:
+            row = rows.get((obs["name"], obs["line"]))
+            if not row or obs.get("defined") is False:
+                continue
+            for field in ("storage_bytes", "shape"):
+                if field in done:
+                    continue
+                value = row.get(field)
+                if field == "shape":
+                    if not value or value[0] is None:
+                        continue
+                    bad = dict(row)
+                    first = value[0]
+                    bad["shape"] = [first + 1 if isinstance(first, int) else "(%s) + 1" % first] + value[1:]
+                else:
+                    if value is None:
+                        continue
+                    bad = dict(row)
+                    bad[field] = value + 1 if isinstance(value, int) else "(%s) + 1" % value
+                cmp = Comparison()
+                cmp.tensor("planted", bad, obs, environment(params))
+                if not cmp.disagreements:
+                    failures.append("a planted wrong %s (%s) was not caught" % (field, bad[field]))
+                done.add(field)
+            if len(done) == 2:
+                return failures, done
+    return failures, done
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--harness", required=True)
+    ap.add_argument("--inputs", required=True)
+    ap.add_argument("--cache-dir")
+    ap.add_argument("--draws", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--min-functions", type=int, default=15)
+    ap.add_argument("--min-tensors", type=int, default=120)
+    ap.add_argument("--min-answered", type=float, default=0.0,
+                    help="required share of named tensors fully answered (0..1)")
+    ap.add_argument("files", nargs="+")
+    args = ap.parse_args()
+
+    cppexpr.self_test()
+    spec = json.load(open(args.inputs, encoding="utf-8"))["functions"]
+    report = run_cli(args.cli, args.cache_dir, args.files)
+    print("report version %s" % report.get("version"))
+    report_by_fn = {}
+    for f in report["functions"]:
+        report_by_fn.setdefault(f["function"], f)
+
+    problems = []
+    rng = random.Random(args.seed)
+    runs = []
+    for fn in sorted(spec):
+        assumptions = (report_by_fn.get(fn) or {}).get("assumptions", [])
+        for i, params in enumerate(draws_for(rng, fn, spec[fn], assumptions, args.draws, problems)):
+            runs.append((fn, i, params))
+
+    proc = subprocess.run([args.harness], input=harness_input(runs), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        raise SystemExit("FAIL: the harness exited %d" % proc.returncode)
+    measured = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    if len(measured) != len(runs):
+        raise SystemExit("FAIL: %d runs asked, %d reported" % (len(runs), len(measured)))
+
+    cmp = Comparison()
+    results = []
+    tensors = {}  # (fn, name, line) -> report row or None
+    observed_rows = set()
+    for (fn, index, params), m in zip(runs, measured):
+        if m["error"] is not None:
+            problems.append("%s threw on LibTorch (draw %d: %s): %s" % (
+                fn, index, describe(params), m["error"]))
+            continue
+        report_fn = report_by_fn.get(fn)
+        compare_run(cmp, fn, report_fn, params, m)
+        results.append((fn, params, m))
+        rows = {(r["name"], r["line"]): r for r in (report_fn or {}).get("tensors", [])}
+        for obs in m["tensors"]:
+            if obs.get("defined") is False:
+                continue
+            key = (obs["name"], obs["line"])
+            tensors[(fn,) + key] = rows.get(key)
+            observed_rows.add((fn,) + key)
+
+    unobserved = []
+    for fn in spec:
+        for r in (report_by_fn.get(fn) or {}).get("tensors", []):
+            if (fn, r["name"], r["line"]) not in observed_rows:
+                unobserved.append("%s:%d %s" % (fn, r["line"], r["name"]))
+
+    counts = {f: 0 for f in ANSWER_FIELDS}
+    full = 0
+    missing_rows = 0
+    for key, row in tensors.items():
+        a = answered(row)
+        missing_rows += row is None
+        for f in ANSWER_FIELDS:
+            counts[f] += a[f]
+        full += all(a.values())
+    n = len(tensors)
+    functions = len({k[0] for k in tensors})
+    print("functions: %d; named tensors observed: %d; runs: %d (%d draws each, seed %d)" % (
+        functions, n, len(runs), args.draws, args.seed))
+    print("fields compared with LibTorch: %d; disagreements: %d" % (
+        cmp.checked, len(cmp.disagreements)))
+    if n:
+        print("answered: %.1f%% of named tensors fully (%d of %d); by field: %s; rows missing: %d"
+              % (100.0 * full / n, full, n,
+                 ", ".join("%s %.1f%%" % (f, 100.0 * counts[f] / n) for f in ANSWER_FIELDS),
+                 missing_rows))
+    for u in unobserved:
+        print("note: report row never reached on LibTorch: %s" % u)
+
+    planted_failures, planted = planted_checks(report_by_fn, results)
+    if planted:
+        print("planted wrong answers caught: %s" % ", ".join(sorted(planted)))
+    else:
+        print("note: no answered storage_bytes or shape to plant a wrong value in")
+
+    failed = False
+    for d in cmp.disagreements:
+        print("DISAGREE: " + d)
+        failed = True
+    for p in problems + planted_failures:
+        print("FAIL: " + p)
+        failed = True
+    if functions < args.min_functions:
+        print("FAIL: %d functions, the corpus must have at least %d" % (functions, args.min_functions))
+        failed = True
+    if n < args.min_tensors:
+        print("FAIL: %d named tensors, the corpus must have at least %d" % (n, args.min_tensors))
+        failed = True
+    if n and full < args.min_answered * n:
+        print("FAIL: %.1f%% answered, at least %.1f%% required" % (
+            100.0 * full / n, 100.0 * args.min_answered))
+        failed = True
+    print("FAILED" if failed else "PASSED")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

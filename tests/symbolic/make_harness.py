@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Writes one C++ program that runs every function of testdata/symbolic/ on
+real LibTorch and prints what each named tensor really is.
+
+The instrumentation is deliberately independent of the tool under test: it
+finds binding statements with a line-based scan of the source (the corpus is
+written one statement per line start, braces on every loop body), not with
+the tool's frontend, so a binding the tool misses is still measured and
+counts as unanswered. After each binding statement `auto q = ...;` (or a
+reassignment `h = ...;` of a name declared before) it inserts, on the same
+line, `::tma_sym::record("fn", "q", line, q);`. record() is a no-op for
+values that are not tensors (sizes, vectors, options), so the C++ compiler,
+not this script, decides which bindings are tensors.
+
+Each file is pasted into its own namespace after a #line directive, so
+compiler errors point into testdata/symbolic/. main() reads the draws (the
+sizes the checker chose) from stdin; see runtime.h for the format.
+
+usage: make_harness.py --inputs inputs.json --runtime runtime.h --out harness.cpp FILE.cpp...
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+
+DECL = re.compile(r"^(\s*)(?:const\s+)?(?:auto|at::Tensor|torch::Tensor|Tensor)\s+([A-Za-z_]\w*)\s*=(?!=)")
+ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*)\s*=(?!=)")
+# A function definition starts at column 0 with a return type and a name.
+FUNC = re.compile(r"^(?!#|//|\}|namespace|using|struct|class|template)[A-Za-z_][\w:<>,\s]*?\b([A-Za-z_]\w*)\s*\(")
+
+
+def statement_end(text, pos):
+    """Offset just past the ';' that ends the statement starting at pos
+    (brackets balanced, string and character literals skipped)."""
+    depth = 0
+    i = pos
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            q = c
+            i += 1
+            while i < n and text[i] != q:
+                i += 2 if text[i] == "\\" else 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            if i < 0:
+                break
+            continue
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ";" and depth == 0:
+            return i + 1
+        i += 1
+    raise SystemExit("unterminated statement at offset %d" % pos)
+
+
+def cpp_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def instrument(path, text):
+    """Returns (hoisted include lines, instrumented text, {function: [bindings]})."""
+    lines = text.split("\n")
+    offsets = []
+    off = 0
+    for line in lines:
+        offsets.append(off)
+        off += len(line) + 1
+    includes = []
+    inserts = []  # (offset, text)
+    bindings = {}
+    function = None
+    declared = set()
+    depth = 0
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if stripped.startswith("#include"):
+            includes.append((number, stripped))
+            lines[number - 1] = " " * len(line)
+            continue
+        if depth == 0:
+            m = FUNC.match(line)
+            if m:
+                function = m.group(1)
+                declared = set()
+                bindings.setdefault(function, [])
+        elif function and not stripped.startswith(("for", "if", "while", "return", "//")):
+            m = DECL.match(line)
+            name = None
+            if m:
+                name = m.group(2)
+                declared.add(name)
+            else:
+                m = ASSIGN.match(line)
+                if m and m.group(2) in declared:
+                    name = m.group(2)
+            if name:
+                start = offsets[number - 1] + len(m.group(1))
+                end = statement_end(text, start)
+                inserts.append((end, " ::tma_sym::record(%s, %s, %d, %s);" % (
+                    cpp_string(function), cpp_string(name), number, name)))
+                bindings[function].append((name, number))
+        # Brace depth after this line (the corpus has no braces in strings).
+        code = line.split("//", 1)[0]
+        depth += code.count("{") - code.count("}")
+    # Include lines were blanked to spaces of the same length, so the
+    # offsets of the original text still hold.
+    body = "\n".join(lines)
+    out = []
+    copied = 0
+    for o, t in sorted(inserts):
+        out.append(body[copied:o])
+        out.append(t)
+        copied = o
+    out.append(body[copied:])
+    return includes, "".join(out), bindings
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--inputs", required=True)
+    ap.add_argument("--runtime", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("files", nargs="+")
+    args = ap.parse_args()
+
+    spec = json.load(open(args.inputs, encoding="utf-8"))["functions"]
+    hoisted = []
+    blocks = []
+    where = {}  # function -> namespace
+    for index, path in enumerate(sorted(args.files)):
+        text = open(path, encoding="utf-8").read()
+        includes, body, bindings = instrument(path, text)
+        shown = os.path.relpath(path, os.path.dirname(os.path.dirname(os.path.dirname(args.inputs))))
+        for number, inc in includes:
+            hoisted.append('#line %d %s\n%s\n' % (number, cpp_string(shown), inc))
+        ns = "tma_sym_u%d" % index
+        blocks.append("namespace %s {\n#line 1 %s\n%s\n} // namespace %s\n" % (
+            ns, cpp_string(shown), body, ns))
+        for fn in bindings:
+            where[fn] = (ns, shown)
+
+    missing = [fn for fn in spec if fn not in where]
+    if missing:
+        raise SystemExit("inputs.json names functions no file defines: %s" % ", ".join(missing))
+
+    entries = []
+    for fn, s in spec.items():
+        ns, shown = where[fn]
+        args_cpp = []
+        for i, p in enumerate(s["params"]):
+            args_cpp.append("a.tensor(%d)" % i if "shape" in p else "a.integer(%d)" % i)
+        entries.append('  {%s, %s, [](::tma_sym::Args &a) { (void)::%s::%s(%s); }},' % (
+            cpp_string(fn), cpp_string(shown), ns, fn, ", ".join(args_cpp)))
+
+    out = ["// Generated by tests/symbolic/make_harness.py. Do not edit.",
+           "#include <torch/torch.h>",
+           open(args.runtime, encoding="utf-8").read()]
+    out += hoisted
+    out += blocks
+    out.append('#line 1 "symbolic-harness-main"')
+    out.append("static const ::tma_sym::Entry tma_sym_entries[] = {")
+    out += entries
+    out.append("};")
+    out.append("int main() { return ::tma_sym::run(tma_sym_entries, %d); }" % len(entries))
+    text = "\n".join(out) + "\n"
+    if not os.path.exists(args.out) or open(args.out, encoding="utf-8").read() != text:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()

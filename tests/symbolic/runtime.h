@@ -1,0 +1,241 @@
+// The runtime of the symbolic differential harness (pasted into the
+// generated program by make_harness.py, after <torch/torch.h>).
+//
+// stdin: one block per run, each line one item, sizes chosen by the checker:
+//   RUN <function> <draw>
+//   T <name> <dtype> randn <rank> <size>...            a tensor parameter
+//   T <name> <dtype> randint <low> <high> <rank> <size>...
+//   I <name> <value>                                   an integer parameter
+//   GO
+// stdout: one JSON object per run, on one line:
+//   {"function": .., "draw": .., "error": null | "message",
+//    "params": [{"name", "shape", "dtype", "storage_bytes"}...],
+//    "tensors": [{"name", "line", "shape", "strides", "storage_offset",
+//                 "dtype", "storage_bytes", "contiguous", "base"}...]}
+// "base" is the first probed name (parameters first, in order) whose
+// storage this tensor shares, or null: the storage is new. Storages are
+// held for the whole run, so an address is never reused by a later one.
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tma_sym {
+
+struct Args {
+  std::vector<at::Tensor> Tensors;
+  std::vector<int64_t> Integers;
+  at::Tensor tensor(size_t I) const { return Tensors.at(I); }
+  int64_t integer(size_t I) const { return Integers.at(I); }
+};
+
+struct Entry {
+  const char *Function;
+  const char *File;
+  void (*Call)(Args &);
+};
+
+struct Seen {
+  at::Storage Storage;
+  std::string Name;
+};
+
+struct Run {
+  std::vector<Seen> Storages;
+  std::vector<std::string> Tensors;
+  std::vector<std::string> Params;
+};
+
+inline Run *&current() {
+  static Run *R = nullptr;
+  return R;
+}
+
+inline std::string quote(const std::string &S) {
+  std::string Out = "\"";
+  for (unsigned char C : S) {
+    if (C == '"' || C == '\\') {
+      Out += '\\';
+      Out += static_cast<char>(C);
+    } else if (C < 0x20) {
+      char Buf[8];
+      std::snprintf(Buf, sizeof Buf, "\\u%04x", C);
+      Out += Buf;
+    } else {
+      Out += static_cast<char>(C);
+    }
+  }
+  return Out + "\"";
+}
+
+inline std::string ints(c10::IntArrayRef V) {
+  std::string Out = "[";
+  for (size_t I = 0; I < V.size(); ++I)
+    Out += (I ? "," : "") + std::to_string(V[I]);
+  return Out + "]";
+}
+
+inline std::string dtypeName(c10::ScalarType T) {
+  switch (T) {
+  case c10::ScalarType::Half: return "float16";
+  case c10::ScalarType::BFloat16: return "bfloat16";
+  case c10::ScalarType::Float: return "float32";
+  case c10::ScalarType::Double: return "float64";
+  case c10::ScalarType::Char: return "int8";
+  case c10::ScalarType::Byte: return "uint8";
+  case c10::ScalarType::Short: return "int16";
+  case c10::ScalarType::Int: return "int32";
+  case c10::ScalarType::Long: return "int64";
+  case c10::ScalarType::Bool: return "bool";
+  case c10::ScalarType::ComplexFloat: return "complex64";
+  case c10::ScalarType::ComplexDouble: return "complex128";
+  default: return c10::toString(T);
+  }
+}
+
+inline c10::ScalarType dtypeOf(const std::string &Name) {
+  for (c10::ScalarType T :
+       {c10::ScalarType::Half, c10::ScalarType::BFloat16, c10::ScalarType::Float,
+        c10::ScalarType::Double, c10::ScalarType::Char, c10::ScalarType::Byte,
+        c10::ScalarType::Short, c10::ScalarType::Int, c10::ScalarType::Long,
+        c10::ScalarType::Bool})
+    if (dtypeName(T) == Name)
+      return T;
+  throw std::runtime_error("unknown dtype " + Name);
+}
+
+/// The storage's first probed name, or "" (new storage); remembers it.
+inline std::string baseOf(const at::Tensor &T, const std::string &Name) {
+  Run &R = *current();
+  std::string Base;
+  for (const Seen &S : R.Storages)
+    if (S.Storage.unsafeGetStorageImpl() == T.storage().unsafeGetStorageImpl()) {
+      Base = S.Name;
+      break;
+    }
+  R.Storages.push_back({T.storage(), Name});
+  return Base;
+}
+
+inline void recordTensor(const char *Name, unsigned Line, const at::Tensor &T) {
+  Run *R = current();
+  if (!R)
+    return;
+  std::string J = "{\"name\":" + quote(Name) + ",\"line\":" + std::to_string(Line);
+  if (!T.defined()) {
+    J += ",\"defined\":false}";
+  } else {
+    std::string Base = baseOf(T, Name);
+    J += ",\"shape\":" + ints(T.sizes()) + ",\"strides\":" + ints(T.strides()) +
+         ",\"storage_offset\":" + std::to_string(T.storage_offset()) +
+         ",\"dtype\":" + quote(dtypeName(T.scalar_type())) +
+         ",\"storage_bytes\":" + std::to_string(T.storage().nbytes()) +
+         ",\"contiguous\":" + (T.is_contiguous() ? "true" : "false") +
+         ",\"base\":" + (Base.empty() ? std::string("null") : quote(Base)) + "}";
+  }
+  R->Tensors.push_back(J);
+}
+
+/// The probe after each binding statement of the corpus.
+inline void record(const char *, const char *Name, unsigned Line, const at::Tensor &T) {
+  recordTensor(Name, Line, T);
+}
+template <class T, typename std::enable_if<
+                       !std::is_convertible<const T &, const at::Tensor &>::value,
+                       int>::type = 0>
+inline void record(const char *, const char *, unsigned, const T &) {}
+
+inline at::Tensor makeTensor(std::istringstream &In, std::string &Name) {
+  std::string DType, Fill;
+  In >> Name >> DType >> Fill;
+  int64_t Low = 0, High = 0;
+  if (Fill == "randint")
+    In >> Low >> High;
+  size_t Rank = 0;
+  In >> Rank;
+  std::vector<int64_t> Sizes(Rank);
+  for (int64_t &S : Sizes)
+    In >> S;
+  if (!In)
+    throw std::runtime_error("bad tensor line for " + Name);
+  auto Options = at::TensorOptions().dtype(dtypeOf(DType));
+  if (Fill == "randint")
+    return torch::randint(Low, High, Sizes, Options);
+  return torch::randn(Sizes, Options.dtype(at::kFloat)).to(dtypeOf(DType));
+}
+
+inline int run(const Entry *Entries, size_t Count) {
+  torch::set_num_threads(1);
+  std::string Line;
+  const Entry *E = nullptr;
+  std::string Draw;
+  Args A;
+  Run R;
+  while (std::getline(std::cin, Line)) {
+    std::istringstream In(Line);
+    std::string Tag;
+    In >> Tag;
+    if (Tag == "RUN") {
+      std::string Function;
+      In >> Function >> Draw;
+      E = nullptr;
+      for (size_t I = 0; I < Count; ++I)
+        if (Function == Entries[I].Function)
+          E = &Entries[I];
+      if (!E) {
+        std::cerr << "no function " << Function << "\n";
+        return 2;
+      }
+      A = Args();
+      R = Run();
+      current() = &R;
+      torch::manual_seed(std::hash<std::string>()(Function + "#" + Draw) % 100003);
+    } else if (Tag == "T") {
+      std::string Name;
+      at::Tensor T = makeTensor(In, Name);
+      baseOf(T, Name);
+      R.Params.push_back("{\"name\":" + quote(Name) + ",\"shape\":" + ints(T.sizes()) +
+                         ",\"dtype\":" + quote(dtypeName(T.scalar_type())) +
+                         ",\"storage_bytes\":" + std::to_string(T.storage().nbytes()) + "}");
+      A.Tensors.push_back(T);
+      A.Integers.push_back(0);
+    } else if (Tag == "I") {
+      std::string Name;
+      int64_t V = 0;
+      In >> Name >> V;
+      A.Tensors.push_back(at::Tensor());
+      A.Integers.push_back(V);
+    } else if (Tag == "GO") {
+      if (!E)
+        return 2;
+      std::string Error = "null";
+      try {
+        E->Call(A);
+      } catch (const c10::Error &X) {
+        std::string Msg = X.what_without_backtrace();
+        Error = quote(Msg.substr(0, Msg.find('\n')));
+      } catch (const std::exception &X) {
+        Error = quote(X.what());
+      }
+      std::string Out = "{\"function\":" + quote(E->Function) + ",\"file\":" + quote(E->File) +
+                        ",\"draw\":" + quote(Draw) + ",\"error\":" + Error + ",\"params\":[";
+      for (size_t I = 0; I < R.Params.size(); ++I)
+        Out += (I ? "," : "") + R.Params[I];
+      Out += "],\"tensors\":[";
+      for (size_t I = 0; I < R.Tensors.size(); ++I)
+        Out += (I ? "," : "") + R.Tensors[I];
+      Out += "]}\n";
+      std::fwrite(Out.data(), 1, Out.size(), stdout);
+      std::fflush(stdout);
+      current() = nullptr;
+      E = nullptr;
+    }
+  }
+  return 0;
+}
+
+} // namespace tma_sym
