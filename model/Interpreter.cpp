@@ -54,10 +54,27 @@ void Interpreter::exitScope() {
     auto It = Names.find(Key);
     if (It == Names.end())
       continue;
-    release(value(It->second).Storage);
+    endBinding(Key, /*AtScopeEnd=*/true);
+    release(value(It->second).Storage, /*AtScopeEnd=*/true);
     Names.erase(It);
   }
   Scopes.pop_back();
+}
+
+unsigned Interpreter::currentStatement() const {
+  return Trace.Statements.empty()
+             ? 0
+             : static_cast<unsigned>(Trace.Statements.size() - 1);
+}
+
+void Interpreter::endBinding(const std::string &Key, bool AtScopeEnd) {
+  auto It = CurrentBinding.find(Key);
+  if (It == CurrentBinding.end())
+    return;
+  Binding &B = Trace.Bindings[It->second];
+  B.HeldUntil = currentStatement();
+  B.HeldToScopeEnd = AtScopeEnd;
+  CurrentBinding.erase(It);
 }
 
 void Interpreter::retain(StorageId S) {
@@ -65,17 +82,22 @@ void Interpreter::retain(StorageId S) {
     return;
   if (RefCount[S]++ > 0 || Trace.Storages[S].External)
     return;
+  // Held again after a release: its lifetime is open once more.
+  Trace.Storages[S].ReleasedAfter.reset();
+  Trace.Storages[S].ReleasedAtScopeEnd = false;
   if (auto Bytes = Trace.Storages[S].Bytes)
     LiveBytes += *Bytes;
   else
     ++UnknownLive;
 }
 
-void Interpreter::release(StorageId S) {
+void Interpreter::release(StorageId S, bool AtScopeEnd) {
   if (S == NoStorage || RefCount[S] == 0)
     return;
   if (--RefCount[S] > 0 || Trace.Storages[S].External)
     return;
+  Trace.Storages[S].ReleasedAfter = currentStatement();
+  Trace.Storages[S].ReleasedAtScopeEnd = AtScopeEnd;
   if (auto Bytes = Trace.Storages[S].Bytes)
     LiveBytes -= *Bytes;
   else
@@ -222,12 +244,14 @@ void Interpreter::bind(const std::string &Key, const std::string &DisplayName,
   retain(S);
   auto It = Names.find(Key);
   if (It != Names.end()) {
+    endBinding(Key, /*AtScopeEnd=*/false);
     release(value(It->second).Storage);
     It->second = Value;
   } else {
     Names[Key] = Value;
     Scopes.back().push_back(Key);
   }
+  CurrentBinding[Key] = Trace.Bindings.size();
   Trace.Bindings.push_back(B);
 }
 
@@ -248,6 +272,7 @@ void Interpreter::rebind(const std::string &Key, ValueId Value) {
   if (It == Names.end())
     return;
   retain(value(Value).Storage);
+  endBinding(Key, /*AtScopeEnd=*/false);
   release(value(It->second).Storage);
   It->second = Value;
 }

@@ -78,11 +78,19 @@ private:
     ValueId Value = NoValue;
   };
   void retain(StorageId S);
-  void release(StorageId S);
+  /// AtScopeEnd: the holder went out of scope (recorded in the storage's
+  /// ReleasedAtScopeEnd when this was the last reference).
+  void release(StorageId S, bool AtScopeEnd = false);
+  /// Index of the current (or last) statement.
+  unsigned currentStatement() const;
+  /// Ends the binding Key holds now, if it has a report row.
+  void endBinding(const std::string &Key, bool AtScopeEnd);
   void notePeak(int64_t ExtraBytes);
 
   FunctionTrace Trace;
   std::map<std::string, ValueId> Names;
+  /// Key -> index in Trace.Bindings of the binding it holds now.
+  std::map<std::string, size_t> CurrentBinding;
   std::vector<std::vector<std::string>> Scopes;
   std::vector<int> RefCount;
   std::vector<StorageId> Temporaries;

@@ -95,6 +95,14 @@ struct StorageInfo {
   bool External = false;
   /// The first name bound to a tensor on this storage, once there is one.
   std::string FirstName;
+  /// When the ledger let the storage go (C++ lifetimes): the statement
+  /// during or after which its last reference went away. With
+  /// ReleasedAtScopeEnd the last name holding it went out of scope after
+  /// that statement (for the function's own scope: on return); otherwise
+  /// the statement ended a temporary or reassigned the name that held it.
+  /// nullopt: never held (external storages).
+  std::optional<unsigned> ReleasedAfter;
+  bool ReleasedAtScopeEnd = false;
 };
 
 struct Binding {
@@ -108,6 +116,11 @@ struct Binding {
   /// The earliest named tensor in this function sharing the storage, when
   /// the storage was not new at this binding.
   std::string BaseName;
+  /// The last statement during which the name still held this value: the
+  /// name's next assignment, or the end of its scope (HeldToScopeEnd).
+  /// nullopt only while the function is being evaluated.
+  std::optional<unsigned> HeldUntil;
+  bool HeldToScopeEnd = false;
 };
 
 struct Statement {

@@ -1,0 +1,109 @@
+// Unit tests of the Interpreter's lifetime ledger as the trace records it:
+// when each storage was released (the statement, and whether at its
+// scope's end) and until when each name held its value. The HTML report
+// draws storages as bands from these; the peak and live bytes are tested
+// through the seed elsewhere.
+#include "model/Interpreter.h"
+#include "model/Ops.h"
+
+#include <gtest/gtest.h>
+
+using namespace tma;
+
+namespace {
+
+OpOutcome newTensor(int64_t Elements) {
+  return factory(Dims{Elements}, DType::Float32, Device{}, FillKind::Filled);
+}
+
+Statement statementAt(unsigned Line) {
+  Statement S;
+  S.Where.Line = Line;
+  return S;
+}
+
+class Ledger : public ::testing::Test {
+protected:
+  Interpreter I{"f.cpp", "f", SourceSpan{}};
+  ValueId allocate(int64_t Elements) {
+    return I.apply("randn", {}, {}, {}, newTensor(Elements));
+  }
+};
+
+TEST_F(Ledger, TemporaryIsReleasedAfterItsStatement) {
+  I.beginStatement(statementAt(1));
+  allocate(4); // unnamed: dies with the full expression
+  I.endStatement();
+  FunctionTrace T = I.finish();
+  ASSERT_EQ(T.Storages.size(), 1u);
+  ASSERT_TRUE(T.Storages[0].ReleasedAfter);
+  EXPECT_EQ(*T.Storages[0].ReleasedAfter, 0u);
+  EXPECT_FALSE(T.Storages[0].ReleasedAtScopeEnd);
+}
+
+TEST_F(Ledger, ReassignmentReleasesTheOldStorageAndEndsTheBinding) {
+  I.enterScope();
+  I.beginStatement(statementAt(1));
+  I.bind("x", "x", allocate(4), {}, {}, false);
+  I.endStatement();
+  I.beginStatement(statementAt(2));
+  I.endStatement();
+  I.beginStatement(statementAt(3));
+  I.bind("x", "x", allocate(8), {}, {}, true);
+  I.endStatement();
+  I.exitScope();
+  FunctionTrace T = I.finish();
+  ASSERT_EQ(T.Storages.size(), 2u);
+  EXPECT_EQ(T.Storages[0].ReleasedAfter, std::optional<unsigned>(2));
+  EXPECT_FALSE(T.Storages[0].ReleasedAtScopeEnd);
+  EXPECT_EQ(T.Storages[1].ReleasedAfter, std::optional<unsigned>(2));
+  EXPECT_TRUE(T.Storages[1].ReleasedAtScopeEnd);
+  ASSERT_EQ(T.Bindings.size(), 2u);
+  EXPECT_EQ(T.Bindings[0].HeldUntil, std::optional<unsigned>(2));
+  EXPECT_FALSE(T.Bindings[0].HeldToScopeEnd);
+  EXPECT_EQ(T.Bindings[1].HeldUntil, std::optional<unsigned>(2));
+  EXPECT_TRUE(T.Bindings[1].HeldToScopeEnd);
+}
+
+TEST_F(Ledger, AViewKeepsItsBaseAliveAfterTheBaseNameEnds) {
+  I.enterScope();
+  I.beginStatement(statementAt(1));
+  I.bind("x", "x", allocate(4), {}, {}, false);
+  I.endStatement();
+  I.enterScope();
+  I.beginStatement(statementAt(3));
+  ValueId X = I.lookup("x");
+  I.bind("v", "v", I.apply("view", {}, {}, {X}, alias(I.value(X))), {}, {},
+         false);
+  I.endStatement();
+  I.beginStatement(statementAt(4));
+  I.bind("x", "x", allocate(2), {}, {}, true); // x lets go; v still holds
+  I.endStatement();
+  I.exitScope(); // v's scope ends after statement 2
+  I.beginStatement(statementAt(6));
+  I.endStatement();
+  I.exitScope();
+  FunctionTrace T = I.finish();
+  ASSERT_EQ(T.Storages.size(), 2u);
+  EXPECT_EQ(T.Storages[0].ReleasedAfter, std::optional<unsigned>(2));
+  EXPECT_TRUE(T.Storages[0].ReleasedAtScopeEnd);
+  EXPECT_EQ(T.Storages[1].ReleasedAfter, std::optional<unsigned>(3));
+  ASSERT_EQ(T.Bindings.size(), 3u);
+  EXPECT_EQ(T.Bindings[0].HeldUntil, std::optional<unsigned>(2)); // x, 1st
+  EXPECT_EQ(T.Bindings[1].HeldUntil, std::optional<unsigned>(2)); // v
+  EXPECT_TRUE(T.Bindings[1].HeldToScopeEnd);
+  EXPECT_EQ(T.Bindings[2].HeldUntil, std::optional<unsigned>(3)); // x, 2nd
+}
+
+TEST_F(Ledger, ExternalStorageIsNeverReleased) {
+  ValueId P = I.external(unknownTensor("parameter"));
+  I.bind("p", "p", P, {}, {}, false, /*IsParameter=*/true);
+  I.beginStatement(statementAt(1));
+  I.endStatement();
+  FunctionTrace T = I.finish();
+  ASSERT_EQ(T.Storages.size(), 1u);
+  EXPECT_FALSE(T.Storages[0].ReleasedAfter);
+  EXPECT_EQ(T.Bindings[0].HeldUntil, std::optional<unsigned>(0));
+}
+
+} // namespace
