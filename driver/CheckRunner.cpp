@@ -8,6 +8,8 @@
 #include "llvm/Support/YAMLParser.h"
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 
 namespace tma {
 
@@ -38,43 +40,8 @@ private:
   std::string Check;
 };
 
-/// Lines are 1-based; returns the text of Line without its newline.
-llvm::StringRef lineText(llvm::StringRef Text, unsigned Line) {
-  for (unsigned L = 1; L < Line; ++L) {
-    size_t NL = Text.find('\n');
-    if (NL == llvm::StringRef::npos)
-      return {};
-    Text = Text.drop_front(NL + 1);
-  }
-  return Text.take_until([](char C) { return C == '\n'; });
-}
-
 bool globMatches(llvm::StringRef Glob, llvm::StringRef Name) {
   return checkEnabled(Glob.trim().str(), Name.str());
-}
-
-/// Finds `Marker` (NOLINT, NOLINTNEXTLINE, ...) in Line and whether it
-/// applies to Check: a bare marker applies to all checks; a marker with a
-/// parenthesised list applies to the checks its globs name.
-bool markerApplies(llvm::StringRef Line, llvm::StringRef Marker,
-                   const std::string &Check) {
-  size_t Pos = 0;
-  while ((Pos = Line.find(Marker, Pos)) != llvm::StringRef::npos) {
-    llvm::StringRef Rest = Line.drop_front(Pos + Marker.size());
-    Pos += Marker.size();
-    // NOLINT must not match NOLINTNEXTLINE / NOLINTBEGIN.
-    if (!Rest.empty() && std::isalpha(static_cast<unsigned char>(Rest[0])))
-      continue;
-    if (!Rest.startswith("("))
-      return true;
-    llvm::StringRef List = Rest.drop_front().take_until([](char C) { return C == ')'; });
-    llvm::SmallVector<llvm::StringRef, 4> Globs;
-    List.split(Globs, ',');
-    for (llvm::StringRef G : Globs)
-      if (globMatches(G, Check))
-        return true;
-  }
-  return false;
 }
 
 } // namespace
@@ -169,29 +136,134 @@ CheckConfig findConfigFor(const std::string &File, std::string &Error) {
   return {};
 }
 
+LineIndex::LineIndex(llvm::StringRef Text) : Text(Text), Starts{0} {
+  for (size_t I = 0; I < Text.size(); ++I)
+    if (Text[I] == '\n')
+      Starts.push_back(I + 1);
+}
+
+size_t LineIndex::start(unsigned Line) const {
+  if (Line == 0)
+    return 0;
+  return Line <= Starts.size() ? Starts[Line - 1] : Text.size();
+}
+
+llvm::StringRef LineIndex::line(unsigned Line) const {
+  if (Line == 0 || Line > Starts.size())
+    return {};
+  return Text.substr(Starts[Line - 1])
+      .take_until([](char C) { return C == '\n'; });
+}
+
+unsigned LineIndex::lineOf(size_t Offset) const {
+  return static_cast<unsigned>(
+      std::upper_bound(Starts.begin(), Starts.end(), Offset) - Starts.begin());
+}
+
+bool NolintIndex::Marker::appliesTo(const std::string &Check) const {
+  if (AllChecks)
+    return true;
+  for (const std::string &G : Globs)
+    if (globMatches(G, Check))
+      return true;
+  return false;
+}
+
+NolintIndex::NolintIndex(llvm::StringRef Text) {
+  LineIndex Lines(Text);
+  for (unsigned L = 1; L <= Lines.size(); ++L) {
+    llvm::StringRef Line = Lines.line(L);
+    size_t Pos = 0;
+    while ((Pos = Line.find("NOLINT", Pos)) != llvm::StringRef::npos) {
+      Pos += 6;
+      // The marker is NOLINT plus the letters that follow it: NOLINTFOO is
+      // no marker at all.
+      llvm::StringRef Rest = Line.drop_front(Pos);
+      llvm::StringRef Suffix = Rest.take_while(
+          [](char C) { return std::isalpha(static_cast<unsigned char>(C)); });
+      Rest = Rest.drop_front(Suffix.size());
+      Marker M;
+      if (Suffix.empty())
+        M.K = Kind::SameLine;
+      else if (Suffix == "NEXTLINE")
+        M.K = Kind::NextLine;
+      else if (Suffix == "BEGIN")
+        M.K = Kind::Begin;
+      else if (Suffix == "END")
+        M.K = Kind::End;
+      else
+        continue;
+      M.AllChecks = !Rest.startswith("(");
+      if (!M.AllChecks) {
+        llvm::StringRef List =
+            Rest.drop_front().take_until([](char C) { return C == ')'; });
+        llvm::SmallVector<llvm::StringRef, 4> Globs;
+        List.split(Globs, ',');
+        for (llvm::StringRef G : Globs)
+          M.Globs.push_back(G.str());
+      }
+      bool Region = M.K == Kind::Begin || M.K == Kind::End;
+      std::vector<Marker> &Here = Markers[L];
+      Here.push_back(std::move(M));
+      if (Region && (RegionLines.empty() || RegionLines.back() != L))
+        RegionLines.push_back(L);
+    }
+  }
+}
+
+bool NolintIndex::lineHas(unsigned Line, Kind K,
+                          const std::string &Check) const {
+  auto It = Markers.find(Line);
+  if (It == Markers.end())
+    return false;
+  for (const Marker &M : It->second)
+    if (M.K == K && M.appliesTo(Check))
+      return true;
+  return false;
+}
+
+const std::vector<std::pair<unsigned, int>> &
+NolintIndex::regionsOf(const std::string &Check) const {
+  auto It = Regions.find(Check);
+  if (It != Regions.end())
+    return It->second;
+  std::vector<std::pair<unsigned, int>> Depths;
+  int Depth = 0;
+  for (unsigned L : RegionLines) {
+    // A line opens at most one region and closes at most one, BEGIN first.
+    if (lineHas(L, Kind::Begin, Check))
+      ++Depth;
+    if (lineHas(L, Kind::End, Check) && Depth > 0)
+      --Depth;
+    Depths.push_back({L, Depth});
+  }
+  return Regions.emplace(Check, std::move(Depths)).first->second;
+}
+
+bool NolintIndex::suppresses(unsigned Line, const std::string &Check) const {
+  if (lineHas(Line, Kind::SameLine, Check))
+    return true;
+  if (Line > 1 && lineHas(Line - 1, Kind::NextLine, Check))
+    return true;
+  // NOLINTBEGIN/END: a region for this check open after the last marker
+  // line above Line.
+  const auto &Depths = regionsOf(Check);
+  auto After = std::lower_bound(
+      Depths.begin(), Depths.end(), Line,
+      [](const std::pair<unsigned, int> &D, unsigned L) { return D.first < L; });
+  return After != Depths.begin() && std::prev(After)->second > 0;
+}
+
 bool isSuppressed(const std::string &Text, unsigned Line,
                   const std::string &Check) {
-  llvm::StringRef T(Text);
-  if (markerApplies(lineText(T, Line), "NOLINT", Check))
-    return true;
-  if (Line > 1 && markerApplies(lineText(T, Line - 1), "NOLINTNEXTLINE", Check))
-    return true;
-  // NOLINTBEGIN/END: an open BEGIN for this check above the line.
-  int Depth = 0;
-  for (unsigned L = 1; L < Line; ++L) {
-    llvm::StringRef LT = lineText(T, L);
-    if (markerApplies(LT, "NOLINTBEGIN", Check))
-      ++Depth;
-    if (markerApplies(LT, "NOLINTEND", Check) && Depth > 0)
-      --Depth;
-  }
-  return Depth > 0;
+  return NolintIndex(Text).suppresses(Line, Check);
 }
 
 std::vector<Diagnostic> runChecks(const std::vector<FunctionTrace> &Traces,
                                   const CheckConfig &Config,
                                   const std::string &FileText) {
   std::vector<Diagnostic> All;
+  NolintIndex Nolint(FileText);
   for (const CheckInfo &Info : checkRegistry()) {
     if (!checkEnabled(Config.Checks, Info.Name))
       continue;
@@ -204,7 +276,7 @@ std::vector<Diagnostic> runChecks(const std::vector<FunctionTrace> &Traces,
         D.Where.File = T.File;
         for (DiagnosticNote &N : D.Notes)
           N.Where.File = T.File;
-        if (!isSuppressed(FileText, D.Where.Line, D.Check))
+        if (!Nolint.suppresses(D.Where.Line, D.Check))
           All.push_back(std::move(D));
       }
     }
@@ -219,8 +291,9 @@ std::vector<Diagnostic> runChecks(const std::vector<FunctionTrace> &Traces,
 
 void printDiagnostics(llvm::raw_ostream &OS, const std::vector<Diagnostic> &Diags,
                       const std::string &FileText) {
+  LineIndex Lines(FileText);
   auto Excerpt = [&](const SourceSpan &S) {
-    llvm::StringRef Line = lineText(FileText, S.Line);
+    llvm::StringRef Line = Lines.line(S.Line);
     if (Line.empty() || S.Column == 0)
       return;
     OS << Line << "\n";
@@ -239,6 +312,24 @@ void printDiagnostics(llvm::raw_ostream &OS, const std::vector<Diagnostic> &Diag
   }
 }
 
+namespace {
+/// Whether [Begin, End) overlaps an accepted edit (two edits overlap when
+/// each begins before the other ends; an insertion at an edit's edge does
+/// not). Accepted edits never overlap each other, so among those that begin
+/// before Begin the last one reaches furthest: a lookup, not a scan of all
+/// of them, for files with thousands of fix-its.
+bool overlapsAccepted(const std::set<std::pair<size_t, size_t>> &Accepted,
+                      size_t Begin, size_t End) {
+  auto It = Accepted.lower_bound({Begin, 0});
+  if (It != Accepted.begin() && std::prev(It)->second > Begin)
+    return true;
+  for (; It != Accepted.end() && It->first < End; ++It)
+    if (It->second > Begin)
+      return true;
+  return false;
+}
+} // namespace
+
 std::string applyFixes(const std::string &Text,
                        const std::vector<Diagnostic> &Diags, unsigned &Applied) {
   struct Edit {
@@ -246,6 +337,7 @@ std::string applyFixes(const std::string &Text,
     std::string With;
   };
   std::vector<Edit> Edits;
+  std::set<std::pair<size_t, size_t>> Accepted; // [begin, end) of Edits
   for (const Diagnostic &D : Diags) {
     // A diagnostic's fixes go in together or not at all.
     std::vector<Edit> Mine;
@@ -259,11 +351,11 @@ std::string applyFixes(const std::string &Text,
         Mine.push_back({F.Where.BeginOffset, F.Where.EndOffset, F.Replacement});
     }
     for (const Edit &M : Mine)
-      for (const Edit &E : Edits)
-        if (M.Begin < E.End && E.Begin < M.End)
-          Ok = false;
+      Ok = Ok && !overlapsAccepted(Accepted, M.Begin, M.End);
     if (!Ok)
       continue;
+    for (const Edit &M : Mine)
+      Accepted.insert({M.Begin, M.End});
     Edits.insert(Edits.end(), Mine.begin(), Mine.end());
   }
   std::sort(Edits.begin(), Edits.end(),

@@ -8,6 +8,7 @@
 // no longer be read is taken as ASCII (bytes == code points).
 #include "driver/Formats.h"
 #include "checks/Registry.h"
+#include "driver/CheckRunner.h"
 #include "driver/Version.h"
 #include "model/Units.h"
 
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 #ifndef TMA_DOCS_DIR
 #define TMA_DOCS_DIR ""
@@ -65,30 +67,46 @@ std::string helpBase(const FormatOptions &Options) {
   return fileURI(Dir + "/checks") + "/";
 }
 
-/// Byte columns and offsets to code points, per file.
+/// Byte columns and offsets to code points, per file. Each file is read
+/// and indexed once: every lookup is then within one line, never a scan
+/// from the file's start (thousands of findings in one file stay linear).
 class TextIndex {
 public:
   /// 1-based column in code points for a 1-based byte column on Line.
   unsigned column(const std::string &File, unsigned Line, unsigned ByteCol) {
-    const std::string *T = text(File);
-    if (!T || Line == 0 || ByteCol == 0)
+    const Indexed *T = text(File);
+    if (!T || Line == 0 || ByteCol == 0 || Line > T->Lines.size())
       return ByteCol;
-    size_t Pos = 0;
-    for (unsigned L = 1; L < Line; ++L) {
-      Pos = T->find('\n', Pos);
-      if (Pos == std::string::npos)
-        return ByteCol;
-      ++Pos;
-    }
-    return static_cast<unsigned>(codePoints(*T, Pos, Pos + ByteCol - 1)) + 1;
+    size_t Pos = T->Lines.start(Line);
+    return static_cast<unsigned>(codePoints(T->Text, Pos, Pos + ByteCol - 1)) +
+           1;
   }
   /// Offset in code points for a byte offset.
   size_t offset(const std::string &File, size_t ByteOffset) {
-    const std::string *T = text(File);
-    return T ? codePoints(*T, 0, ByteOffset) : ByteOffset;
+    const Indexed *T = text(File);
+    if (!T)
+      return ByteOffset;
+    unsigned Line = T->Lines.lineOf(ByteOffset);
+    return T->CodePointsBefore[Line - 1] +
+           codePoints(T->Text, T->Lines.start(Line), ByteOffset);
   }
 
 private:
+  struct Indexed {
+    explicit Indexed(std::string Contents)
+        : Text(std::move(Contents)), Lines(Text) {
+      size_t Before = 0;
+      for (unsigned L = 1; L <= Lines.size(); ++L) {
+        CodePointsBefore.push_back(Before);
+        Before += codePoints(Text, Lines.start(L),
+                             L < Lines.size() ? Lines.start(L + 1) : Text.size());
+      }
+    }
+    std::string Text;
+    LineIndex Lines;
+    /// Code points before each line's start.
+    std::vector<size_t> CodePointsBefore;
+  };
   static size_t codePoints(const std::string &T, size_t Begin, size_t End) {
     size_t N = 0;
     End = std::min(End, T.size());
@@ -96,18 +114,18 @@ private:
       N += (static_cast<unsigned char>(T[I]) & 0xC0) != 0x80;
     return N;
   }
-  const std::string *text(const std::string &File) {
+  const Indexed *text(const std::string &File) {
     auto It = Texts.find(File);
     if (It == Texts.end()) {
       auto Buffer = llvm::MemoryBuffer::getFile(File);
-      std::optional<std::string> T;
+      std::unique_ptr<Indexed> T;
       if (Buffer)
-        T = (*Buffer)->getBuffer().str();
+        T = std::make_unique<Indexed>((*Buffer)->getBuffer().str());
       It = Texts.emplace(File, std::move(T)).first;
     }
-    return It->second ? &*It->second : nullptr;
+    return It->second.get();
   }
-  std::map<std::string, std::optional<std::string>> Texts;
+  std::map<std::string, std::unique_ptr<Indexed>> Texts;
 };
 
 json::Object artifactLocation(const std::string &File) {

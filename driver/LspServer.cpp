@@ -495,14 +495,16 @@ private:
                       llvm::formatv("{0:f1}", Seconds).str() + " s: " +
                       std::to_string(A.Diagnostics.size()) + " finding(s)");
     json::Array Diags;
+    std::vector<size_t> Starts = lineStarts(A.Text);
     for (const Diagnostic &Diag : A.Diagnostics)
-      Diags.push_back(lspDiagnostic(Diag, A.Text));
+      Diags.push_back(lspDiagnostic(Diag, A.Text, Starts));
     D.Last = std::move(A);
     publish(D.URI, D.Version, std::move(Diags));
   }
 
-  json::Object lspDiagnostic(const Diagnostic &D, llvm::StringRef Text) {
-    std::vector<size_t> Starts = lineStarts(Text);
+  /// Starts: lineStarts(Text), computed once per document, not per finding.
+  json::Object lspDiagnostic(const Diagnostic &D, llvm::StringRef Text,
+                             const std::vector<size_t> &Starts) {
     FormatOptions Severity;
     Severity.ErrorChecks = Options.ErrorChecks;
     bool Error = severityOf(D.Check, Severity) == "error";
@@ -648,7 +650,7 @@ private:
           {"title", Title + " [" + D.Check + "]"},
           {"kind", "quickfix"},
           {"isPreferred", true},
-          {"diagnostics", json::Array{lspDiagnostic(D, Text)}},
+          {"diagnostics", json::Array{lspDiagnostic(D, Text, Starts)}},
           {"edit", json::Object{{"changes", std::move(Changes)}}}});
     }
     return Actions;

@@ -3,6 +3,7 @@
 // and markdown shapes of hand-made diagnostics.
 #include "checks/Registry.h"
 #include "driver/ChangedLines.h"
+#include "driver/CheckRunner.h"
 #include "driver/Formats.h"
 #include "driver/LspServer.h"
 
@@ -210,6 +211,66 @@ TEST(Markdown, WorstCopiesAndCounts) {
   ASSERT_NE(Little, std::string::npos) << Out;
   EXPECT_LT(Big, Little); // worst first
   EXPECT_NE(Out.find("| `torch-contiguous-copy` | 2 |"), std::string::npos) << Out;
+}
+
+// NOLINT by an index built once (issue 10, item 9); the answers are those
+// of clang-tidy's rules, line by line.
+TEST(Nolint, IndexAnswersLineByLine) {
+  const char *Text = "a; // NOLINT\n"                         // 1
+                     "b; // NOLINT(torch-reshape-*, torch-x)\n" // 2
+                     "// NOLINTNEXTLINE(torch-x)\n"             // 3
+                     "c;\n"                                     // 4
+                     "// NOLINTBEGIN(torch-x)\n"                // 5
+                     "d; // NOLINTFOO NOLINTNEXTLINEX\n"        // 6
+                     "// NOLINTBEGIN\n"                         // 7
+                     "e;\n"                                     // 8
+                     "// NOLINTEND(torch-x)\n"                  // 9
+                     "f;\n"                                     // 10
+                     "// NOLINTEND\n"                           // 11
+                     "g; // NOLINTEND NOLINTEND\n"              // 12
+                     "h;";                                      // 13
+  NolintIndex N(Text);
+  auto Silenced = [&](const std::string &Check) {
+    std::string Lines;
+    for (unsigned L = 1; L <= 14; ++L)
+      if (N.suppresses(L, Check)) {
+        EXPECT_TRUE(isSuppressed(Text, L, Check));
+        Lines += std::to_string(L) + " ";
+      }
+    return Lines;
+  };
+  EXPECT_EQ(Silenced("torch-x"), "1 2 4 6 7 8 9 10 11 ");
+  EXPECT_EQ(Silenced("torch-reshape-copy"), "1 2 8 9 10 11 ");
+  EXPECT_EQ(Silenced("torch-y"), "1 8 9 10 11 ");
+}
+
+// Overlapping fix-its: the first diagnostic's edits win, a diagnostic's
+// edits go in together or not at all, insertions at an edit's edge are no
+// overlap; found by lookup among thousands of edits.
+TEST(Fixes, OverlapsAreSkippedAmongManyEdits) {
+  std::string Text(40000, 'x');
+  auto Fix = [](size_t B, size_t E, std::string With) {
+    Diagnostic D;
+    FixIt F;
+    F.Where.BeginOffset = B;
+    F.Where.EndOffset = E;
+    F.Replacement = std::move(With);
+    D.Fixes.push_back(F);
+    return D;
+  };
+  std::vector<Diagnostic> Diags;
+  for (size_t I = 0; I < 10000; ++I)
+    Diags.push_back(Fix(4 * I, 4 * I + 2, "ab"));  // 10,000 disjoint edits
+  Diags.push_back(Fix(101, 103, "!"));            // overlaps [100, 102)
+  Diags.push_back(Fix(102, 102, "^"));            // at an edge: applies
+  Diags.push_back(Fix(98, 104, "?"));             // covers two edits
+  Diagnostic Pair = Fix(2, 3, "<");               // one half overlaps...
+  Pair.Fixes.push_back(Fix(1, 2, "").Fixes[0]);   // ...so neither goes in
+  Diags.push_back(Pair);
+  unsigned Applied = 0;
+  std::string Out = applyFixes(Text, Diags, Applied);
+  EXPECT_EQ(Applied, 10001u);
+  EXPECT_EQ(Out.substr(96, 10), "abxxab^xxa");
 }
 
 TEST(Lsp, SourceNames) {
