@@ -9,6 +9,7 @@
 #include "driver/Formats.h"
 #include "checks/Registry.h"
 #include "driver/CheckRunner.h"
+#include "driver/Timeline.h"
 #include "driver/Version.h"
 #include "model/Units.h"
 
@@ -313,6 +314,17 @@ void printGithub(llvm::raw_ostream &OS, const std::vector<Diagnostic> &Diags,
   }
 }
 
+std::string markdownLinkTarget(llvm::StringRef URL) {
+  std::string Out;
+  for (unsigned char C : URL) {
+    if (C <= ' ' || C == '(' || C == ')' || C == '<' || C == '>' || C == 0x7F)
+      Out += "%" + llvm::utohexstr(C, /*LowerCase=*/false, /*Width=*/2);
+    else
+      Out += static_cast<char>(C);
+  }
+  return Out;
+}
+
 std::string markdownCell(llvm::StringRef S) {
   std::string Out;
   for (char C : S) {
@@ -340,6 +352,9 @@ void printMarkdown(llvm::raw_ostream &OS,
       Entry.second += *D.Bytes;
   }
   OS << "### tensor-accountant\n\n";
+  if (!Options.HtmlURL.empty())
+    OS << "Memory timeline of every function: [HTML report]("
+       << markdownLinkTarget(Options.HtmlURL) << ")\n\n";
   if (Diags.empty()) {
     OS << "No findings in " << Traces.size() << " function"
        << (Traces.size() == 1 ? "" : "s") << ".\n";
@@ -389,12 +404,18 @@ void printMarkdown(llvm::raw_ostream &OS,
                      [](const FunctionTrace *A, const FunctionTrace *B) {
                        return *A->Summary.PeakLiveBytes > *B->Summary.PeakLiveBytes;
                      });
+    // The sparkline: live bytes per statement (the HTML report's columns),
+    // scaled to the function's own peak.
     OS << "\n<details><summary>Peak live tensor storage per function</summary>"
-          "\n\n| function | where | peak |\n|---|---|---:|\n";
-    for (const FunctionTrace *T : WithPeak)
+          "\n\n| function | where | peak | live bytes by statement |\n"
+          "|---|---|---:|---|\n";
+    for (const FunctionTrace *T : WithPeak) {
+      std::string Spark = sparkline(memoryTimeline(*T));
       OS << "| `" << markdownCell(T->Name) << "` | `" << markdownCell(T->File)
          << ":" << T->Where.Line << "` | "
-         << formatBytes(*T->Summary.PeakLiveBytes) << " |\n";
+         << formatBytes(*T->Summary.PeakLiveBytes) << " | "
+         << (Spark.empty() ? std::string("-") : "`" + Spark + "`") << " |\n";
+    }
     OS << "\n</details>\n";
   }
 }

@@ -2,7 +2,9 @@
 //
 //   SARIF 2.1.0   code scanning (GitHub, GitLab, VS Code's SARIF viewer)
 //   github        workflow commands: annotations on a pull request's diff
-//   markdown      a pull-request comment: the worst copies and counts per check
+//   markdown      a pull-request comment: the worst copies and counts per
+//                 check, a live-bytes sparkline per function, a link to the
+//                 HTML report (--html-url)
 //
 // All three read the same Diagnostics the text and JSON formats print, so a
 // finding carries the same check, position, message and byte estimate
@@ -33,6 +35,9 @@ struct FormatOptions {
   std::string HelpBaseURI;
   /// Rows in the markdown table of the worst copies.
   unsigned MarkdownRows = 10;
+  /// Where CI publishes the HTML report (--html-url); the markdown summary
+  /// links to it when set.
+  std::string HtmlURL;
 };
 
 /// "warning" or "error" for a check under Options.ErrorChecks.
@@ -40,6 +45,10 @@ std::string severityOf(const std::string &Check, const FormatOptions &Options);
 
 /// file:///abs/path with RFC 3986 percent-encoding (SARIF, LSP).
 std::string fileURI(llvm::StringRef AbsolutePath);
+
+/// A URL as the target of a markdown link: spaces, parentheses, angle
+/// brackets and control characters percent-encoded.
+std::string markdownLinkTarget(llvm::StringRef URL);
 
 /// Text for a markdown table cell: '|' escaped, newlines as spaces.
 std::string markdownCell(llvm::StringRef S);

@@ -14,6 +14,7 @@
 #include "driver/CheckRunner.h"
 #include "driver/FileSelection.h"
 #include "driver/Formats.h"
+#include "driver/HtmlReport.h"
 #include "driver/LspServer.h"
 #include "driver/PreambleCache.h"
 #include "driver/Report.h"
@@ -76,7 +77,7 @@ cl::list<std::string> Files(cl::Positional, cl::desc("<file>..."),
 cl::opt<std::string> BuildPath("p", cl::desc("Build directory containing "
                                              "compile_commands.json"),
                                cl::value_desc("build dir"), cl::cat(Category));
-enum class Format { Table, JSON, Diagnostics, Sarif, Github, Markdown };
+enum class Format { Table, JSON, Diagnostics, Sarif, Github, Markdown, Html };
 cl::opt<Format> OutputFormat(
     "format", cl::desc("Output format"),
     cl::values(clEnumValN(Format::Table, "table",
@@ -92,8 +93,21 @@ cl::opt<Format> OutputFormat(
                clEnumValN(Format::Github, "github",
                           "GitHub Actions workflow commands (annotations)"),
                clEnumValN(Format::Markdown, "markdown",
-                          "a pull-request comment: worst copies, counts")),
+                          "a pull-request comment: worst copies, counts"),
+               clEnumValN(Format::Html, "html",
+                          "one self-contained HTML page: a live-storage "
+                          "timeline per function (docs/html-report.md)")),
     cl::init(Format::Table), cl::cat(Category));
+cl::opt<std::string> HtmlOut(
+    "html-out",
+    cl::desc("Also write the HTML report to this file (replaces only a "
+             "report this tool wrote)"),
+    cl::value_desc("file"), cl::cat(Category));
+cl::opt<std::string> HtmlURL(
+    "html-url",
+    cl::desc("Where CI publishes the HTML report: --format=markdown links "
+             "to it"),
+    cl::value_desc("url"), cl::cat(Category));
 // Integrations (docs/integrations/): the language server, pre-commit and CI.
 cl::opt<bool> Lsp("lsp",
                   cl::desc("Run as a language server on stdin/stdout "
@@ -501,7 +515,18 @@ int main(int argc, const char **argv) {
               "errors above)\n";
   tma::FormatOptions FormatOpts;
   FormatOpts.ErrorChecks = WarningsAsErrors;
-  if (OutputFormat == Format::Sarif) {
+  FormatOpts.HtmlURL = HtmlURL;
+  if (!HtmlOut.empty()) {
+    std::string Html, Error;
+    raw_string_ostream HtmlOS(Html);
+    tma::printHtml(HtmlOS, Traces, Diagnostics, FormatOpts);
+    HtmlOS.flush();
+    if (!tma::writeHtmlFile(HtmlOut, Html, Error))
+      return fail("--html-out: " + Error);
+  }
+  if (OutputFormat == Format::Html) {
+    tma::printHtml(outs(), Traces, Diagnostics, FormatOpts);
+  } else if (OutputFormat == Format::Sarif) {
     outs() << formatv("{0:2}", tma::toSarif(Diagnostics, FormatOpts)) << "\n";
   } else if (OutputFormat == Format::Github) {
     tma::printGithub(outs(), Diagnostics, FormatOpts);

@@ -131,12 +131,7 @@ void printRows(llvm::raw_ostream &OS,
   }
 }
 
-/// One line per statement that runs ops: the outermost op, sums of bytes.
-struct StatementTraffic {
-  unsigned Line = 0;
-  std::string Op;
-  std::optional<int64_t> Allocated = 0, Read = 0, Written = 0;
-};
+} // namespace
 
 std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
   std::vector<StatementTraffic> Out;
@@ -168,7 +163,16 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
   return Out;
 }
 
-} // namespace
+std::optional<int64_t> bytesMoved(const FunctionTrace &T) {
+  std::optional<int64_t> Sum = 0;
+  for (const StatementTraffic &ST : statementTraffic(T)) {
+    if (Sum && ST.Read && ST.Written)
+      *Sum += *ST.Read + *ST.Written;
+    else
+      Sum.reset();
+  }
+  return Sum;
+}
 
 std::vector<std::string> tableCells(const TensorRow &R) {
   std::string Bytes = formatBytes(R.StorageBytes);
@@ -276,10 +280,42 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                                        {"allocated_bytes", optJSON(ST.Allocated)},
                                        {"read_bytes", optJSON(ST.Read)},
                                        {"written_bytes", optJSON(ST.Written)}});
+    // The function's own storages with their C++ lifetimes (the HTML
+    // report's bands): allocated at the producer's statement, released
+    // during or after released_line.
+    llvm::json::Array Storages;
+    for (const StorageInfo &S : T.Storages) {
+      if (S.External || S.Producer == NoOp)
+        continue;
+      const OpEvent &Op = T.Ops[S.Producer];
+      auto LineOf = [&](std::optional<unsigned> St) -> llvm::json::Value {
+        if (!St || *St >= T.Statements.size())
+          return nullptr;
+        return T.Statements[*St].Where.Line;
+      };
+      Storages.push_back(llvm::json::Object{
+          {"id", S.Id},
+          {"name", S.FirstName.empty() ? llvm::json::Value(nullptr)
+                                       : llvm::json::Value(S.FirstName)},
+          {"bytes", optJSON(S.Bytes)},
+          {"op", Op.Name},
+          {"kind", Op.Kind == OpKind::Alloc ? "alloc" : "copy"},
+          {"allocated_line", LineOf(Op.Statement)},
+          {"released_line", LineOf(S.ReleasedAfter)},
+          {"released_at_scope_end", S.ReleasedAtScopeEnd}});
+    }
     llvm::json::Object Summary{
         {"live_bytes_nothing_freed", optJSON(T.Summary.LiveBytesNothingFreed)},
         {"peak_live_bytes", optJSON(T.Summary.PeakLiveBytes)},
         {"unknowns", T.Summary.Unknowns}};
+    if (T.Summary.PeakLiveBytes &&
+        T.Summary.PeakStatement < T.Statements.size()) {
+      Summary["peak_line"] = T.Statements[T.Summary.PeakStatement].Where.Line;
+      llvm::json::Array PeakLive;
+      for (StorageId Id : T.Summary.PeakLive)
+        PeakLive.push_back(Id);
+      Summary["peak_storages"] = std::move(PeakLive);
+    }
     if (!T.Summary.UnknownTotalsReason.empty() &&
         (!T.Summary.LiveBytesNothingFreed || !T.Summary.PeakLiveBytes))
       Summary["unknown_reason"] = T.Summary.UnknownTotalsReason;
@@ -288,6 +324,7 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                          {"line", T.Where.Line},
                          {"tensors", std::move(Tensors)},
                          {"ops", std::move(Ops)},
+                         {"storages", std::move(Storages)},
                          {"summary", std::move(Summary)}};
     if (!T.Throws.empty())
       F["throws"] = T.Throws;

@@ -35,6 +35,19 @@ std::vector<TensorRow> tensorRows(const FunctionTrace &T);
 /// copy, keeps alive (the language server's hover shows the same).
 std::vector<std::string> tableCells(const TensorRow &R);
 
+/// One entry per statement that moves bytes (runs an op other than a
+/// view): the outermost op's name and the sums over its ops.
+struct StatementTraffic {
+  unsigned Line = 0;
+  std::string Op;
+  std::optional<int64_t> Allocated = 0, Read = 0, Written = 0;
+};
+std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T);
+
+/// Bytes read plus written over the function's statements; nullopt when a
+/// statement's traffic is unknown.
+std::optional<int64_t> bytesMoved(const FunctionTrace &T);
+
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces);
 llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                          const std::vector<Diagnostic> &Diagnostics);

@@ -7,6 +7,7 @@ packages=(
   clang-16 libclang-16-dev libclang-cpp16-dev llvm-16-dev clang-tidy-16
   libtorch-dev libgtest-dev python3-jsonschema python3-yaml git pre-commit
   dpkg-dev file shellcheck  # the Debian package (CPack) and the action's script
+  chromium fonts-dejavu-core  # the HTML report's browser test (headless) and its screenshot
 )
 missing=()
 for p in "${packages[@]}"; do
