@@ -192,6 +192,7 @@ figure.chart{margin:0;width:min-content;max-width:100%}
 figcaption{font-size:.9em;max-width:60em}
 table.t{border-collapse:collapse;font-size:12px}
 table.t th,table.t td{border:1px solid #ccc;padding:1px 5px;text-align:left;white-space:nowrap}
+table.t td:nth-child(n+5){white-space:normal;min-width:10em}
 ul.w{padding-left:1.2em;margin:.3em 0;font-size:.92em}
 ol.key{padding-left:1.5em;margin:.3em 0;font-size:.9em}
 .sw{display:inline-block;width:1.6em;height:.9em;border:1px solid #333;vertical-align:-1px;margin-right:.4em}
@@ -290,6 +291,11 @@ std::string lifetimeText(const TimelineBand &B, const Timeline &TL) {
                           : "lines " + num(FirstLine) + "\u2013" + num(LastLine);
   if (B.ReleaseUnknown)
     return Lines + " (release not recorded)";
+  const TimelineColumn &End = TL.Columns[B.Last];
+  if (End.InLoop || End.InBranch)
+    return Lines + " (released inside a " +
+           (End.InLoop ? "loop" : "branch") +
+           " as the analysis counts it: one pass, names unknown after it)";
   if (B.EndsAtScopeEnd)
     return Lines + " (to its scope's end)";
   if (B.Name.empty())

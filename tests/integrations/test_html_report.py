@@ -165,7 +165,7 @@ def main():
 
         url = "file://" + page
         with Browser() as browser:
-            browser.open_page()
+            browser.open_page(width=1440)
             since = browser.navigate(url)
             dom = browser.evaluate(READ_DOM)
             external = browser.evaluate(READ_EXTERNAL)
@@ -174,9 +174,13 @@ def main():
             if SHOT:
                 block1 = next((s for s in dom if s["fn"] == "block1"), None)
                 if block1:
+                    # With line 14's column focused, as a keyboard user sees it.
+                    browser.evaluate("document.querySelector("
+                                     "'section[data-function=\"block1\"] "
+                                     ".sts a[data-line=\"14\"]').focus()")
                     b = block1["sectionBox"]
                     browser.screenshot(SHOT, {"x": 0, "y": b["top"] - 4,
-                                              "width": 1280,
+                                              "width": 1440,
                                               "height": b["bottom"] - b["top"] + 8})
                     print("screenshot:", SHOT)
 
