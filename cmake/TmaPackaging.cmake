@@ -59,7 +59,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "libclang-common-16-dev, libstdc++-12-dev | libstdc++-dev")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libtorch-dev, g++, clang-tidy-16")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pre-commit")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pre-commit, python3-dev, pybind11-dev")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 # The version is stamped at build time (cmake/TmaVersion.cmake), possibly

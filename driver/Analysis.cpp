@@ -4,6 +4,7 @@
 
 #include "clang/Basic/DiagnosticFrontend.h"
 #include "clang/Basic/DiagnosticIDs.h"
+#include "clang/Basic/DiagnosticLex.h"
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 
 #include "clang/Tooling/ArgumentsAdjusters.h"
@@ -11,6 +12,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -46,6 +48,8 @@ makeFixedDatabase(const std::vector<std::string> &UserFlags, bool HaveUserFlags,
     }
     for (const std::string &Dir : Torch->IncludeDirs)
       Flags.push_back("-isystem" + Dir);
+    for (const std::string &Dir : Torch->ExtensionDirs)
+      Flags.push_back("-idirafter" + Dir);
   }
   return std::make_unique<FixedCompilationDatabase>(".", Flags);
 }
@@ -88,6 +92,10 @@ public:
           ID < clang::diag::DIAG_START_LEX) ||
          ID == clang::diag::err_fe_unable_to_load_pch))
       PCHFailed = true;
+    if (ID == clang::diag::err_pp_file_not_found && Info.getNumArgs() > 0 &&
+        Info.getArgKind(0) == clang::DiagnosticsEngine::ak_std_string &&
+        MissingHeaderHint.empty())
+      MissingHeaderHint = missingHeaderHint(Info.getArgStdStr(0));
     Printer.HandleDiagnostic(Level, Info);
   }
 
@@ -106,6 +114,8 @@ public:
     return Text;
   }
   bool PCHFailed = false;
+  /// Which package a missing header of torch/extension.h comes with.
+  std::string MissingHeaderHint;
 
 private:
   static clang::DiagnosticOptions *makeOptions() {
@@ -117,6 +127,44 @@ private:
   llvm::raw_string_ostream OS;
   clang::TextDiagnosticPrinter Printer;
 };
+
+/// Header names clang's driver gives no C++ language: `.h` is C unless the
+/// driver is in C++ mode (a database's `c++` is; the default command's
+/// `clang-tool` is not), and .inl/.ipp/.tpp are no source at all to it.
+bool headerWithoutCxxType(llvm::StringRef File) {
+  std::string Ext = llvm::sys::path::extension(File).str();
+  return Ext == ".h" || Ext == ".inl" || Ext == ".ipp" || Ext == ".tpp";
+}
+
+/// A header analysed on its own is C++ (LibTorch is; issue 10 item 20:
+/// `.h` compiled as C gave "-std=c++17 not allowed with 'C'"), unless the
+/// command says otherwise: a -x, a C -std, or a C++-mode driver (which
+/// takes .h for C++ already). `-x c++-header` goes right before the file.
+ArgumentsAdjuster headersAsCxx() {
+  return [](const CommandLineArguments &Args, llvm::StringRef File) {
+    if (Args.empty() || !headerWithoutCxxType(File))
+      return Args;
+    llvm::StringRef Driver = llvm::sys::path::filename(Args[0]);
+    if (Driver.contains("++"))
+      return Args;
+    for (llvm::StringRef A : Args) {
+      if (A == "--")
+        break;
+      if (A.startswith("-x") || A.startswith("--driver-mode=") ||
+          A.startswith("--language"))
+        return Args;
+      if (A.consume_front("-std=") && !A.contains("++"))
+        return Args; // a C standard: the user means C
+    }
+    auto It = std::find(Args.rbegin(), Args.rend(), File.str());
+    if (It == Args.rend())
+      return Args;
+    CommandLineArguments Adjusted = Args;
+    Adjusted.insert(Adjusted.begin() + (Args.rend() - It - 1),
+                    {"-x", "c++-header"});
+    return Adjusted;
+  };
+}
 
 struct FileOutcome {
   std::vector<FileAnalysis> Results;
@@ -148,6 +196,7 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
                  FS);
   Tool.appendArgumentsAdjuster(getClangStripOutputAdjuster());
   Tool.appendArgumentsAdjuster(getClangSyntaxOnlyAdjuster());
+  Tool.appendArgumentsAdjuster(headersAsCxx());
   std::string ResourceDir = clangResourceDir();
   if (!ResourceDir.empty())
     Tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(
@@ -190,8 +239,10 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
                           llvm::MemoryBuffer::getMemBuffer(
                               KeepPCH->getMemBufferRef(),
                               /*RequiresNullTerminator=*/false));
+          // Before a "--" (an interpolated command ends "-- <file>"): what
+          // follows it is input files, whatever it looks like.
           CommandLineArguments Adjusted = Args;
-          Adjusted.insert(Adjusted.end(), Use->ExtraArgs.begin(),
+          Adjusted.insert(llvm::find(Adjusted, "--"), Use->ExtraArgs.begin(),
                           Use->ExtraArgs.end());
           return Adjusted;
         });
@@ -211,6 +262,9 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
                  "); parsed without it";
     return Retry;
   }
+  if (!Diags.MissingHeaderHint.empty())
+    Out.Diagnostics +=
+        "tensor-accountant: note: " + Diags.MissingHeaderHint + "\n";
   if (Out.ToolFailed && !Commands.empty())
     Out.Diagnostics += "Error while processing " + getAbsolutePath(File) + ".\n";
   return Out;
@@ -288,29 +342,26 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
     Run.CacheBuilds = Cache->builds();
   }
   std::set<std::string> NotesShown;
-  for (FileOutcome &O : Outcomes) {
+  for (size_t I = 0; I < Outcomes.size(); ++I) {
+    FileOutcome &O = Outcomes[I];
     llvm::errs() << O.Diagnostics;
     if (!O.Note.empty() && NotesShown.insert(O.Note).second)
       llvm::errs() << "tensor-accountant: note: preamble cache: " << O.Note
                    << "\n";
     Run.Failed |= O.ToolFailed;
-    for (FileAnalysis &FA : O.Results)
+    // Report each file as the user named it. Clang names it as the compile
+    // command does, relative to the command's "directory" (meson writes
+    // "../src/m.cpp"): a name that means nothing where the tool runs, and
+    // one NOLINT and --fix could not read the file by.
+    for (FileAnalysis &FA : O.Results) {
+      FA.File = Files[I];
+      for (FunctionTrace &T : FA.Traces)
+        T.File = Files[I];
+      Run.Failed |= FA.CompileErrors;
       Run.Files.push_back(std::move(FA));
+    }
   }
 
-  // ClangTool resolves paths; report each file as the user named it.
-  std::map<std::string, std::string> GivenName;
-  for (const std::string &F : Files)
-    GivenName[getAbsolutePath(F)] = F;
-  for (FileAnalysis &FA : Run.Files) {
-    auto It = GivenName.find(FA.File);
-    if (It == GivenName.end())
-      continue;
-    FA.File = It->second;
-    for (FunctionTrace &T : FA.Traces)
-      T.File = It->second;
-    Run.Failed |= FA.CompileErrors;
-  }
   if (Run.Files.size() < Files.size())
     Run.Failed = true;
   return Run;

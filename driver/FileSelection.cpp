@@ -1,8 +1,10 @@
 #include "driver/FileSelection.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <set>
 
 namespace tma {
 
@@ -41,6 +43,18 @@ databaseFiles(const clang::tooling::CompilationDatabase &DB) {
   std::sort(Files.begin(), Files.end());
   Files.erase(std::unique(Files.begin(), Files.end()), Files.end());
   return Files;
+}
+
+std::vector<std::string> uniqueFiles(const std::vector<std::string> &Files) {
+  std::vector<std::string> Unique;
+  std::set<std::string> Seen;
+  for (const std::string &F : Files) {
+    llvm::SmallString<256> Real;
+    std::string Key = llvm::sys::fs::real_path(F, Real) ? F : std::string(Real);
+    if (Seen.insert(Key).second)
+      Unique.push_back(F);
+  }
+  return Unique;
 }
 
 std::vector<std::string> shardOf(std::vector<std::string> Files, unsigned Index,

@@ -34,6 +34,14 @@ bool readFileList(llvm::StringRef Path, std::vector<std::string> &Files,
 std::vector<std::string>
 databaseFiles(const clang::tooling::CompilationDatabase &DB);
 
+/// Files once each by what they are on disk: "f.cpp ./f.cpp", a symbolic
+/// link to a file named as well, or a database listing one file under two
+/// spellings are one file, analysed, reported and --fix'ed once (fixing it
+/// twice wrote `.contiguous().viewous().view(...)`, issue 10 item 7). The
+/// first name given stands for it; a name with no real path (it does not
+/// exist) is kept as given.
+std::vector<std::string> uniqueFiles(const std::vector<std::string> &Files);
+
 /// Shard Index (1-based) of Count of Files, in sorted order.
 std::vector<std::string> shardOf(std::vector<std::string> Files, unsigned Index,
                                  unsigned Count);

@@ -406,6 +406,7 @@ int main(int argc, const char **argv) {
       return fail("the compilation database in '" + BuildPath +
                   "' lists no files");
   }
+  Inputs = tma::uniqueFiles(Inputs);
   if (ShardOf)
     Inputs = tma::shardOf(Inputs, ShardOf->first, ShardOf->second);
 

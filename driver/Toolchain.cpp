@@ -2,6 +2,7 @@
 #include "verify/Harness.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -26,8 +27,10 @@ std::optional<LibTorchHeaders> fromRoot(const std::string &Root,
   std::string Api = Include + "/torch/csrc/api/include";
   if (!exists(Api + "/torch/torch.h"))
     return std::nullopt;
-  return LibTorchHeaders{
-      {Include, Api}, Where + " (" + Root + ")", verify::readTorchVersion(Api)};
+  return LibTorchHeaders{{Include, Api},
+                         {},
+                         Where + " (" + Root + ")",
+                         verify::readTorchVersion(Api)};
 }
 
 /// $Torch_DIR points at <root>/share/cmake/Torch (or lib/cmake/Torch).
@@ -65,30 +68,115 @@ std::optional<std::string> pythonTorchRoot() {
   return (*Buf)->getBuffer().trim().str();
 }
 
+/// "3.11" -> {3, 11}, for picking the newest Python.
+std::pair<unsigned, unsigned> pythonVersion(llvm::StringRef Name) {
+  unsigned Major = 0, Minor = 0;
+  Name.consume_front("python");
+  auto [MajorText, MinorText] = Name.split('.');
+  if (MajorText.getAsInteger(10, Major) ||
+      MinorText.take_while(llvm::isDigit).getAsInteger(10, Minor))
+    return {0, 0};
+  return {Major, Minor};
+}
+
+/// The newest <Dir>/python3.N holding Python.h.
+std::string newestPythonIn(const std::string &Dir) {
+  std::string Best;
+  std::pair<unsigned, unsigned> BestVersion{0, 0};
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
+       It.increment(EC)) {
+    llvm::StringRef Name = llvm::sys::path::filename(It->path());
+    if (!Name.startswith("python3") || !exists(It->path() + "/Python.h"))
+      continue;
+    auto Version = pythonVersion(Name);
+    if (Best.empty() || Version > BestVersion) {
+      Best = It->path();
+      BestVersion = Version;
+    }
+  }
+  return Best;
+}
+
+/// Python.h for torch/extension.h. A PyTorch installed in
+/// <prefix>/lib/python3.N/site-packages/torch (TorchRoot, or a directory
+/// under it such as $Torch_DIR's share/cmake/Torch) belongs to the Python of
+/// <prefix>/include/python3.N; otherwise (Debian's libtorch-dev, a LibTorch
+/// zip) the newest Python under /usr/local/include, then /usr/include.
+std::string pythonIncludeFor(const std::string &TorchRoot) {
+  llvm::SmallString<256> P(TorchRoot);
+  for (int Up = 0; Up < 8 && !P.empty(); ++Up) {
+    llvm::sys::path::remove_filename(P);
+    llvm::StringRef Name = llvm::sys::path::filename(P);
+    if (Name.startswith("python3") &&
+        llvm::sys::path::filename(llvm::sys::path::parent_path(P))
+            .startswith("lib")) {
+      llvm::SmallString<256> Prefix(P);
+      llvm::sys::path::remove_filename(Prefix); // lib
+      llvm::sys::path::remove_filename(Prefix); // <prefix>
+      std::string Include = (Prefix + "/include/" + Name).str();
+      if (exists(Include + "/Python.h"))
+        return Include;
+      break;
+    }
+  }
+  for (const char *Dir : {"/usr/local/include", "/usr/include"}) {
+    std::string Found = newestPythonIn(Dir);
+    if (!Found.empty())
+      return Found;
+  }
+  return "";
+}
+
+LibTorchHeaders withExtensionDirs(LibTorchHeaders H, const std::string &Root) {
+  std::string Python = pythonIncludeFor(Root);
+  if (!Python.empty())
+    H.ExtensionDirs.push_back(Python);
+  return H;
+}
+
 } // namespace
+
+std::string missingHeaderHint(const std::string &Header) {
+  if (Header == "Python.h" || Header == "pyconfig.h")
+    return "torch/extension.h needs Python's development headers "
+           "(Python.h): install python3-dev (Debian, Ubuntu: sudo apt install "
+           "python3-dev), or give their directory after -- "
+           "(-isystem $(python3 -c \"import sysconfig; "
+           "print(sysconfig.get_paths()['include'])\"))";
+  if (llvm::StringRef(Header).startswith("pybind11/"))
+    return "torch/extension.h needs pybind11's headers: install "
+           "pybind11-dev (Debian, Ubuntu: sudo apt install pybind11-dev), or "
+           "give their directory after -- (-isystem $(python3 -m pybind11 "
+           "--includes))";
+  return "";
+}
 
 std::optional<LibTorchHeaders> findLibTorchHeaders() {
   if (auto Dir = llvm::sys::Process::GetEnv("Torch_DIR"))
     if (auto Found = fromCMakeDir(*Dir, "$Torch_DIR"))
-      return Found;
+      return withExtensionDirs(*Found, *Dir);
   if (auto Prefixes = llvm::sys::Process::GetEnv("CMAKE_PREFIX_PATH")) {
     llvm::SmallVector<llvm::StringRef, 4> Parts;
     llvm::StringRef(*Prefixes).split(Parts, ':', -1, false);
     for (llvm::StringRef P : Parts)
       if (auto Found = fromRoot(P.str(), "$CMAKE_PREFIX_PATH"))
-        return Found;
+        return withExtensionDirs(*Found, P.str());
   }
   // Debian's libtorch-dev.
   if (exists("/usr/include/torch/csrc/api/include/torch/torch.h"))
     // /usr/include is already a system directory; naming it again with
     // -isystem would reorder it before libstdc++'s and break #include_next.
-    return LibTorchHeaders{
-        {"/usr/include/torch/csrc/api/include"},
-        "Debian libtorch-dev (/usr/include)",
-        verify::readTorchVersion("/usr/include/torch/csrc/api/include")};
+    return withExtensionDirs(
+        LibTorchHeaders{
+            {"/usr/include/torch/csrc/api/include"},
+            {},
+            "Debian libtorch-dev (/usr/include)",
+            verify::readTorchVersion("/usr/include/torch/csrc/api/include")},
+        "");
   if (auto Root = pythonTorchRoot())
     if (auto Found = fromRoot(*Root, "installed PyTorch"))
-      return Found;
+      return withExtensionDirs(*Found, *Root);
   return std::nullopt;
 }
 

@@ -93,6 +93,12 @@ void printVersion(llvm::raw_ostream &OS) {
        << ", found as " << Torch->Where << "\n";
     for (const std::string &Dir : Torch->IncludeDirs)
       OS << "    " << Dir << "\n";
+    if (Torch->ExtensionDirs.empty())
+      OS << "  Python headers (for torch/extension.h): not found (install "
+            "python3-dev)\n";
+    else
+      OS << "  Python headers (for torch/extension.h): "
+         << Torch->ExtensionDirs.front() << "\n";
   } else {
     OS << "  LibTorch headers (for files without -p or --): none found in "
           "$Torch_DIR, $CMAKE_PREFIX_PATH, /usr/include (Debian's "

@@ -8,6 +8,7 @@ packages=(
   libtorch-dev libgtest-dev python3-jsonschema python3-yaml git pre-commit
   dpkg-dev file shellcheck  # the Debian package (CPack) and the action's script
   chromium fonts-dejavu-core  # the HTML report's browser test (headless) and its screenshot
+  python3-dev pybind11-dev  # what torch/extension.h includes besides LibTorch
 )
 missing=()
 for p in "${packages[@]}"; do

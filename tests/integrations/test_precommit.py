@@ -8,7 +8,8 @@ repository, with the real tool and LibTorch headers.
 3. --changed-lines-only: with tensor-accountant.changedLinesOnly, a commit
    that changes another line of a file whose old copy is un-NOLINTed is
    accepted; one that touches the copy's line is refused.
-4. Files that are not C++ are not analysed (a staged README is ignored).
+4. Files that are not C++ are not analysed (a staged README is ignored);
+   a valid C++ header (.h) is analysed as C++ and committed.
 5. The .pre-commit-hooks.yaml manifest has what the framework needs, and,
    when the pre-commit framework is installed, `pre-commit try-repo` runs
    our hook from it and fails on the copy.
@@ -79,6 +80,16 @@ check("model.cpp:6:14: warning: contiguous() copies 8 KiB" in out and
       "[torch-contiguous-copy]" in out, "the hook prints our diagnostic:\n" + out)
 check("commit refused" in out, "the hook says the commit is refused")
 check("README" not in out, "README.md is not analysed")
+
+# A valid C++ header is analysed as C++, not C (issue 10, item 20: the hook
+# passes .h files, and "-std=c++17 not allowed with 'C'" refused them).
+write("shapes.h", "#pragma once\nnamespace shapes {\nstruct Dims { int rank = 0; };\n"
+      "inline int rank(const Dims &d) { return d.rank; }\n}  // namespace shapes\n")
+git("add", "shapes.h")
+git("rm", "-q", "--cached", "model.cpp")
+p = git("commit", "-m", "a header", check_rc=False)
+check(p.returncode == 0, "a valid C++ header is committed:\n" + p.stdout + p.stderr)
+git("add", "model.cpp")
 
 write("model.cpp", COPY.replace("a.contiguous();", "a.contiguous();  "
                                 "// NOLINT(torch-contiguous-copy)") % "")
