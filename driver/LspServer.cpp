@@ -1,6 +1,7 @@
 // The language server (design in LspServer.h).
 #include "driver/LspServer.h"
 #include "driver/Formats.h"
+#include "driver/JSONInput.h"
 #include "driver/Report.h"
 #include "driver/Version.h"
 
@@ -176,7 +177,7 @@ public:
 
   /// One message body. Returns false when the server should stop.
   bool handle(llvm::StringRef Body) {
-    auto Parsed = json::parse(Body);
+    auto Parsed = parseBoundedJSON(Body);
     if (!Parsed) {
       std::string Why = llvm::toString(Parsed.takeError());
       replyError(nullptr, ParseError, "parse error: " + Why);

@@ -23,7 +23,8 @@
 //    storage bytes, view or copy, keeps alive) from the last analysis;
 //    codeAction offers each fix-it as a quick fix (a WorkspaceEdit), only
 //    while the document still has the text that was analysed.
-// 5. Errors never end the server: unparsable JSON gets -32700, a request
+// 5. Errors never end the server: unparsable JSON gets -32700 (so does
+//    JSON nested too deeply to parse safely: driver/JSONInput.h), a request
 //    that is not JSON-RPC -32600, an unknown method -32601, bad params
 //    -32602, requests before initialize -32002; unknown notifications are
 //    ignored, as the protocol asks.

@@ -1,4 +1,5 @@
 #include "driver/Verify.h"
+#include "driver/JSONInput.h"
 #include "driver/Report.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -188,7 +189,7 @@ int runVerification(const std::vector<FileAnalysis> &Files,
     }
     MeasuredText = *Out;
   }
-  auto Measured = llvm::json::parse(MeasuredText);
+  auto Measured = parseBoundedJSON(MeasuredText);
   if (!Measured) {
     Err << "tensor-accountant: error: the measured output is not JSON: "
         << llvm::toString(Measured.takeError()) << "\n";

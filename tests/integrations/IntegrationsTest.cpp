@@ -5,6 +5,7 @@
 #include "driver/ChangedLines.h"
 #include "driver/CheckRunner.h"
 #include "driver/Formats.h"
+#include "driver/JSONInput.h"
 #include "driver/LspServer.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -271,6 +272,26 @@ TEST(Fixes, OverlapsAreSkippedAmongManyEdits) {
   std::string Out = applyFixes(Text, Diags, Applied);
   EXPECT_EQ(Applied, 10001u);
   EXPECT_EQ(Out.substr(96, 10), "abxxab^xxa");
+}
+
+// JSON from outside is measured before the recursive parser sees it
+// (issue 10, item 10); brackets in strings, escaped quotes included, do not
+// count.
+TEST(JSONInput, DepthIsBoundedBeforeParsing) {
+  EXPECT_EQ(jsonNestingDepth(R"({"a": [1, {"b": "[[[{"}], "c\"[": 2})"), 3u);
+  EXPECT_EQ(jsonNestingDepth("[] [] {}"), 1u);
+  std::string Deep = std::string(200000, '[') + std::string(200000, ']');
+  EXPECT_EQ(jsonNestingDepth(Deep), MaxJSONDepth + 1); // stops counting
+  auto Refused = parseBoundedJSON(Deep);
+  ASSERT_FALSE(Refused);
+  EXPECT_NE(llvm::toString(Refused.takeError()).find("nested more than 512"),
+            std::string::npos);
+  std::string Fine = std::string(512, '[') + std::string(512, ']');
+  auto Parsed = parseBoundedJSON(Fine);
+  ASSERT_TRUE(bool(Parsed)) << llvm::toString(Parsed.takeError());
+  auto Broken = parseBoundedJSON("{\"a\": ");
+  EXPECT_FALSE(Broken);
+  llvm::consumeError(Broken.takeError());
 }
 
 TEST(Lsp, SourceNames) {

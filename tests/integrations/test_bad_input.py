@@ -78,6 +78,12 @@ expect(["-p", os.path.join(tmp, "flagdb"), "ok.cpp"], 1,
        "the compile command failed",
        "database with a broken command")
 
+# --compare-measured with 200 KB of nesting (issue 10, item 10): the
+# recursive JSON parser overflowed the stack; now a message and exit 2.
+write("deep.json", '{"functions": ' + "[" * 100000 + "]" * 100000 + "}")
+expect(["--compare-measured", "deep.json", "ok.cpp", "--", "-std=c++17"], 2,
+       "JSON nested more than 512 levels deep", "--compare-measured deep JSON")
+
 # --changed-lines-only with something that is neither a diff nor a revision.
 expect(["--changed-lines-only=no-such-revision-xyz", "ok.cpp", "--",
         "-std=c++17"], 2, "--changed-lines-only=no-such-revision-xyz",

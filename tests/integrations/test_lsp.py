@@ -2,8 +2,8 @@
 """Drives `tensor-accountant --lsp` over pipes, as an editor would.
 
 Server 1 (default LibTorch flags): initialize, initialized, bad requests
-(malformed JSON, unknown method, invalid params: each answered, the server
-keeps serving), didOpen of a document whose editor text differs from the
+(malformed JSON, 200 KB of nesting, unknown method, invalid params: each
+answered, the server keeps serving), didOpen of a document whose editor text differs from the
 file on disk (the editor's text is what is analysed), didChange (no
 analysis, the text is kept), didSave (analysis of the changed text),
 hover on a tensor name (its table row), codeAction (the fix-it as a quick
@@ -147,6 +147,15 @@ check(r and r["error"]["code"] == -32602, "missing position -> -32602")
 c.raw(b'[1, 2, 3]')
 r = c.wait(lambda m: "error" in m and m.get("id") is None, "invalid request")
 check(r and r["error"]["code"] == -32600, "non-object message -> -32600")
+# 200 KB of nesting (issue 10, item 10): the recursive JSON parser
+# overflowed the stack; now refused before parsing, and the server lives.
+c.raw(b'{"jsonrpc": "2.0", "id": 98, "params": ' + b'[' * 100000 + b']' * 100000 + b'}')
+r = c.wait(lambda m: "error" in m and m.get("id") is None, "deep JSON refused")
+check(r and r["error"]["code"] == -32700 and "nested more than" in r["error"]["message"],
+      "deeply nested JSON -> -32700 saying why: %s" % r)
+i = c.request("textDocument/definitelyNotAMethod", {})
+r = c.response(i, "a request after the deep message")
+check(r and r["error"]["code"] == -32601, "the server still answers after deep JSON")
 
 c.notify("textDocument/didOpen", {"textDocument": {
     "uri": uri, "languageId": "cpp", "version": 1, "text": TEXT}})
