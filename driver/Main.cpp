@@ -168,14 +168,20 @@ cl::opt<std::string> CompareMeasured(
     cl::desc("Compare the predictions with a verification program's output "
              "(from --emit-harness, run elsewhere)"),
     cl::value_desc("file"), cl::cat(Category));
+cl::opt<bool> Force("force",
+                    cl::desc("With --emit-harness: write into a non-empty "
+                             "directory, replacing only the files an earlier "
+                             "--emit-harness wrote there"),
+                    cl::cat(Category));
 cl::opt<unsigned> VerifyTimeout("verify-timeout",
-                                cl::desc("Seconds the verification program "
-                                         "may run (default 600)"),
-                                cl::init(600), cl::cat(Category));
+                                cl::desc("Seconds each verified function may "
+                                         "run before it is killed (default 60)"),
+                                cl::init(60), cl::cat(Category));
 cl::opt<std::string> VerifyMaxBytes(
     "verify-max-bytes",
     cl::desc("On cpu and cuda, skip functions whose predicted peak is over "
-             "this many bytes (default 1073741824)"),
+             "this many bytes, and stop any run on the CPU that would hold "
+             "more (default 1073741824)"),
     cl::init("1073741824"), cl::cat(Category));
 cl::opt<bool> Fix("fix", cl::desc("Apply the checks' fix-its to the files"),
                   cl::cat(Category));
@@ -448,6 +454,8 @@ int main(int argc, const char **argv) {
            << " s of analysis (" << format("%.0f", Seconds > 0 ? Statements / Seconds : 0.0)
            << " statements/s), not counting parsing\n";
   }
+  if (Force && EmitHarness.empty())
+    return fail("--force works only with --emit-harness");
   if (VerifyOption != VerifyMode::None || !EmitHarness.empty() ||
       !CompareMeasured.empty()) {
     tma::VerifyOptions VO;
@@ -455,6 +463,8 @@ int main(int argc, const char **argv) {
               : VerifyOption == VerifyMode::CUDA ? tma::verify::Mode::CUDA
                                                  : tma::verify::Mode::Meta;
     VO.EmitDir = EmitHarness;
+    VO.Force = Force;
+    VO.JSON = OutputFormat == Format::JSON;
     VO.MeasuredFile = CompareMeasured;
     VO.TimeoutSeconds = VerifyTimeout;
     if (StringRef(VerifyMaxBytes).getAsInteger(10, VO.MaxBytes))

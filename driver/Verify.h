@@ -2,10 +2,16 @@
 // analysis (FunctionTraces) to verify/ (harness, build, run, compare).
 //
 // The tool never runs user code on its own: these paths run only when the
-// user asks, in a temporary directory, with a time limit. Functions the
-// harness cannot call (parameters, methods, templates) are listed as not
+// user asks, in a temporary directory, with limits per function. Only
+// functions whose analysis saw tensor work are called; functions the harness
+// cannot call (parameters, methods, templates) are listed as not
 // verifiable; on cpu and cuda, functions whose predicted peak is over
-// --verify-max-bytes (or unknown) are skipped rather than allocated.
+// --verify-max-bytes (or unknown) are skipped rather than allocated, and the
+// same limit is enforced at run time on every run on the CPU, whatever the
+// prediction said. The compiler and the harness die with the tool (verify/
+// Process.h); an interrupted run removes its temporary directory.
+// --emit-harness writes only into an empty or new directory; with --force it
+// replaces the files an earlier --emit-harness wrote there and nothing else.
 #pragma once
 
 #include "frontend/Action.h"
@@ -13,7 +19,9 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tma {
@@ -21,9 +29,16 @@ namespace tma {
 struct VerifyOptions {
   verify::Mode Mode = verify::Mode::Meta;
   std::string EmitDir;      // --emit-harness: write the program, do not run
+  bool Force = false;       // --force: --emit-harness may replace its own files
   std::string MeasuredFile; // --compare-measured: compare with this output
-  unsigned TimeoutSeconds = 600;
+  unsigned TimeoutSeconds = 60; // per function
   int64_t MaxBytes = int64_t(1) << 30;
+  bool JSON = false;        // --format=json: the verdicts as one JSON document
+};
+
+/// A function --verify does not call, and why.
+struct SkippedFunction {
+  std::string File, Function, Reason;
 };
 
 /// The harness input for one analysed file: probes after every binding
@@ -31,7 +46,21 @@ struct VerifyOptions {
 /// functions to call. Skipped lists functions left out, with the reason.
 verify::HarnessFile harnessFileFor(const FileAnalysis &FA, const std::string &Text,
                                    const VerifyOptions &Opts,
-                                   std::vector<std::string> &Skipped);
+                                   std::vector<SkippedFunction> &Skipped);
+
+/// Whether the analysis saw tensor work in T (an op, a tensor bound, or
+/// something it could not derive): only such functions are called.
+bool hasTensorWork(const FunctionTrace &T);
+
+/// --emit-harness's writing rule. Files maps names to contents. Into a new
+/// or empty directory every file is created (never opened over an existing
+/// one); into a non-empty one only with Force, and then only files an
+/// earlier --emit-harness wrote (IsOurs says so from the contents) are
+/// replaced, each atomically. Returns "" or the reason nothing was written.
+std::string writeEmittedFiles(
+    const std::string &Dir,
+    const std::vector<std::pair<std::string, std::string>> &Files, bool Force,
+    const std::function<bool(const std::string &Name, llvm::StringRef Contents)> &IsOurs);
 
 /// Runs the whole verification and prints the side-by-side report.
 /// Returns the exit status: 0 all verified values match, 1 a mismatch,

@@ -12,18 +12,34 @@
 //     real answer ("the storage is new here") whenever the prediction knows
 //     the tensor's kind.
 //  4. A predicted binding that LibTorch never reached is Unverified when the
-//     function threw (the throw explains it) and a Mismatch otherwise.
+//     function threw (the throw explains it), when it sits in a branch or a
+//     loop ("conditional": a branch not taken is no wrong number) or when no
+//     probe could be put after it ("probed": false, e.g. inside a macro),
+//     and a Mismatch otherwise.
 //  5. Throwing: predicted "throws" and LibTorch threw is a Match whatever the
 //     two messages say. A throw the tool did not predict is a Mismatch only
 //     when the run was a plain run on the requested device; after a meta ->
 //     CPU fallback, a timeout or a crash it says nothing about the code
 //     (aten-rules.md section 8: CPU lacks some half-precision kernels).
+//     A function the harness stopped at its memory limit ("stopped") neither
+//     threw nor returned: every verdict about it is Unverified.
+//  6. Totals, on a plain CPU run that returned (mode "cpu"): the predicted
+//     peak_live_bytes and allocated bytes (summary.allocated_bytes, or the
+//     sum of the ops' allocated_bytes and transient_bytes) against the
+//     counting allocator's.
+//     LibTorch wraps a C++ scalar operand (`x * 2`) in a 0-dim tensor, 8
+//     bytes, sometimes plus a 4-byte cast copy, which the model does not
+//     count; so a measurement matches when predicted <= measured <=
+//     predicted + ScalarSlack x (allocations LibTorch made). Less than
+//     predicted is always a mismatch. tests/hostile/check_corpus.py uses the
+//     same rule.
 #include "verify/Harness.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <climits>
 #include <map>
 #include <optional>
 
@@ -44,7 +60,7 @@ const char *outcomeName(Verdict::Outcome O) {
 }
 
 json::Value toJSON(const Verdict &V) {
-  return json::Object{{"function", V.Function}, {"name", V.Name},
+  return json::Object{{"file", V.File}, {"function", V.Function}, {"name", V.Name},
                       {"line", static_cast<int64_t>(V.Line)},
                       {"field", V.Field},       {"predicted", V.Predicted},
                       {"measured", V.Measured}, {"result", outcomeName(V.Result)},
@@ -52,6 +68,9 @@ json::Value toJSON(const Verdict &V) {
 }
 
 namespace {
+
+/// Bytes per measured allocation a prediction may fall short by (rule 6).
+constexpr int64_t ScalarSlack = 16;
 
 const char *const TensorFields[] = {"shape",          "strides", "dtype",
                                     "storage_bytes",  "storage_offset",
@@ -147,16 +166,17 @@ const json::Object *findMeasured(const json::Array *Measured,
 bool environmentalFailure(const json::Object &M, llvm::StringRef Error) {
   if (M.get("fallback_reason"))
     return true;
-  for (llvm::StringRef Prefix : {"timed out", "crashed", "not run", "the process "})
+  for (llvm::StringRef Prefix : {"timed out", "crashed", "not run", "the process ", "stopped"})
     if (Error.startswith(Prefix))
       return true;
   return Error.contains_insensitive("out of memory") ||
-         Error.contains_insensitive("not enough memory");
+         Error.contains_insensitive("not enough memory") ||
+         Error.contains_insensitive("can't allocate memory");
 }
 
 void compareTensor(const json::Object &P, const json::Object &M,
-                   const std::string &Function, const std::string &Note,
-                   std::vector<Verdict> &Out) {
+                   const std::string &File, const std::string &Function,
+                   const std::string &Note, std::vector<Verdict> &Out) {
   std::string Name = str(P, "name");
   unsigned Line = line(P);
   std::string Reason = str(P, "unknown_reason");
@@ -164,6 +184,7 @@ void compareTensor(const json::Object &P, const json::Object &M,
   bool KindKnown = !isNull(P.get("kind"));
   for (llvm::StringRef F : TensorFields) {
     Verdict V;
+    V.File = File;
     V.Function = Function;
     V.Name = Name;
     V.Line = Line;
@@ -192,11 +213,88 @@ void compareTensor(const json::Object &P, const json::Object &M,
   }
 }
 
+std::optional<int64_t> integer(const json::Object *O, llvm::StringRef Key) {
+  if (!O)
+    return std::nullopt;
+  if (const json::Value *V = O->get(Key))
+    return V->getAsInteger();
+  return std::nullopt;
+}
+
+/// The bytes the report says the function allocates: summary.allocated_bytes
+/// when present (--verify adds it), else the sum over its ops; nullopt when
+/// unknown.
+std::optional<int64_t> predictedAllocated(const json::Object &PF) {
+  if (const json::Object *Summary = PF.getObject("summary"))
+    if (const json::Value *Total = Summary->get("allocated_bytes"))
+      return Total->getAsInteger();
+  int64_t Sum = 0;
+  if (const json::Array *Ops = PF.getArray("ops"))
+    for (const json::Value &V : *Ops) {
+      const json::Object *Op = V.getAsObject();
+      if (!Op)
+        return std::nullopt;
+      std::optional<int64_t> A = integer(Op, "allocated_bytes");
+      if (!A)
+        return std::nullopt;
+      int64_t T = integer(Op, "transient_bytes").value_or(0);
+      if (__builtin_add_overflow(Sum, *A, &Sum) || __builtin_add_overflow(Sum, T, &Sum))
+        return std::nullopt;
+    }
+  return Sum;
+}
+
+/// Rule 6 for one total.
+void compareTotal(const std::string &File, const std::string &Function, unsigned Line,
+                  llvm::StringRef Field, std::optional<int64_t> Predicted,
+                  const std::string &UnknownReason, int64_t Measured,
+                  int64_t Allocations, std::vector<Verdict> &Out) {
+  Verdict V;
+  V.File = File;
+  V.Function = Function;
+  V.Line = Line;
+  V.Field = Field.str();
+  V.Measured = std::to_string(Measured);
+  if (!Predicted) {
+    V.Predicted = "null";
+    V.Result = Verdict::Unverified;
+    V.Note = UnknownReason.empty() ? "the tool reported this total as unknown"
+                                   : "unknown to the tool: " + UnknownReason;
+    Out.push_back(std::move(V));
+    return;
+  }
+  V.Predicted = std::to_string(*Predicted);
+  int64_t Slack = 0;
+  if (__builtin_mul_overflow(ScalarSlack, Allocations < 0 ? 0 : Allocations, &Slack))
+    Slack = INT64_MAX;
+  int64_t Ceiling;
+  if (__builtin_add_overflow(*Predicted, Slack, &Ceiling))
+    Ceiling = INT64_MAX;
+  if (Measured < *Predicted) {
+    V.Result = Verdict::Mismatch;
+    V.Note = "LibTorch allocated less than predicted";
+  } else if (Measured > Ceiling) {
+    V.Result = Verdict::Mismatch;
+    V.Note = "more than the " + std::to_string(ScalarSlack) +
+             " B per allocation allowed for scalar operands (" +
+             std::to_string(Allocations) + " allocations)";
+  } else {
+    V.Result = Verdict::Match;
+    if (Measured > *Predicted)
+      V.Note = std::to_string(Measured - *Predicted) +
+               " B over the prediction, within the " + std::to_string(ScalarSlack) +
+               " B per allocation allowed for scalar operands";
+  }
+  Out.push_back(std::move(V));
+}
+
 void compareFunction(const json::Object &PF, const json::Object *MF,
-                     std::vector<Verdict> &Out) {
+                     llvm::StringRef MeasuredMode, std::vector<Verdict> &Out) {
   std::string Function = str(PF, "function");
+  std::string File = str(PF, "file");
   std::string Error = MF ? str(*MF, "error") : "";
   bool Threw = MF && !isNull(MF->get("error"));
+  std::string Stopped = MF ? str(*MF, "stopped") : "";
   std::string Note;
   if (MF && MF->get("fallback_reason"))
     Note = "measured on " + str(*MF, "device") + ": " + str(*MF, "fallback_reason");
@@ -223,10 +321,11 @@ void compareFunction(const json::Object &PF, const json::Object *MF,
         if (Observed > 1 && Occurrence == 0)
           TNote += std::string(TNote.empty() ? "" : "; ") + "observed " +
                    std::to_string(Observed) + " times; compared with the first";
-        compareTensor(*P, *It->second[Occurrence], Function, TNote, Out);
+        compareTensor(*P, *It->second[Occurrence], File, Function, TNote, Out);
         continue;
       }
       Verdict V;
+      V.File = File;
       V.Function = Function;
       V.Name = K.first;
       V.Line = K.second;
@@ -237,9 +336,21 @@ void compareFunction(const json::Object &PF, const json::Object *MF,
         V.Result = Verdict::Unverified;
         V.Measured = "not run";
         V.Note = "the harness did not run this function";
+      } else if (P->getBoolean("probed") == false) {
+        V.Result = Verdict::Unverified;
+        V.Measured = "not probed";
+        std::string Why = str(*P, "no_probe_reason");
+        V.Note = "no probe could be placed after this binding" +
+                 (Why.empty() ? std::string() : ": " + Why);
+      } else if (!Stopped.empty()) {
+        V.Result = Verdict::Unverified;
+        V.Note = "the harness stopped the function before this binding: " + Error;
       } else if (Threw) {
         V.Result = Verdict::Unverified;
         V.Note = "LibTorch threw before this binding: " + Error;
+      } else if (P->getBoolean("conditional") == true) {
+        V.Result = Verdict::Unverified;
+        V.Note = "in a branch or loop that this run did not reach";
       } else {
         V.Result = Verdict::Mismatch;
         V.Note = "LibTorch returned without reaching this binding";
@@ -253,6 +364,7 @@ void compareFunction(const json::Object &PF, const json::Object *MF,
     if (Seen.count(K))
       continue;
     Verdict V;
+    V.File = File;
     V.Function = Function;
     V.Name = K.first;
     V.Line = K.second;
@@ -266,15 +378,39 @@ void compareFunction(const json::Object &PF, const json::Object *MF,
 
   const json::Value *Throws = PF.get("throws");
   bool PredictsThrow = !isNull(Throws) && Throws->getAsBoolean() != false;
+  if (MF && !PredictsThrow && !Threw && MeasuredMode == "cpu" &&
+      str(*MF, "device") == "cpu" && !MF->get("fallback_reason")) {
+    std::optional<int64_t> Peak = integer(MF, "peak_live_bytes");
+    std::optional<int64_t> Allocated = integer(MF, "allocated_bytes");
+    int64_t Allocations = integer(MF, "allocations").value_or(0);
+    const json::Object *Summary = PF.getObject("summary");
+    std::optional<int64_t> PredictedPeak = integer(Summary, "peak_live_bytes");
+    std::string Reason = Summary ? str(*Summary, "unknown_reason") : "";
+    if (Peak)
+      compareTotal(File, Function, line(PF), "peak_live_bytes", PredictedPeak, Reason,
+                   *Peak, Allocations, Out);
+    if (Allocated) {
+      std::optional<int64_t> PredictedBytes =
+          PredictedPeak ? predictedAllocated(PF) : std::nullopt;
+      compareTotal(File, Function, line(PF), "allocated_bytes", PredictedBytes,
+                   PredictedPeak ? "an op's allocation is unknown" : Reason, *Allocated,
+                   Allocations, Out);
+    }
+  }
   if (!MF || (!PredictsThrow && !Threw))
     return;
   Verdict V;
+  V.File = File;
   V.Function = Function;
   V.Line = line(PF);
   V.Field = "throws";
   V.Predicted = PredictsThrow ? render(Throws) : "returns";
   V.Measured = Threw ? Error : "returned";
-  if (PredictsThrow) {
+  if (!Stopped.empty()) {
+    V.Result = Verdict::Unverified;
+    V.Note = "stopped by the harness's " + Stopped +
+             " at run time: neither a return nor a throw; not verified";
+  } else if (PredictsThrow) {
     V.Result = Threw ? Verdict::Match : Verdict::Mismatch;
   } else if (environmentalFailure(*MF, Error)) {
     V.Result = Verdict::Unverified;
@@ -293,6 +429,7 @@ std::vector<Verdict> compare(const json::Value &Predicted, const json::Value &Me
   std::vector<Verdict> Out;
   const json::Object *PO = Predicted.getAsObject();
   const json::Object *MO = Measured.getAsObject();
+  std::string MeasuredMode = MO ? str(*MO, "mode") : "";
   const json::Array *PFs = PO ? PO->getArray("functions") : nullptr;
   const json::Array *MFs = MO ? MO->getArray("functions") : nullptr;
   if (!PFs)
@@ -303,7 +440,7 @@ std::vector<Verdict> compare(const json::Value &Predicted, const json::Value &Me
     if (!PF)
       continue;
     const json::Object *MF = findMeasured(MFs, str(*PF, "function"), str(*PF, "file"), Used);
-    compareFunction(*PF, MF, Out);
+    compareFunction(*PF, MF, MeasuredMode, Out);
   }
   return Out;
 }

@@ -18,7 +18,8 @@
 //   findLibTorch      where the headers and libraries are (Debian package,
 //                     Torch_DIR / CMAKE_PREFIX_PATH, or a PyTorch install).
 //   buildHarness      g++ (or $CXX) -std=c++17 -O0, through ccache when present.
-//   runHarness        runs the program under a time limit; returns its stdout,
+//   runHarness        runs the program with a time limit per function and a
+//                     memory limit per CPU run; returns its stdout,
 //                     one JSON document (the "measured" report).
 //   compare           measured vs predicted, one Verdict per tensor field.
 #pragma once
@@ -67,12 +68,14 @@ const char *modeName(Mode M);
 
 /// One C++ translation unit. The Mode is the default; the program accepts
 /// `--mode meta|cpu|cuda` to override it, `--file N` to run only the
-/// functions of the N-th file, `--deadline-seconds S` to bound the whole
-/// run (a function still running at the deadline is killed and reported with
-/// an "error"), and `--fallback-max-bytes B` to bound the live CPU memory of
-/// a meta -> CPU rerun (default 8 GiB). Sites that are out of range or
-/// overlap an earlier site are skipped and listed in a comment at the top of
-/// the output.
+/// functions of the N-th file, `--function-timeout S` to bound each
+/// function (one still running after S seconds is killed and reported with
+/// an "error"; the next one gets its own S seconds), and `--max-live-bytes
+/// B` to bound the live CPU memory of a function in any mode (default 8
+/// GiB): an allocation past it stops the function, which is reported with
+/// "stopped": "memory-limit". Sites that
+/// are out of range or overlap an earlier site are skipped and listed in a
+/// comment at the top of the output.
 std::string generateHarness(const std::vector<HarnessFile> &Files, Mode M);
 
 /// A CMakeLists.txt that builds harness.cpp (the output of generateHarness)
@@ -124,18 +127,29 @@ llvm::Expected<LibTorchInstall> findLibTorchWith(const LibTorchSearch &S,
 /// success returns the path of the executable (the directory is kept: the
 /// caller may run it several times; removeHarnessDir deletes it). On a
 /// compile failure the error quotes the compiler's first error lines. Log
-/// receives the commands and the full compiler output.
+/// receives the commands and the full compiler output. The compiler runs in
+/// a process group that dies with the tool (Process.h); interrupted, the
+/// directory is removed.
 llvm::Expected<std::string> buildHarness(const std::string &HarnessSource,
                                          const LibTorchInstall &Install,
                                          std::string &Log);
 
-/// Runs a built harness with extra arguments (e.g. {"--mode", "cpu"}) and a
-/// time limit, returning its stdout. The limit is passed to the program as
-/// its own deadline, so a slow function is reported inside the JSON; the
-/// process is killed a little later as a backstop, which is an error.
+/// The limits a harness run is given (passed as its own flags).
+struct RunLimits {
+  unsigned FunctionSeconds = 0; ///< per function (--function-timeout); 0: none
+  size_t Functions = 1;         ///< how many it runs: sizes the backstop
+  int64_t MaxLiveBytes = 0;     ///< --max-live-bytes; 0: the harness default
+};
+
+/// Runs a built harness with extra arguments (e.g. {"--mode", "cpu"}) and
+/// the limits, returning its stdout. The harness enforces the per-function
+/// limit itself, so a slow function is reported inside the JSON; the whole
+/// program is killed (with everything it started) only past a backstop of
+/// Functions x (FunctionSeconds + 2) + 10 s, which is an error. A signal
+/// caught by an InterruptScope (Process.h) meanwhile is an error too.
 llvm::Expected<std::string> runHarness(const std::string &Executable,
                                        const std::vector<std::string> &Args,
-                                       unsigned TimeoutSeconds,
+                                       const RunLimits &Limits,
                                        std::string &Log);
 
 /// Deletes the directory buildHarness created for Executable.
@@ -145,16 +159,18 @@ void removeHarnessDir(const std::string &Executable);
 /// directory is removed on success and kept (named in the error) on failure.
 llvm::Expected<std::string> buildAndRun(const std::string &HarnessSource,
                                         const LibTorchInstall &Install,
-                                        unsigned TimeoutSeconds,
+                                        const RunLimits &Limits,
                                         std::string &Log);
 
 /// The outcome of checking one predicted field against LibTorch.
 struct Verdict {
-  std::string Function, Name;
+  std::string File; ///< the predicted function's file
+  std::string Function, Name; ///< Name is empty for a function-level verdict
   unsigned Line = 0;
   /// A tensor field (shape strides dtype storage_bytes storage_offset base
   /// contiguous), "probe" (the binding was never observed), "binding" (an
-  /// observed tensor the report lacks), or "throws" (function level).
+  /// observed tensor the report lacks), or function level: "throws",
+  /// "peak_live_bytes" and "allocated_bytes" (CPU runs only).
   std::string Field;
   std::string Predicted, Measured; ///< JSON text; strings without quotes
   enum Outcome { Match, Mismatch, Unverified } Result = Unverified;
@@ -162,9 +178,12 @@ struct Verdict {
 };
 
 /// Predicted: the tool's JSON report (report-schema.md; tensors also carry
-/// "storage_offset" and optionally "unknown_reason"; a function may carry
-/// "throws"). Measured: the harness output. Tensors are matched by
-/// (function, name, line) and by order of occurrence within that key.
+/// "storage_offset" and optionally "unknown_reason", and from --verify
+/// "probed" and "conditional"; a function may carry "throws"). Measured:
+/// the harness output. Tensors are matched by (function, name, line) and by
+/// order of occurrence within that key. On a CPU run the functions' peak
+/// and allocated bytes are compared too, allowing 16 B per allocation for
+/// LibTorch's scalar wrappers (Compare.cpp, rule 6).
 std::vector<Verdict> compare(const llvm::json::Value &Predicted,
                              const llvm::json::Value &Measured);
 

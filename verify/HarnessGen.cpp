@@ -178,7 +178,8 @@ std::string generateHarness(const std::vector<HarnessFile> &Files, Mode M) {
   Out += "). Do not edit: regenerate.\n"
          "// Build: g++ -std=c++17 -O0 harness.cpp with LibTorch's include and\n"
          "// library flags (or the CMakeLists.txt from --emit-harness); run:\n"
-         "//   ./harness [--mode meta|cpu|cuda] [--file N] [--deadline-seconds S]\n";
+         "//   ./harness [--mode meta|cpu|cuda] [--file N] [--function-timeout S]\n"
+         "//             [--max-live-bytes B]\n";
   for (const std::string &S : Skipped)
     Out += "// tma: skipped " + S + "\n";
   Out += "#include <torch/torch.h>\n";

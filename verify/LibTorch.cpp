@@ -17,6 +17,7 @@
 // preprocessed text across runs and can return a cached object: the
 // LibTorch headers make every compile cost about half a minute.
 #include "verify/Harness.h"
+#include "verify/Process.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -169,39 +170,30 @@ void addCudaHeaders(LibTorchInstall &I, llvm::StringRef ExtraDir) {
   I.Defines.push_back("TMA_PROBE_HAS_CUDA=1");
 }
 
-struct ProcessResult {
-  int ReturnCode = -1;
-  bool TimedOut = false;
-  std::string ErrMsg; // set when the program could not be started
-  std::string Stdout, Stderr;
-};
+/// Runs Args (Args[0] found on PATH if not absolute) in Dir under a
+/// supervisor (Process.h), with stdout and stderr captured in files there.
+/// The command's TMPDIR is Dir too: what a killed compiler leaves there
+/// (its cc*.s files) goes with the directory.
+ProcessResult runCaptured(std::vector<std::string> Args, llvm::StringRef Dir,
+                          llvm::StringRef Tag, unsigned SecondsToWait,
+                          llvm::StringRef CleanupDir) {
+  if (!Args.empty() && !path::is_absolute(Args[0]))
+    if (auto Found = llvm::sys::findProgramByName(Args[0]))
+      Args[0] = *Found;
+  return runInGroup(Args, Dir, Tag, SecondsToWait, CleanupDir, {"TMPDIR=" + Dir.str()});
+}
 
-/// Runs Args[0] with stdout and stderr captured in files under Dir.
-ProcessResult runCaptured(llvm::StringRef Program,
-                          const std::vector<std::string> &Args,
-                          llvm::StringRef Dir, llvm::StringRef Tag,
-                          unsigned SecondsToWait) {
-  ProcessResult R;
-  std::string OutPath = join(Dir, (Tag + ".stdout").str());
-  std::string ErrPath = join(Dir, (Tag + ".stderr").str());
-  // ExecuteAndWait opens redirect files without O_TRUNC: a shorter second
-  // run would leave the tail of the first one behind.
-  fs::remove(OutPath);
-  fs::remove(ErrPath);
-  std::vector<llvm::StringRef> ArgRefs(Args.begin(), Args.end());
-  std::optional<llvm::StringRef> Redirects[] = {llvm::StringRef(""),
-                                                llvm::StringRef(OutPath),
-                                                llvm::StringRef(ErrPath)};
-  bool Failed = false;
-  R.ReturnCode = llvm::sys::ExecuteAndWait(Program, ArgRefs, std::nullopt, Redirects,
-                                           SecondsToWait, 0, &R.ErrMsg, &Failed);
-  if (!Failed && R.ReturnCode == -2)
-    R.TimedOut = true;
-  else if (!Failed)
-    R.ErrMsg.clear(); // a crash message; the return code says it
-  R.Stdout = readFile(OutPath).value_or("");
-  R.Stderr = readFile(ErrPath).value_or("");
-  return R;
+/// What went wrong with a command that did not exit 0, as a phrase.
+std::string failure(const ProcessResult &R, unsigned SecondsToWait) {
+  if (R.Interrupted)
+    return "interrupted by signal " + std::to_string(R.Interrupted);
+  if (R.TimedOut)
+    return "timed out after " + std::to_string(SecondsToWait) + " s";
+  if (!R.ErrMsg.empty())
+    return R.ErrMsg;
+  if (R.Signal)
+    return "killed by signal " + std::to_string(R.Signal);
+  return "exited with status " + std::to_string(R.ReturnCode);
 }
 
 std::string makeTempDir(const char *Prefix) {
@@ -384,8 +376,8 @@ llvm::Expected<LibTorchInstall> findLibTorchWith(const LibTorchSearch &S,
     std::string Dir = makeTempDir("tma-python");
     ProcessResult R;
     if (!Dir.empty())
-      R = runCaptured(S.Python, {S.Python, "-c", Snippet}, Dir, "python",
-                      S.PythonTimeoutSeconds);
+      R = runCaptured({S.Python, "-c", Snippet}, Dir, "python",
+                      S.PythonTimeoutSeconds, Dir);
     if (!Dir.empty())
       fs::remove_directories(Dir);
     llvm::SmallVector<llvm::StringRef, 4> Lines;
@@ -469,8 +461,7 @@ llvm::Expected<std::string> buildHarness(const std::string &HarnessSource,
   Log += "harness directory: " + Dir + "\n";
 
   // Compile with relative names from inside Dir (see the file comment).
-  std::vector<std::string> Compile = {"sh", "-c", "cd \"$0\" && exec \"$@\"", Dir};
-  Compile.insert(Compile.end(), Compiler.begin(), Compiler.end());
+  std::vector<std::string> Compile(Compiler.begin(), Compiler.end());
   for (const char *Flag : {"-std=c++17", "-O0", "-w", "-pthread"})
     Compile.push_back(Flag);
   for (const std::string &D : Install.Defines)
@@ -481,13 +472,17 @@ llvm::Expected<std::string> buildHarness(const std::string &HarnessSource,
   }
   for (const char *Arg : {"-c", "harness.cpp", "-o", "harness.o"})
     Compile.push_back(Arg);
-  Log += "compile: " + commandLine(Compile) + "\n";
-  ProcessResult C = runCaptured("/bin/sh", Compile, Dir, "compile", 1800);
+  Log += "compile (in " + Dir + "): " + commandLine(Compile) + "\n";
+  ProcessResult C = runCaptured(Compile, Dir, "compile", 1800, Dir);
   Log += C.Stdout + C.Stderr;
-  if (!C.ErrMsg.empty() || C.TimedOut)
+  if (C.Interrupted) {
+    fs::remove_directories(Dir);
+    return makeError("interrupted by signal " + std::to_string(C.Interrupted) +
+                     " while compiling the harness");
+  }
+  if (!C.ErrMsg.empty() || C.TimedOut || C.Signal)
     return makeError("could not run the compiler (" + Compiler.back() + "): " +
-                     (C.TimedOut ? "timed out after 1800 s" : C.ErrMsg) +
-                     "; harness kept in " + Dir);
+                     failure(C, 1800) + "; harness kept in " + Dir);
   if (C.ReturnCode != 0)
     return makeError("the harness did not compile (" + Source + "):\n" +
                      firstErrors(C.Stderr + C.Stdout));
@@ -511,36 +506,68 @@ llvm::Expected<std::string> buildHarness(const std::string &HarnessSource,
   Link.push_back("-Wl,--as-needed");
   Link.push_back("-pthread");
   Log += "link: " + commandLine(Link) + "\n";
-  ProcessResult L = runCaptured(Link[0], Link, Dir, "link", 600);
+  ProcessResult L = runCaptured(Link, Dir, "link", 600, Dir);
   Log += L.Stdout + L.Stderr;
-  if (!L.ErrMsg.empty() || L.TimedOut || L.ReturnCode != 0)
+  if (L.Interrupted) {
+    fs::remove_directories(Dir);
+    return makeError("interrupted by signal " + std::to_string(L.Interrupted) +
+                     " while linking the harness");
+  }
+  if (!L.ErrMsg.empty() || L.TimedOut || L.Signal || L.ReturnCode != 0)
     return makeError("the harness did not link (" + Source + "):\n" +
-                     (L.ErrMsg.empty() ? firstErrors(L.Stderr + L.Stdout) : L.ErrMsg));
+                     (L.ReturnCode > 0 ? firstErrors(L.Stderr + L.Stdout) : failure(L, 600)));
   return Binary;
+}
+
+static std::vector<std::string> runArguments(const std::vector<std::string> &Args,
+                                             const RunLimits &Limits) {
+  std::vector<std::string> Out(Args);
+  if (Limits.FunctionSeconds) {
+    Out.push_back("--function-timeout");
+    Out.push_back(std::to_string(Limits.FunctionSeconds));
+  }
+  if (Limits.MaxLiveBytes > 0) {
+    Out.push_back("--max-live-bytes");
+    Out.push_back(std::to_string(Limits.MaxLiveBytes));
+  }
+  return Out;
+}
+
+static unsigned backstopSeconds(const RunLimits &Limits) {
+  if (!Limits.FunctionSeconds)
+    return 0;
+  // Each function may use its whole limit (a meta run and its CPU rerun
+  // share it); the harness kills it a moment later. Past that, the harness
+  // itself is stuck.
+  uint64_t S = uint64_t(Limits.Functions ? Limits.Functions : 1) * (Limits.FunctionSeconds + 2) + 10;
+  return S > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<unsigned>(S);
 }
 
 llvm::Expected<std::string> runHarness(const std::string &Executable,
                                        const std::vector<std::string> &Args,
-                                       unsigned TimeoutSeconds, std::string &Log) {
+                                       const RunLimits &Limits, std::string &Log) {
   std::vector<std::string> Cmd = {Executable};
-  Cmd.insert(Cmd.end(), Args.begin(), Args.end());
-  if (TimeoutSeconds) {
-    Cmd.push_back("--deadline-seconds");
-    Cmd.push_back(std::to_string(TimeoutSeconds));
-  }
+  for (const std::string &A : runArguments(Args, Limits))
+    Cmd.push_back(A);
   std::string Dir(path::parent_path(Executable));
   Log += "run: " + commandLine(Cmd) + "\n";
-  // The harness stops at its own deadline; the backstop covers a parent
-  // that is itself stuck (or a program that ignores the flag).
-  unsigned Backstop = TimeoutSeconds ? TimeoutSeconds + 5 + TimeoutSeconds / 10 : 0;
-  ProcessResult R = runCaptured(Executable, Cmd, Dir, "run", Backstop);
+  // The harness limits each function itself; the backstop covers a
+  // harness that is itself stuck (or a program that ignores the flag).
+  unsigned Backstop = backstopSeconds(Limits);
+  ProcessResult R = runCaptured(Cmd, Dir, "run", Backstop, Dir);
   if (!R.Stderr.empty())
     Log += "harness stderr:\n" + R.Stderr;
+  if (R.Interrupted)
+    return makeError("interrupted by signal " + std::to_string(R.Interrupted) +
+                     " while the harness ran");
   if (R.TimedOut)
-    return makeError("the harness ran past its " + std::to_string(TimeoutSeconds) +
-                     " s time limit and was killed");
+    return makeError("the harness ran past its " + std::to_string(Backstop) +
+                     " s backstop (" + std::to_string(Limits.FunctionSeconds) +
+                     " s per function) and was killed");
   if (!R.ErrMsg.empty())
     return makeError("could not run the harness " + Executable + ": " + R.ErrMsg);
+  if (R.Signal)
+    return makeError("the harness was killed by signal " + std::to_string(R.Signal));
   if (R.ReturnCode != 0) {
     llvm::StringRef Err = llvm::StringRef(R.Stderr).trim();
     if (Err.size() > 2000)
@@ -564,11 +591,11 @@ void removeHarnessDir(const std::string &Executable) {
 
 llvm::Expected<std::string> buildAndRun(const std::string &HarnessSource,
                                         const LibTorchInstall &Install,
-                                        unsigned TimeoutSeconds, std::string &Log) {
+                                        const RunLimits &Limits, std::string &Log) {
   auto Binary = buildHarness(HarnessSource, Install, Log);
   if (!Binary)
     return Binary.takeError();
-  auto Output = runHarness(*Binary, {}, TimeoutSeconds, Log);
+  auto Output = runHarness(*Binary, {}, Limits, Log);
   if (!Output)
     return makeError(llvm::toString(Output.takeError()) + " (harness kept in " +
                      path::parent_path(*Binary).str() + ")");

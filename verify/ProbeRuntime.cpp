@@ -28,11 +28,20 @@
 //     child, counts bytes and calls; it is reported only for runs on CPU.
 //  5. A meta run that fails because the Meta backend lacks a kernel (or mixes
 //     meta with CPU tensors the user made without a device) is rerun on CPU;
-//     the output says so ("device":"cpu", "fallback_reason"). The rerun
-//     really allocates, so the counting allocator refuses to go past a
-//     budget (--fallback-max-bytes, 8 GiB by default) and the function is
-//     then reported with an error instead of exhausting the machine.
-//  6. A probe in a loop fires every iteration; after 10000 probes in one run
+//     the output says so ("device":"cpu", "fallback_reason").
+//  6. CPU memory is real in every mode (--mode cpu, the CPU rerun, and a
+//     tensor made without a device on a meta or CUDA run), so the counting
+//     allocator enforces a live-byte limit (--max-live-bytes, 8 GiB by
+//     default; the tool passes --verify-max-bytes). The limit is checked at
+//     run time, whatever the prediction said: an allocation that
+//     would pass it ends the function on the spot (the child writes its
+//     final line and exits), so user code cannot catch it and go on, and
+//     the function is reported "stopped": "memory-limit". An address-space
+//     limit (RLIMIT_AS) well above it is the backstop for memory that does
+//     not come from LibTorch's allocator (a std::vector in user code).
+//  7. Each function gets its own time limit (--function-timeout): one that
+//     hangs is killed at its limit and the next one starts with a full one.
+//  8. A probe in a loop fires every iteration; after 10000 probes in one run
 //     the rest are counted ("dropped_probes") but not written.
 #include "verify/ProbeRuntime.h"
 
@@ -58,6 +67,7 @@ const char *probeRuntimeSource() {
 #include <vector>
 
 #include <c10/core/CPUAllocator.h>
+#include <new>
 
 #include <poll.h>
 #include <sys/resource.h>
@@ -200,7 +210,7 @@ inline std::string dtype_name(c10::ScalarType T) {
 // ---------------------------------------------------------------- CPU allocations
 struct AllocCounters {
   std::mutex M;
-  int64_t Budget = 0; // live-byte limit; 0: none
+  int64_t Budget = 0; // live-byte limit of this run; 0: none
   int64_t Live = 0, Peak = 0, Bytes = 0, Calls = 0;
   int64_t SinceBytes = 0, SinceCalls = 0;
   std::unordered_map<void *, std::pair<c10::DataPtr, int64_t>> Blocks;
@@ -225,6 +235,8 @@ inline void counting_delete(void *Ptr) {
   // Inner's own deleter frees the memory here, outside the lock.
 }
 
+[[noreturn]] inline void stop_over_budget(int64_t Request, int64_t Live, int64_t Budget);
+
 /// Wraps the default CPU allocator. The returned DataPtr's context is the
 /// data pointer itself, so raw_allocate/raw_deallocate keep working.
 #if defined(__clang__)
@@ -238,9 +250,9 @@ struct CountingAllocator final : c10::Allocator {
     {
       AllocCounters &C = counters();
       std::lock_guard<std::mutex> Lock(C.M);
-      TORCH_CHECK(C.Budget == 0 || C.Live + static_cast<int64_t>(N) <= C.Budget,
-                  "tma: the CPU rerun would hold more than ", C.Budget,
-                  " bytes (the harness's --fallback-max-bytes budget)");
+      int64_t Request = static_cast<int64_t>(N);
+      if (C.Budget > 0 && (Request < 0 || Request > C.Budget - C.Live))
+        stop_over_budget(Request, C.Live, C.Budget); // does not return
     }
     c10::DataPtr P = Inner->allocate(N);
     void *Data = P.get();
@@ -301,7 +313,8 @@ constexpr int64_t MaxProbesPerRun = 10000;
 
 struct RunState {
   FILE *Out = nullptr;             // pipe to the parent
-  int64_t FallbackBudget = int64_t(8) << 30;
+  int64_t MaxLiveBytes = int64_t(8) << 30; // every run on the CPU
+  std::string Reason;              // why this run is not on the device asked for
   int64_t Probes = 0, Dropped = 0;
   std::vector<Probed> Seen;        // this run's probed storages, in order
   c10::DeviceType Device = c10::DeviceType::Meta;
@@ -318,6 +331,60 @@ inline void emit(const std::string &Line) {
   std::fwrite(Line.data(), 1, Line.size(), Out);
   std::fputc('\n', Out);
   std::fflush(Out);
+}
+
+/// An allocation past --max-live-bytes: the function ends here. Throwing
+/// would not do: user code may catch (...) and go on allocating.
+[[noreturn]] inline void stop_over_budget(int64_t Request, int64_t Live, int64_t Budget) {
+  RunState &S = state();
+  std::string F = "F \"device\":" + json_quote(device_name(S.Device));
+  if (!S.Reason.empty())
+    F += ",\"fallback_reason\":" + json_quote(S.Reason);
+  F += ",\"error\":" +
+       json_quote("stopped: an allocation of " + std::to_string(Request) +
+                  " bytes would hold " +
+                  (Request < 0 ? std::string("more than the limit")
+                               : std::to_string(Live + Request) + " bytes") +
+                  " of CPU memory live, over the " + std::to_string(S.MaxLiveBytes) +
+                  "-byte limit (--verify-max-bytes; the harness's --max-live-bytes)");
+  F += ",\"stopped\":\"memory-limit\",\"requested_bytes\":" + std::to_string(Request) +
+       ",\"live_bytes\":" + std::to_string(Live) + ",\"max_live_bytes\":" +
+       std::to_string(S.MaxLiveBytes);
+  (void)Budget; // MaxLiveBytes above what the run started with
+  emit(F);
+  std::fflush(nullptr);
+  _exit(0);
+}
+
+/// The address-space backstop of a run on the CPU: what the process maps
+/// now, plus the live-byte limit, plus room for thread stacks and malloc
+/// arenas (OpenMP starts one thread per core).
+inline void limit_address_space(int64_t MaxLive) {
+#if defined(__linux__)
+  FILE *F = std::fopen("/proc/self/statm", "r");
+  if (!F)
+    return;
+  unsigned long long Pages = 0;
+  int Got = std::fscanf(F, "%llu", &Pages);
+  std::fclose(F);
+  if (Got != 1)
+    return;
+  long Cores = sysconf(_SC_NPROCESSORS_ONLN);
+  unsigned long long Mapped = Pages * static_cast<unsigned long long>(sysconf(_SC_PAGESIZE));
+  unsigned long long Room = (2ULL << 30) + (256ULL << 20) * static_cast<unsigned long long>(Cores > 0 ? Cores : 1);
+  unsigned long long Limit = Mapped + static_cast<unsigned long long>(MaxLive) + Room;
+  rlimit Old;
+  if (getrlimit(RLIMIT_AS, &Old) != 0)
+    return;
+  if (Old.rlim_cur != RLIM_INFINITY && Old.rlim_cur <= Limit)
+    return; // never raise a limit the caller set
+  rlimit New{static_cast<rlim_t>(Limit), Old.rlim_max};
+  if (Old.rlim_max != RLIM_INFINITY && New.rlim_cur > Old.rlim_max)
+    New.rlim_cur = Old.rlim_max;
+  setrlimit(RLIMIT_AS, &New);
+#else
+  (void)MaxLive;
+#endif
 }
 
 /// The probe inserted after each binding.
@@ -412,6 +479,7 @@ struct RunResult {
   int64_t Dropped = 0;
   bool Threw = false;
   bool MetaGap = false;
+  bool OutOfAddressSpace = false;
   std::string Error;
   int64_t Peak = 0, Bytes = 0, Calls = 0;
   int64_t CudaPeak = -1;
@@ -425,6 +493,7 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
   S.Seen.clear();
   S.Probes = S.Dropped = 0;
   S.Device = Dev;
+  S.Reason = Reason;
   runtime_device() = Dev;
   std::string Start = std::string("S {\"device\":\"") + device_name(Dev) + "\"";
   if (!Reason.empty())
@@ -437,7 +506,14 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
     Baseline = C.Live;
     C.Peak = C.Live;
     C.Bytes = C.Calls = C.SinceBytes = C.SinceCalls = 0;
+    // Live bytes this run may add; what the parent's statics hold is not
+    // the function's. Every mode: a tensor made without a device is a CPU
+    // tensor on meta and CUDA runs too.
+    C.Budget = S.MaxLiveBytes > 0 ? S.MaxLiveBytes + Baseline : 0;
   }
+  // CUDA reserves address space by the terabyte: no backstop there.
+  if (Dev != c10::DeviceType::CUDA && S.MaxLiveBytes > 0)
+    limit_address_space(S.MaxLiveBytes);
 #if defined(TMA_PROBE_CUDA_STATS)
   if (Dev == c10::DeviceType::CUDA) {
     cuda_reset_peak();
@@ -447,6 +523,11 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
   RunResult R;
   try {
     E.Fn();
+  } catch (const std::bad_alloc &) {
+    R.Threw = true;
+    R.OutOfAddressSpace = true;
+    R.Error = "stopped: out of memory under the harness's address-space limit "
+              "(a backstop above --max-live-bytes)";
   } catch (const c10::NotImplementedError &X) {
     R.Threw = true;
     R.Error = first_line(X.what_without_backtrace());
@@ -507,11 +588,6 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
               "); reran on CPU";
     emit("R");
     Dev = c10::DeviceType::CPU;
-    {
-      AllocCounters &C = counters();
-      std::lock_guard<std::mutex> Lock(C.M);
-      C.Budget = state().FallbackBudget;
-    }
     R = run_once(E, Dev, Reason);
   }
   std::string F = "F \"device\":" + json_quote(device_name(Dev));
@@ -519,7 +595,9 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
     F += ",\"fallback_reason\":" + json_quote(Reason);
   if (R.Threw)
     F += ",\"error\":" + json_quote(first_sentence(R.Error));
-  if (Dev == c10::DeviceType::CPU)
+  if (R.OutOfAddressSpace)
+    F += ",\"stopped\":\"address-space-limit\"";
+  if (Dev == c10::DeviceType::CPU && !R.OutOfAddressSpace)
     F += ",\"peak_live_bytes\":" + std::to_string(R.Peak) +
          ",\"allocated_bytes\":" + std::to_string(R.Bytes) +
          ",\"allocations\":" + std::to_string(R.Calls);
@@ -542,13 +620,12 @@ inline double seconds_since(std::chrono::steady_clock::time_point T0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
 }
 
-/// Runs one entry in a child; returns its JSON object.
-inline std::string run_entry(const Entry &E, Mode M, double SecondsLeft,
-                             double Deadline) {
-  bool HasDeadline = Deadline > 0;
+/// Runs one entry in a child with its own time limit (0: none); returns
+/// its JSON object.
+inline std::string run_entry(const Entry &E, Mode M, double Limit) {
+  bool HasDeadline = Limit > 0;
+  double SecondsLeft = Limit;
   std::string Head = "{\"file\":" + json_quote(E.File) + ",\"function\":" + json_quote(E.Function);
-  if (HasDeadline && SecondsLeft <= 0)
-    return Head + ",\"device\":null,\"error\":\"not run: the harness time limit was reached\",\"tensors\":[]}";
   int Fds[2];
   if (pipe(Fds) != 0)
     return Head + ",\"device\":null,\"error\":" + json_quote(std::string("pipe failed: ") + std::strerror(errno)) + ",\"tensors\":[]}";
@@ -628,9 +705,9 @@ inline std::string run_entry(const Entry &E, Mode M, double SecondsLeft,
     std::string Why;
     if (TimedOut) {
       char Secs[32];
-      std::snprintf(Secs, sizeof Secs, "%g", Deadline);
-      Why = std::string("timed out: still running at the harness's ") + Secs +
-            " s deadline, killed";
+      std::snprintf(Secs, sizeof Secs, "%g", Limit);
+      Why = std::string("timed out: still running after ") + Secs +
+            " s, the limit per function (--verify-timeout), killed";
     } else if (WIFSIGNALED(Status)) {
       int Sig = WTERMSIG(Status);
       const char *Name = strsignal(Sig);
@@ -651,7 +728,7 @@ inline std::string run_entry(const Entry &E, Mode M, double SecondsLeft,
 
 inline int harness_main(int Argc, char **Argv, const Entry *Entries, size_t Count,
                         Mode M) {
-  double Deadline = 0;
+  double Limit = 0;
   long OnlyFile = -1;
   for (int I = 1; I < Argc; ++I) {
     std::string A = Argv[I];
@@ -662,33 +739,31 @@ inline int harness_main(int Argc, char **Argv, const Entry *Entries, size_t Coun
       else if (V == "cpu") M = Mode::CPU;
       else if (V == "cuda") M = Mode::CUDA;
       else { std::fprintf(stderr, "unknown --mode %s\n", V.c_str()); return 2; }
-    } else if (A == "--deadline-seconds" && I + 1 < Argc) {
+    } else if (A == "--function-timeout" && I + 1 < Argc) {
       ++I;
-      Deadline = std::atof(V.c_str());
-    } else if (A == "--fallback-max-bytes" && I + 1 < Argc) {
+      Limit = std::atof(V.c_str());
+    } else if ((A == "--max-live-bytes" || A == "--fallback-max-bytes") && I + 1 < Argc) {
       ++I;
-      state().FallbackBudget = std::atoll(V.c_str());
+      state().MaxLiveBytes = std::atoll(V.c_str());
     } else if (A == "--file" && I + 1 < Argc) {
       ++I;
       OnlyFile = std::atol(V.c_str());
     } else {
-      std::fprintf(stderr, "usage: %s [--mode meta|cpu|cuda] [--file N] [--deadline-seconds S]"
-                   " [--fallback-max-bytes B]\n", Argv[0]);
+      std::fprintf(stderr, "usage: %s [--mode meta|cpu|cuda] [--file N] [--function-timeout S]"
+                   " [--max-live-bytes B]\n", Argv[0]);
       return 2;
     }
   }
   const char *ModeName = M == Mode::Meta ? "meta" : M == Mode::CPU ? "cpu" : "cuda";
-  auto T0 = std::chrono::steady_clock::now();
   std::string Out = std::string("{\"mode\":\"") + ModeName +
                     "\",\"torch_version\":" + json_quote(TORCH_VERSION) + ",\"functions\":[";
   bool FirstOut = true;
   for (size_t I = 0; I < Count; ++I) {
     if (OnlyFile >= 0 && Entries[I].FileIndex != static_cast<unsigned long>(OnlyFile))
       continue;
-    double Left = Deadline - seconds_since(T0);
     Out += FirstOut ? "\n" : ",\n";
     FirstOut = false;
-    Out += run_entry(Entries[I], M, Left, Deadline);
+    Out += run_entry(Entries[I], M, Limit);
   }
   Out += "\n]}\n";
   std::fwrite(Out.data(), 1, Out.size(), stdout);

@@ -224,11 +224,19 @@ protected:
 };
 std::string BuildRun::Binary;
 
-TEST_F(BuildRun, PassesArgumentsAndDeadline) {
+RunLimits limits(unsigned Seconds, int64_t MaxLive = 0) {
+  RunLimits L;
+  L.FunctionSeconds = Seconds;
+  L.MaxLiveBytes = MaxLive;
+  return L;
+}
+
+TEST_F(BuildRun, PassesArgumentsAndLimits) {
   std::string Log;
-  auto Out = runHarness(Binary, {"--mode", "cpu"}, 7, Log);
+  auto Out = runHarness(Binary, {"--mode", "cpu"}, limits(7, 1024), Log);
   ASSERT_TRUE(static_cast<bool>(Out)) << llvm::toString(Out.takeError());
-  EXPECT_EQ(*Out, "{\"args\":[\"--mode\",\"cpu\",\"--deadline-seconds\",\"7\"]}\n");
+  EXPECT_EQ(*Out, "{\"args\":[\"--mode\",\"cpu\",\"--function-timeout\",\"7\","
+                  "\"--max-live-bytes\",\"1024\"]}\n");
   EXPECT_NE(Log.find("to the log"), std::string::npos);
 }
 
@@ -236,16 +244,16 @@ TEST_F(BuildRun, ASecondShorterRunLeavesNothingBehind) {
   // Regression: the capture files are reused per directory, and LLVM opens
   // redirect targets without O_TRUNC.
   std::string Log;
-  auto Long = runHarness(Binary, {"a-rather-long-argument", "and-another-one"}, 0, Log);
+  auto Long = runHarness(Binary, {"a-rather-long-argument", "and-another-one"}, limits(0), Log);
   ASSERT_TRUE(static_cast<bool>(Long)) << llvm::toString(Long.takeError());
-  auto Short = runHarness(Binary, {"x"}, 0, Log);
+  auto Short = runHarness(Binary, {"x"}, limits(0), Log);
   ASSERT_TRUE(static_cast<bool>(Short)) << llvm::toString(Short.takeError());
   EXPECT_EQ(*Short, "{\"args\":[\"x\"]}\n");
 }
 
 TEST_F(BuildRun, NonZeroExitIsAnError) {
   std::string Log;
-  auto Out = runHarness(Binary, {"fail"}, 0, Log);
+  auto Out = runHarness(Binary, {"fail"}, limits(0), Log);
   ASSERT_FALSE(static_cast<bool>(Out));
   std::string Msg = llvm::toString(Out.takeError());
   EXPECT_NE(Msg.find("status 3"), std::string::npos) << Msg;
@@ -254,23 +262,23 @@ TEST_F(BuildRun, NonZeroExitIsAnError) {
 
 TEST_F(BuildRun, OutputMustBeJSON) {
   std::string Log;
-  auto Out = runHarness(Binary, {"text"}, 0, Log);
+  auto Out = runHarness(Binary, {"text"}, limits(0), Log);
   ASSERT_FALSE(static_cast<bool>(Out));
   EXPECT_NE(llvm::toString(Out.takeError()).find("not JSON"), std::string::npos);
 }
 
-TEST_F(BuildRun, BackstopKillsAProgramThatIgnoresItsDeadline) {
+TEST_F(BuildRun, BackstopKillsAProgramThatIgnoresItsLimit) {
   std::string Log;
-  auto Out = runHarness(Binary, {"sleep"}, 1, Log); // killed after 1 + 5 s
+  auto Out = runHarness(Binary, {"sleep"}, limits(1), Log); // killed after 1 x (1 + 2) + 10 s
   ASSERT_FALSE(static_cast<bool>(Out));
   std::string Msg = llvm::toString(Out.takeError());
-  EXPECT_NE(Msg.find("1 s time limit"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("13 s backstop (1 s per function)"), std::string::npos) << Msg;
 }
 
 TEST(BuildAndRun, CompileErrorsPointAtTheUserFile) {
   std::string Log;
   auto Out = buildAndRun("#line 1 \"user/file.cpp\"\nvoid f() { int x = ; }\nint main() {}\n",
-                         LibTorchInstall(), 10, Log);
+                         LibTorchInstall(), limits(10), Log);
   ASSERT_FALSE(static_cast<bool>(Out));
   std::string Msg = llvm::toString(Out.takeError());
   EXPECT_NE(Msg.find("did not compile"), std::string::npos) << Msg;
@@ -286,9 +294,9 @@ TEST(BuildAndRun, CompileErrorsPointAtTheUserFile) {
 
 TEST(BuildAndRun, SuccessRemovesTheDirectory) {
   std::string Log;
-  auto Out = buildAndRun(FakeHarness, LibTorchInstall(), 5, Log);
+  auto Out = buildAndRun(FakeHarness, LibTorchInstall(), limits(5), Log);
   ASSERT_TRUE(static_cast<bool>(Out)) << llvm::toString(Out.takeError()) << Log;
-  EXPECT_EQ(*Out, "{\"args\":[\"--deadline-seconds\",\"5\"]}\n");
+  EXPECT_EQ(*Out, "{\"args\":[\"--function-timeout\",\"5\"]}\n");
   size_t At = Log.find("harness directory: ");
   ASSERT_NE(At, std::string::npos);
   std::string Dir = Log.substr(At + 19, Log.find('\n', At) - At - 19);
