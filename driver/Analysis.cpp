@@ -353,14 +353,26 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
     // command does, relative to the command's "directory" (meson writes
     // "../src/m.cpp"): a name that means nothing where the tool runs, and
     // one NOLINT and --fix could not read the file by.
+    bool DidNotCompile = false;
     for (FileAnalysis &FA : O.Results) {
       FA.File = Files[I];
       for (FunctionTrace &T : FA.Traces)
         T.File = Files[I];
-      Run.Failed |= FA.CompileErrors;
+      DidNotCompile |= FA.CompileErrors;
       Run.Files.push_back(std::move(FA));
     }
+    if (DidNotCompile)
+      Run.Failures.push_back(
+          {Files[I], "it did not compile (the compiler's errors are on "
+                     "stderr)"});
+    else if (Commands[I].empty())
+      Run.Failures.push_back({Files[I], "no compile command for it"});
+    else if (O.ToolFailed || O.Results.empty())
+      Run.Failures.push_back(
+          {Files[I], "its compile command failed (the compiler's errors are "
+                     "on stderr)"});
   }
+  Run.Failed |= !Run.Failures.empty();
 
   if (Run.Files.size() < Files.size())
     Run.Failed = true;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "driver/PreambleCache.h"
+#include "driver/Report.h"
 #include "frontend/Action.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
@@ -28,6 +29,8 @@ struct AnalysisRun {
   std::vector<FileAnalysis> Files;
   /// A file failed to parse or could not be run.
   bool Failed = false;
+  /// Each file that was not analysed, in input order, with the reason.
+  std::vector<FileFailure> Failures;
   /// Preamble cache entries found, and built by this run.
   unsigned CacheHits = 0;
   unsigned CacheBuilds = 0;

@@ -161,7 +161,8 @@ std::string fileURI(llvm::StringRef AbsolutePath) {
 }
 
 json::Value toSarif(const std::vector<Diagnostic> &Diagnostics,
-                    const FormatOptions &Options) {
+                    const FormatOptions &Options,
+                    const std::vector<FileFailure> &Failures) {
   std::string Base = helpBase(Options);
   json::Array Rules;
   std::map<std::string, unsigned> RuleIndex;
@@ -249,6 +250,22 @@ json::Value toSarif(const std::vector<Diagnostic> &Diagnostics,
     Results.push_back(std::move(R));
   }
 
+  json::Array Notifications;
+  for (const FileFailure &F : Failures)
+    Notifications.push_back(json::Object{
+        {"level", "error"},
+        {"message", json::Object{{"text", "tensor-accountant could not analyse " +
+                                              F.File + ": " + F.Reason}}},
+        {"locations",
+         json::Array{json::Object{
+             {"physicalLocation",
+              json::Object{{"artifactLocation", artifactLocation(F.File)}}}}}},
+        {"descriptor", json::Object{{"id", "file-not-analysed"}}}});
+  json::Object Invocation{{"executionSuccessful", Failures.empty()}};
+  if (!Notifications.empty())
+    Invocation["toolExecutionNotifications"] = std::move(Notifications);
+  json::Array Invocations{std::move(Invocation)};
+
   llvm::SmallString<256> Cwd;
   llvm::sys::fs::current_path(Cwd);
   std::string Root = fileURI(Cwd);
@@ -267,6 +284,7 @@ json::Value toSarif(const std::vector<Diagnostic> &Diagnostics,
                                                {"rules", std::move(Rules)}}}}},
            {"originalUriBaseIds",
             json::Object{{"SRCROOT", json::Object{{"uri", Root}}}}},
+           {"invocations", std::move(Invocations)},
            {"columnKind", "unicodeCodePoints"},
            {"results", std::move(Results)}}}}};
 }
@@ -297,7 +315,14 @@ std::string escapeWorkflowProperty(llvm::StringRef S) {
 }
 
 void printGithub(llvm::raw_ostream &OS, const std::vector<Diagnostic> &Diags,
-                 const FormatOptions &Options) {
+                 const FormatOptions &Options,
+                 const std::vector<FileFailure> &Failures) {
+  for (const FileFailure &F : Failures)
+    OS << "::error file=" << escapeWorkflowProperty(F.File)
+       << ",title=tensor-accountant::"
+       << escapeWorkflowData("could not analyse this file: " + F.Reason +
+                             "; its findings are missing")
+       << "\n";
   for (const Diagnostic &D : Diags) {
     std::string Message = renderMessage(D.Format, D.Args);
     for (const DiagnosticNote &N : D.Notes)
@@ -341,7 +366,8 @@ std::string markdownCell(llvm::StringRef S) {
 void printMarkdown(llvm::raw_ostream &OS,
                    const std::vector<FunctionTrace> &Traces,
                    const std::vector<Diagnostic> &Diags,
-                   const FormatOptions &Options) {
+                   const FormatOptions &Options,
+                   const std::vector<FileFailure> &Failures) {
   unsigned Errors = 0;
   std::map<std::string, std::pair<unsigned, int64_t>> PerCheck;
   for (const Diagnostic &D : Diags) {
@@ -355,6 +381,15 @@ void printMarkdown(llvm::raw_ostream &OS,
   if (!Options.HtmlURL.empty())
     OS << "Memory timeline of every function: [HTML report]("
        << markdownLinkTarget(Options.HtmlURL) << ")\n\n";
+  if (!Failures.empty()) {
+    OS << "**" << Failures.size() << " file" << (Failures.size() == 1 ? "" : "s")
+       << " could not be analysed**; " << (Failures.size() == 1 ? "its" : "their")
+       << " findings are missing:\n\n";
+    for (const FileFailure &F : Failures)
+      OS << "- `" << markdownCell(F.File) << "`: " << markdownCell(F.Reason)
+         << "\n";
+    OS << "\n";
+  }
   if (Diags.empty()) {
     OS << "No findings in " << Traces.size() << " function"
        << (Traces.size() == 1 ? "" : "s") << ".\n";

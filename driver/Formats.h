@@ -16,6 +16,7 @@
 #pragma once
 
 #include "checks/Diagnostic.h"
+#include "driver/Report.h"
 #include "model/Trace.h"
 
 #include "llvm/Support/JSON.h"
@@ -56,9 +57,13 @@ std::string markdownCell(llvm::StringRef S);
 /// A SARIF 2.1.0 log with one run: every registered check as a rule (with
 /// its summary and a help URI), every diagnostic as a result (physical
 /// location with region, notes as related locations, "bytes" in the
-/// properties, fix-its as SARIF fixes).
+/// properties, fix-its as SARIF fixes), and one invocation whose
+/// executionSuccessful is false when a file could not be analysed, each
+/// such file a toolExecutionNotification (code scanning shows them; without
+/// them a failed file read as "no findings").
 llvm::json::Value toSarif(const std::vector<Diagnostic> &Diagnostics,
-                          const FormatOptions &Options);
+                          const FormatOptions &Options,
+                          const std::vector<FileFailure> &Failures = {});
 
 /// Escapes for workflow commands: data escapes %, \r, \n; properties also
 /// escape ':' and ','.
@@ -66,14 +71,18 @@ std::string escapeWorkflowData(llvm::StringRef S);
 std::string escapeWorkflowProperty(llvm::StringRef S);
 
 /// One `::warning file=...,line=...::message` line per diagnostic (notes
-/// are appended to the message, since an annotation has one location).
+/// are appended to the message, since an annotation has one location);
+/// an `::error file=...` line per file that could not be analysed.
 void printGithub(llvm::raw_ostream &OS, const std::vector<Diagnostic> &Diags,
-                 const FormatOptions &Options);
+                 const FormatOptions &Options,
+                 const std::vector<FileFailure> &Failures = {});
 
-/// A markdown summary for a pull-request comment.
+/// A markdown summary for a pull-request comment; files that could not be
+/// analysed are listed first.
 void printMarkdown(llvm::raw_ostream &OS,
                    const std::vector<FunctionTrace> &Traces,
                    const std::vector<Diagnostic> &Diags,
-                   const FormatOptions &Options);
+                   const FormatOptions &Options,
+                   const std::vector<FileFailure> &Failures = {});
 
 } // namespace tma

@@ -32,6 +32,7 @@
 
 #include <iostream>
 #include <memory>
+#include <set>
 
 using namespace llvm;
 using namespace clang::tooling;
@@ -482,12 +483,20 @@ int main(int argc, const char **argv) {
   std::string DiagnosticText;
   raw_string_ostream DiagOS(DiagnosticText);
   bool ConfigFailed = false;
+  std::vector<tma::FileFailure> Failures = Run.Failures;
+  std::set<std::string> FailedFiles;
+  for (const tma::FileFailure &F : Failures)
+    FailedFiles.insert(F.File);
   for (const tma::FileAnalysis &FA : Run.Files) {
     if (FA.CompileErrors) {
       errs() << "tensor-accountant: error: '" << FA.File
              << "' did not compile; fix the errors above\n";
       continue;
     }
+    // A parse under a command the compiler refused (an unknown flag) is no
+    // analysis of the file as it is built: reported as failed, not used.
+    if (FailedFiles.count(FA.File))
+      continue;
     Traces.insert(Traces.end(), FA.Traces.begin(), FA.Traces.end());
     auto Buffer = MemoryBuffer::getFile(FA.File);
     std::string Text = Buffer ? (*Buffer)->getBuffer().str() : "";
@@ -496,6 +505,8 @@ int main(int argc, const char **argv) {
     if (!ConfigError.empty()) {
       errs() << "tensor-accountant: error: " << ConfigError << "\n";
       ConfigFailed = true;
+      Failures.push_back({FA.File, "its checks' configuration is invalid: " +
+                                       ConfigError});
       continue;
     }
     std::vector<tma::Diagnostic> Found = tma::runChecks(FA.Traces, Config, Text);
@@ -538,13 +549,15 @@ int main(int argc, const char **argv) {
   if (OutputFormat == Format::Html) {
     tma::printHtml(outs(), Traces, Diagnostics, FormatOpts);
   } else if (OutputFormat == Format::Sarif) {
-    outs() << formatv("{0:2}", tma::toSarif(Diagnostics, FormatOpts)) << "\n";
+    outs() << formatv("{0:2}", tma::toSarif(Diagnostics, FormatOpts, Failures))
+           << "\n";
   } else if (OutputFormat == Format::Github) {
-    tma::printGithub(outs(), Diagnostics, FormatOpts);
+    tma::printGithub(outs(), Diagnostics, FormatOpts, Failures);
   } else if (OutputFormat == Format::Markdown) {
-    tma::printMarkdown(outs(), Traces, Diagnostics, FormatOpts);
+    tma::printMarkdown(outs(), Traces, Diagnostics, FormatOpts, Failures);
   } else if (OutputFormat == Format::JSON) {
-    outs() << formatv("{0:2}", tma::toJSON(Traces, Diagnostics)) << "\n";
+    outs() << formatv("{0:2}", tma::toJSON(Traces, Diagnostics, Failures))
+           << "\n";
   } else {
     if (OutputFormat == Format::Table) {
       tma::printTable(outs(), Traces);

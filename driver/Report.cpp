@@ -240,7 +240,8 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
 }
 
 llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
-                         const std::vector<Diagnostic> &Diagnostics) {
+                         const std::vector<Diagnostic> &Diagnostics,
+                         const std::vector<FileFailure> &Failures) {
   llvm::json::Array Functions;
   for (const FunctionTrace &T : Traces) {
     llvm::json::Array Tensors;
@@ -354,9 +355,13 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                                        {"notes", std::move(Notes)},
                                        {"fixes", std::move(Fixes)}});
   }
+  llvm::json::Array Failed;
+  for (const FileFailure &F : Failures)
+    Failed.push_back(llvm::json::Object{{"file", F.File}, {"reason", F.Reason}});
   return llvm::json::Object{{"version", 1},
                             {"functions", std::move(Functions)},
-                            {"diagnostics", std::move(Diags)}};
+                            {"diagnostics", std::move(Diags)},
+                            {"failed_files", std::move(Failed)}};
 }
 
 } // namespace tma

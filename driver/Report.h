@@ -18,6 +18,14 @@
 
 namespace tma {
 
+/// A file the run could not analyse, and why. Every format reports them,
+/// so that "no findings" never stands for a file nobody looked at (issue
+/// 10, item 21: a failed file vanished from JSON and SARIF).
+struct FileFailure {
+  std::string File;   // as the user (or the compilation database) named it
+  std::string Reason; // e.g. "it did not compile (the compiler's errors are on stderr)"
+};
+
 /// One row of the table / one tensor entry of the JSON report.
 struct TensorRow {
   const Binding *B = nullptr;
@@ -49,7 +57,10 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T);
 std::optional<int64_t> bytesMoved(const FunctionTrace &T);
 
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces);
+/// The JSON report; "failed_files" lists Failures (empty: every file was
+/// analysed).
 llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
-                         const std::vector<Diagnostic> &Diagnostics);
+                         const std::vector<Diagnostic> &Diagnostics,
+                         const std::vector<FileFailure> &Failures = {});
 
 } // namespace tma

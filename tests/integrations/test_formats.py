@@ -5,7 +5,10 @@
 tests/integrations/data/ and carry every diagnostic of --format=json (same
 count, check, line, column, message, bytes, notes, fixes). --format=github
 must give one annotation per diagnostic with the same position and check,
-and --format=markdown the summary tables.
+and --format=markdown the summary tables. A file that could not be
+analysed is in every format: JSON failed_files, a SARIF invocation with
+executionSuccessful false and a notification, a github error annotation,
+a markdown list.
 
 usage: test_formats.py <tensor-accountant> <source dir>
 """
@@ -154,6 +157,65 @@ for c in set(d["check"] for d in diags):
 worst = max((d for d in diags if d["bytes"]), key=lambda d: d["bytes"])
 first_row = md.split("|---:|---|---|---|\n", 1)[1].split("\n", 1)[0]
 check(":%d`" % worst["line"] in first_row, "the worst copy comes first")
+
+check(run0["invocations"] == [{"executionSuccessful": True}],
+      "SARIF: one successful invocation when every file was analysed: %s"
+      % run0.get("invocations"))
+check(report["failed_files"] == [], "JSON: no failed files for the seed")
+
+# ---- a file that is not analysed (issue 10, item 21) -------------------------
+# It vanished from JSON and SARIF, so code scanning showed "no findings".
+# Without LibTorch: a file that compiles, one that does not, one whose
+# compile command the compiler refuses.
+import tempfile
+work = tempfile.mkdtemp(prefix="tma-formats-failed-")
+for name, text in (("good.cpp", "int good() { return 1; }\n"),
+                   ("broken.cpp", "int broken() { return 1 + ; }\n")):
+    with open(os.path.join(work, name), "w") as f:
+        f.write(text)
+
+
+def run_failed(fmt, *extra):
+    return subprocess.run([TOOL, "--no-cache", "--format=" + fmt, "good.cpp",
+                           "broken.cpp", "--", "-std=c++17"] + list(extra),
+                          cwd=work, capture_output=True, text=True, timeout=600)
+
+
+p = run_failed("json")
+failed = json.loads(p.stdout)
+check(p.returncode == 1 and [f["file"] for f in failed["failed_files"]] == ["broken.cpp"]
+      and "did not compile" in failed["failed_files"][0]["reason"] and
+      [f["function"] for f in failed["functions"]] == ["good"],
+      "JSON: the broken file is in failed_files, the good one analysed (exit %d): %s"
+      % (p.returncode, failed.get("failed_files")))
+p = run_failed("json", "--no-such-flag")
+refused = json.loads(p.stdout)
+check(p.returncode == 1 and [f["file"] for f in refused["failed_files"]] ==
+      ["good.cpp", "broken.cpp"] and refused["functions"] == [],
+      "JSON: a refused compile command fails every file, none half-analysed: %s"
+      % refused.get("failed_files"))
+p = run_failed("sarif")
+failed_sarif = json.loads(p.stdout)
+errors = list(Validator(schema).iter_errors(failed_sarif))
+for e in errors[:5]:
+    print("schema error at", list(e.absolute_path), ":", e.message)
+check(p.returncode == 1 and not errors, "SARIF with a failed file validates")
+inv = failed_sarif["runs"][0]["invocations"]
+notes = inv[0].get("toolExecutionNotifications", []) if inv else []
+check(len(inv) == 1 and inv[0]["executionSuccessful"] is False and len(notes) == 1 and
+      notes[0]["level"] == "error" and "broken.cpp" in notes[0]["message"]["text"] and
+      notes[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] ==
+      "broken.cpp",
+      "SARIF: executionSuccessful false and a notification naming the file: %s" % inv)
+p = run_failed("github")
+check(p.returncode == 1 and "::error file=broken.cpp,title=tensor-accountant::could "
+      "not analyse this file: it did not compile" in p.stdout,
+      "github: an error annotation on the failed file:\n" + p.stdout)
+p = run_failed("markdown")
+check(p.returncode == 1 and "**1 file could not be analysed**" in p.stdout and
+      "- `broken.cpp`: it did not compile" in p.stdout,
+      "markdown: the failed file is listed:\n" + p.stdout)
+subprocess.run(["rm", "-rf", work])
 
 if failures:
     sys.exit("%d failure(s)" % len(failures))
