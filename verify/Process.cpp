@@ -164,8 +164,13 @@ void sleepMillis(long Ms) {
   std::memset(&Default, 0, sizeof Default);
   Default.sa_handler = SIG_DFL;
   sigemptyset(&Default.sa_mask);
-  for (int Sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGUSR1})
-    sigaction(Sig, &Default, nullptr);
+  // The tool's handlers must not run here before exec; what the tool's
+  // caller ignored (nohup's SIGHUP) stays ignored, as exec would keep it.
+  for (int Sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGUSR1}) {
+    struct sigaction Now;
+    if (sigaction(Sig, nullptr, &Now) == 0 && Now.sa_handler != SIG_IGN)
+      sigaction(Sig, &Default, nullptr);
+  }
   sigset_t None;
   sigemptyset(&None);
   sigprocmask(SIG_SETMASK, &None, nullptr);
