@@ -1,6 +1,7 @@
 #include "checks/TorchCheck.h"
 #include "checks/Registry.h"
 
+#include <cerrno>
 #include <cstdlib>
 
 namespace tma {
@@ -38,9 +39,15 @@ int64_t TorchCheck::intOption(const OptionSource &Opts, const std::string &Key,
   auto V = Opts.get(Key);
   if (!V || V->empty())
     return Default;
+  // Every integer option counts bytes or notes: "lots", "-5" or "1e9" is a
+  // mistake to report, not a value to drop silently (issue 10, item 24).
   char *End = nullptr;
+  errno = 0;
   long long N = std::strtoll(V->c_str(), &End, 10);
-  return End && *End == '\0' ? N : Default;
+  if (End && *End == '\0' && errno == 0 && N >= 0 && (*V)[0] != '-')
+    return N;
+  Opts.invalidValue(Key, *V, "a non-negative integer");
+  return Default;
 }
 
 double TorchCheck::realOption(const OptionSource &Opts, const std::string &Key,
@@ -50,7 +57,10 @@ double TorchCheck::realOption(const OptionSource &Opts, const std::string &Key,
     return Default;
   char *End = nullptr;
   double D = std::strtod(V->c_str(), &End);
-  return End && *End == '\0' ? D : Default;
+  if (End && *End == '\0')
+    return D;
+  Opts.invalidValue(Key, *V, "a number");
+  return Default;
 }
 
 namespace {

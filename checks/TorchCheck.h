@@ -26,6 +26,14 @@ class OptionSource {
 public:
   virtual ~OptionSource() = default;
   virtual std::optional<std::string> get(const std::string &LocalName) const = 0;
+  /// Told when a value is not one the option takes (the check then keeps
+  /// its default): the CLI makes it an error, the clang-tidy module a
+  /// configuration warning, as clang-tidy does for its own checks.
+  virtual void invalidValue(const std::string &LocalName,
+                            const std::string &Value,
+                            const std::string &Expected) const {
+    (void)LocalName, (void)Value, (void)Expected;
+  }
 };
 
 /// An option source with no options set: every check uses its defaults.
@@ -52,6 +60,8 @@ public:
 protected:
   Diagnostic &report(std::vector<Diagnostic> &Out, const SourceSpan &Where,
                      const std::string &Format) const;
+  /// A non-negative integer option (a byte count, a count of notes); any
+  /// other value is reported through OptionSource::invalidValue.
   static int64_t intOption(const OptionSource &Opts, const std::string &Key,
                            int64_t Default);
   static double realOption(const OptionSource &Opts, const std::string &Key,

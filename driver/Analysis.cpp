@@ -8,9 +8,11 @@
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 
 #include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/JSONCompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
@@ -52,6 +54,30 @@ makeFixedDatabase(const std::vector<std::string> &UserFlags, bool HaveUserFlags,
       Flags.push_back("-idirafter" + Dir);
   }
   return std::make_unique<FixedCompilationDatabase>(".", Flags);
+}
+
+std::unique_ptr<CompilationDatabase>
+loadBuildDatabase(const std::string &BuildPath, std::string &Error) {
+  std::string Why;
+  auto DB = CompilationDatabase::loadFromDirectory(BuildPath, Why);
+  if (DB)
+    return DB;
+  llvm::SmallString<256> File(BuildPath);
+  llvm::sys::path::append(File, "compile_commands.json");
+  if (llvm::sys::fs::exists(File)) {
+    // Its own error, without the other database kinds' "not found".
+    std::string JSONWhy;
+    if (!JSONCompilationDatabase::loadFromFile(File, JSONWhy,
+                                               JSONCommandLineSyntax::AutoDetect))
+      Why = llvm::StringRef(JSONWhy).trim().str();
+    Error = "'" + std::string(File) + "' is not a valid compilation database: " +
+            Why;
+  } else {
+    // Why lists each database kind's "No such file": no news.
+    Error = "no compile_commands.json in '" + BuildPath +
+            "' (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)";
+  }
+  return nullptr;
 }
 
 namespace {

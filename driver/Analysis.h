@@ -25,6 +25,12 @@ std::unique_ptr<clang::tooling::CompilationDatabase>
 makeFixedDatabase(const std::vector<std::string> &UserFlags, bool HaveUserFlags,
                   std::string &Error);
 
+/// -p's database: <BuildPath>/compile_commands.json. Null with Error set to
+/// one line saying what is wrong: there is none (how to make one), or it is
+/// not a valid database (its parse error, not "not found").
+std::unique_ptr<clang::tooling::CompilationDatabase>
+loadBuildDatabase(const std::string &BuildPath, std::string &Error);
+
 struct AnalysisRun {
   std::vector<FileAnalysis> Files;
   /// A file failed to parse or could not be run.

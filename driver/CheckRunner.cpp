@@ -34,6 +34,14 @@ public:
       return std::nullopt;
     return It->second;
   }
+  void invalidValue(const std::string &LocalName, const std::string &Value,
+                    const std::string &Expected) const override {
+    if (Problem.empty())
+      Problem = Check + "." + LocalName + ": '" + Value + "' is not " +
+                Expected;
+  }
+  /// The first invalid value seen, or empty.
+  mutable std::string Problem;
 
 private:
   const CheckConfig &Config;
@@ -103,6 +111,18 @@ std::optional<CheckConfig> parseClangTidyConfig(llvm::StringRef Text,
     return std::nullopt;
   }
   return Config;
+}
+
+std::string validateCheckOptions(const CheckConfig &Config) {
+  for (const CheckInfo &Info : checkRegistry()) {
+    if (!checkEnabled(Config.Checks, Info.Name))
+      continue;
+    MapOptions Opts(Config, Info.Name);
+    Info.Create(Opts); // reads every option it has
+    if (!Opts.Problem.empty())
+      return Config.Source + ": " + Opts.Problem;
+  }
+  return "";
 }
 
 CheckConfig findConfigFor(const std::string &File, std::string &Error) {

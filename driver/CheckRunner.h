@@ -31,6 +31,13 @@ struct CheckConfig {
 std::optional<CheckConfig> parseClangTidyConfig(llvm::StringRef Text,
                                                 std::string &Error);
 
+/// The first option value of an enabled check that the check cannot take
+/// ("torch-memory-budget.MaxPeakBytes: 'lots' is not a non-negative
+/// integer", after where the configuration came from); empty when all are
+/// fine. clang-tidy warns about such values; the CLI refuses them rather
+/// than run with the default in their place.
+std::string validateCheckOptions(const CheckConfig &Config);
+
 /// The nearest .clang-tidy from File's directory upward, or the defaults.
 /// Sets Error when a file exists but does not parse.
 CheckConfig findConfigFor(const std::string &File, std::string &Error);

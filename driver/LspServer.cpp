@@ -163,11 +163,9 @@ public:
   bool start() {
     if (!Options.BuildPath.empty()) {
       std::string Error;
-      auto DB = clang::tooling::CompilationDatabase::loadFromDirectory(
-          Options.BuildPath, Error);
+      auto DB = loadBuildDatabase(Options.BuildPath, Error);
       if (!DB) {
-        Err << "tensor-accountant: error: no compile_commands.json in '"
-            << Options.BuildPath << "': " << Error << "\n";
+        Err << "tensor-accountant: error: " << Error << "\n";
         return false;
       }
       BuildDB = clang::tooling::inferMissingCompileCommands(std::move(DB));

@@ -27,11 +27,14 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <iostream>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 
 using namespace llvm;
@@ -182,7 +185,7 @@ cl::opt<std::string> VerifyMaxBytes(
     "verify-max-bytes",
     cl::desc("On cpu and cuda, skip functions whose predicted peak is over "
              "this many bytes, and stop any run on the CPU that would hold "
-             "more (default 1073741824)"),
+             "more: a positive count, or with K, M, G (default 1073741824)"),
     cl::init("1073741824"), cl::cat(Category));
 cl::opt<bool> Fix("fix", cl::desc("Apply the checks' fix-its to the files"),
                   cl::cat(Category));
@@ -289,6 +292,13 @@ int main(int argc, const char **argv) {
           "copies of every LibTorch tensor in a C++ function.\n",
           &errs()))
     return 2;
+  // Checked before any parsing: "-5" is a mistake, not a limit.
+  std::optional<uint64_t> VerifyLimit = tma::parseCacheSize(VerifyMaxBytes);
+  if (!VerifyLimit || *VerifyLimit == 0 ||
+      *VerifyLimit > uint64_t(std::numeric_limits<int64_t>::max()))
+    return fail("--verify-max-bytes wants a positive number of bytes, such as "
+                "1073741824 or 1G, not '" +
+                VerifyMaxBytes + "'");
   tma::CheckConfig CommandLineConfig;
   bool HaveCommandLineConfig = !ConfigOption.empty();
   if (HaveCommandLineConfig) {
@@ -297,6 +307,13 @@ int main(int argc, const char **argv) {
     if (!Parsed)
       return fail("--config: " + Error);
     CommandLineConfig = *Parsed;
+    CommandLineConfig.Source = "--config";
+    tma::CheckConfig Checked = CommandLineConfig;
+    if (!ChecksOption.empty())
+      Checked.Checks += "," + ChecksOption;
+    std::string Invalid = tma::validateCheckOptions(Checked);
+    if (!Invalid.empty())
+      return fail(Invalid);
   }
   auto ConfigFor = [&](const std::string &File,
                        std::string &Error) -> tma::CheckConfig {
@@ -304,6 +321,8 @@ int main(int argc, const char **argv) {
         HaveCommandLineConfig ? CommandLineConfig : tma::findConfigFor(File, Error);
     if (!ChecksOption.empty())
       C.Checks += "," + ChecksOption;
+    if (Error.empty())
+      Error = tma::validateCheckOptions(C);
     return C;
   };
   if (ListChecks) {
@@ -395,11 +414,21 @@ int main(int argc, const char **argv) {
     if (SawDashDash)
       return fail("give either -p <build dir> or flags after --, not both");
     std::string Error;
-    DB = CompilationDatabase::loadFromDirectory(BuildPath, Error);
+    DB = tma::loadBuildDatabase(BuildPath, Error);
     if (!DB)
-      return fail("no compile_commands.json in '" + BuildPath +
-                  "' (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON): " +
-                  Error);
+      return fail(Error);
+    SmallString<256> DatabaseFile(BuildPath);
+    sys::path::append(DatabaseFile, "compile_commands.json");
+    // A file the database cannot give a command for (an empty database,
+    // "[]", has none for anything) is a usage error, not a failed compile.
+    for (const std::string &F : Inputs) {
+      SmallString<256> Abs(F);
+      sys::fs::make_absolute(Abs);
+      if (DB->getCompileCommands(Abs).empty())
+        return fail("no compile command for '" + F + "' in '" + DatabaseFile +
+                    "'" +
+                    (DB->getAllFiles().empty() ? " (it lists no files)" : ""));
+    }
   } else {
     std::string Error;
     DB = tma::makeFixedDatabase(CompilerFlags, SawDashDash, Error);
@@ -468,8 +497,7 @@ int main(int argc, const char **argv) {
     VO.JSON = OutputFormat == Format::JSON;
     VO.MeasuredFile = CompareMeasured;
     VO.TimeoutSeconds = VerifyTimeout;
-    if (StringRef(VerifyMaxBytes).getAsInteger(10, VO.MaxBytes))
-      return fail("--verify-max-bytes wants a number of bytes");
+    VO.MaxBytes = static_cast<int64_t>(*VerifyLimit);
     for (const tma::FileAnalysis &FA : Run.Files)
       if (FA.CompileErrors)
         errs() << "tensor-accountant: error: '" << FA.File
@@ -497,7 +525,6 @@ int main(int argc, const char **argv) {
     // analysis of the file as it is built: reported as failed, not used.
     if (FailedFiles.count(FA.File))
       continue;
-    Traces.insert(Traces.end(), FA.Traces.begin(), FA.Traces.end());
     auto Buffer = MemoryBuffer::getFile(FA.File);
     std::string Text = Buffer ? (*Buffer)->getBuffer().str() : "";
     std::string ConfigError;
@@ -509,6 +536,7 @@ int main(int argc, const char **argv) {
                                        ConfigError});
       continue;
     }
+    Traces.insert(Traces.end(), FA.Traces.begin(), FA.Traces.end());
     std::vector<tma::Diagnostic> Found = tma::runChecks(FA.Traces, Config, Text);
     if (Changed)
       Found = Changed->filter(Found);

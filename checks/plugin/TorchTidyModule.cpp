@@ -58,23 +58,34 @@ std::string lambdaTraceName(const FunctionDecl &FD, const SourceManager &SM) {
 
 class TidyOptionSource : public OptionSource {
 public:
-  explicit TidyOptionSource(const tidy::ClangTidyCheck::OptionsView &View)
-      : View(View) {}
+  TidyOptionSource(const tidy::ClangTidyCheck::OptionsView &View,
+                   const tidy::ClangTidyCheck &Check, StringRef CheckName)
+      : View(View), Check(Check), CheckName(CheckName.str()) {}
   std::optional<std::string> get(const std::string &LocalName) const override {
     if (auto V = View.get(LocalName))
       return V->str();
     return std::nullopt;
   }
+  // clang-tidy's own wording for its checks' bad integer options.
+  void invalidValue(const std::string &LocalName, const std::string &Value,
+                    const std::string &Expected) const override {
+    Check.configurationDiag(
+        "invalid configuration value '%0' for option '%1'; expected %2")
+        << Value << CheckName + "." + LocalName << Expected;
+  }
 
 private:
   const tidy::ClangTidyCheck::OptionsView &View;
+  const tidy::ClangTidyCheck &Check;
+  std::string CheckName;
 };
 
 class TorchTidyCheck : public tidy::ClangTidyCheck {
 public:
   TorchTidyCheck(StringRef Name, tidy::ClangTidyContext *Context,
                  const CheckInfo &Info)
-      : ClangTidyCheck(Name, Context), Impl(Info.Create(TidyOptionSource(Options))) {}
+      : ClangTidyCheck(Name, Context),
+        Impl(Info.Create(TidyOptionSource(Options, *this, Name))) {}
 
   bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
     return LangOpts.CPlusPlus17;

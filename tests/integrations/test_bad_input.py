@@ -5,7 +5,13 @@ The CLI (every --format), the --changed-lines-only option and --lsp's
 startup. (Malformed LSP messages are in test_lsp.py.) None of these
 parses LibTorch, so the test is quick.
 
-usage: test_bad_input.py <tensor-accountant>
+Bad values (issue 10, item 24) are refused, never replaced by a default
+in silence: check options (in .clang-tidy, --config, and through
+clang-tidy-16 with our module, which warns as clang-tidy does for its own
+checks), --verify-max-bytes; a malformed compile_commands.json is called
+malformed, not missing; an empty one ("[]") is a usage error (exit 2).
+
+usage: test_bad_input.py <tensor-accountant> [<clang-tidy-16> <module>]
 """
 import json
 import os
@@ -15,6 +21,7 @@ import sys
 import tempfile
 
 TOOL = sys.argv[1]
+TIDY, MODULE = (sys.argv[2], sys.argv[3]) if len(sys.argv) > 3 else (None, None)
 failures = []
 tmp = tempfile.mkdtemp(prefix="tma-bad-")
 
@@ -69,7 +76,61 @@ expect(["-p", os.path.join(tmp, "nodb"), "ok.cpp"], 2,
 os.makedirs(os.path.join(tmp, "baddb"))
 write("baddb/compile_commands.json", "{ this is not json")
 expect(["-p", os.path.join(tmp, "baddb"), "ok.cpp"], 2,
-       "no compile_commands.json", "malformed database")
+       "compile_commands.json' is not a valid compilation database",
+       "malformed database")
+for name, text in (("emptydb", "[]"), ("numberdb", "[1]"), ("objectdb", "{}")):
+    os.makedirs(os.path.join(tmp, name))
+    write(name + "/compile_commands.json", text)
+expect(["-p", "emptydb", "ok.cpp"], 2,
+       "no compile command for 'ok.cpp' in 'emptydb/compile_commands.json' "
+       "(it lists no files)", "an empty database with a file")
+expect(["-p", "emptydb"], 2, "lists no files", "an empty database")
+for name in ("numberdb", "objectdb"):
+    expect(["-p", name, "ok.cpp"], 2, "is not a valid compilation database",
+           "a database that is not a list of entries (%s)" % name)
+expect(["--lsp", "-p", "baddb"], 2, "is not a valid compilation database",
+       "--lsp with a malformed database")
+
+# Bad option values.
+for value in ("-5", "lots", "0x10", "1e9", "99999999999999999999"):
+    expect(["--verify-max-bytes=" + value, "ok.cpp", "--", "-std=c++17"], 2,
+           "--verify-max-bytes wants a positive number of bytes", "--verify-max-bytes=" + value)
+expect(["--verify-max-bytes=0", "ok.cpp", "--", "-std=c++17"], 2,
+       "--verify-max-bytes wants a positive number", "--verify-max-bytes=0")
+p = subprocess.run([TOOL, "--verify-max-bytes=1G", "ok.cpp", "--", "-std=c++17"],
+                   cwd=tmp, capture_output=True, text=True, timeout=300)
+check(p.returncode == 0, "--verify-max-bytes=1G is a size:\n" + p.stderr)
+for value in ("lots", "-5", "12abc"):
+    config = "{CheckOptions: {torch-memory-budget.MaxPeakBytes: '%s'}}" % value
+    expect(["--config=" + config, "ok.cpp", "--", "-std=c++17"], 2,
+           "--config: torch-memory-budget.MaxPeakBytes: '%s' is not a "
+           "non-negative integer" % value, "--config MaxPeakBytes %r" % value)
+os.makedirs(os.path.join(tmp, "cfg"))
+write("cfg/ok.cpp", "int main() { return 0; }\n")
+write("cfg/.clang-tidy", "CheckOptions:\n  - key: torch-memory-budget.MaxPeakBytes\n"
+      "    value: lots\n")
+p = expect(["--format=json", "cfg/ok.cpp", "--", "-std=c++17"], 1,
+           "cfg/.clang-tidy: torch-memory-budget.MaxPeakBytes: 'lots' is not a "
+           "non-negative integer", ".clang-tidy MaxPeakBytes: lots")
+report = json.loads(p.stdout) if p.stdout.strip() else {}
+check([f["file"] for f in report.get("failed_files", [])] == ["cfg/ok.cpp"] and
+      report.get("functions") == [],
+      ".clang-tidy with a bad value: the file is failed, not analysed with the "
+      "default: %s" % report)
+# A disabled check's options are not its business.
+expect(["--config={Checks: '-*,torch-reshape-copy', CheckOptions: "
+        "{torch-memory-budget.MaxPeakBytes: lots}}", "--list-checks"], 0, "",
+       "a bad value of a disabled check")
+if TIDY and MODULE:
+    p = subprocess.run([TIDY, "--load=" + MODULE, "-checks=-*,torch-*",
+                        "--config={CheckOptions: {torch-memory-budget.MaxPeakBytes: lots}}",
+                        "ok.cpp", "--", "-std=c++17"],
+                       cwd=tmp, capture_output=True, text=True, timeout=300)
+    check("invalid configuration value 'lots' for option "
+          "'torch-memory-budget.MaxPeakBytes'; expected a non-negative integer"
+          in p.stdout + p.stderr,
+          "clang-tidy-16 with our module warns about the bad value:\n%s%s"
+          % (p.stdout, p.stderr))
 os.makedirs(os.path.join(tmp, "flagdb"))
 write("flagdb/compile_commands.json", json.dumps([{
     "directory": tmp, "file": cpp,
