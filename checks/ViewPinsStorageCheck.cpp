@@ -1,3 +1,17 @@
+// torch-view-pins-storage: a view that keeps more storage alive, for
+// longer, than the program otherwise would.
+//
+// Judged with C++ lifetimes (Binding::HeldUntil, HeldToScopeEnd), not
+// last uses: a view pins its base's storage only where the base itself
+// has stopped holding it. That is when
+//  - the view is returned and the base is a local that is not (the caller
+//    gets all of the storage for a slice of it), named or not
+//    (`return big.index({0});`);
+//  - the view's name still holds the storage after the base's name went
+//    out of scope, or after the base was assigned another tensor, and the
+//    view is still used then.
+// A view whose base lives as long as it does pins nothing: cloning it
+// would release nothing.
 #include "checks/ViewPinsStorageCheck.h"
 #include "checks/utils/TraceQueries.h"
 #include "model/Units.h"
@@ -25,68 +39,121 @@ static std::set<ValueId> viewFamily(const FunctionTrace &T, ValueId V) {
   return Family;
 }
 
+/// The local name that owns storage S: the first binding holding it.
+static const Binding *ownerOf(const FunctionTrace &T, StorageId S) {
+  for (const Binding &B : T.Bindings)
+    if (B.HoldsValue && !B.IsParameter && B.Value >= 0 &&
+        T.value(B.Value).Storage == S && B.BaseName.empty())
+      return &B;
+  return nullptr;
+}
+
+static bool returnsStorage(const FunctionTrace &T, StorageId S,
+                           const std::set<ValueId> &Except) {
+  return std::any_of(T.Returned.begin(), T.Returned.end(), [&](ValueId V) {
+    return V >= 0 && T.value(V).Storage == S && !Except.count(V);
+  });
+}
+
 void ViewPinsStorageCheck::check(const FunctionTrace &T,
                                  std::vector<Diagnostic> &Out) const {
+  // The bytes a view pins: all of its storage minus what it shows.
+  auto Pinned = [&](ValueId V, const StorageInfo *&S) -> std::optional<int64_t> {
+    S = T.storageOf(V);
+    auto Shown = T.value(V).logicalBytes();
+    if (!S || S->External || !S->Bytes || !Shown || *Shown >= *S->Bytes ||
+        *S->Bytes - *Shown < MinPinnedBytes)
+      return std::nullopt;
+    return *S->Bytes - *Shown;
+  };
+  auto Report = [&](const SourceSpan &Where, const std::string &Format,
+                    const std::string &Name, const StorageInfo &S,
+                    const Binding &Owner, ValueId V, int64_t Bytes,
+                    const std::string &Why) {
+    Diagnostic &D = report(Out, Where, Format);
+    if (!Name.empty())
+      D.arg(Name);
+    D.arg(formatBytes(*S.Bytes))
+        .arg(Owner.Name)
+        .arg(formatBytes(*T.value(V).logicalBytes()))
+        .arg(Why)
+        .arg(formatBytes(Bytes));
+    D.Bytes = Bytes;
+    if (S.Producer != NoOp)
+      D.Notes.push_back({T.Ops[S.Producer].NameWhere,
+                         "'%0' was allocated here (%1)",
+                         {Owner.Name, formatBytes(*S.Bytes)}});
+  };
+
+  std::set<ValueId> ReportedReturns;
   for (const Binding &B : T.Bindings) {
-    if (B.BaseName.empty() || B.IsParameter)
+    if (B.BaseName.empty() || B.IsParameter || !B.HoldsValue)
       continue;
-    const StorageInfo *S = T.storageOf(B.Value);
-    auto Shown = T.value(B.Value).logicalBytes();
-    if (!S || S->External || !S->Bytes || !Shown || *Shown >= *S->Bytes)
+    const StorageInfo *S = nullptr;
+    auto Bytes = Pinned(B.Value, S);
+    if (!Bytes)
       continue;
-    int64_t Pinned = *S->Bytes - *Shown;
-    if (Pinned < MinPinnedBytes)
+    const Binding *Owner = ownerOf(T, S->Id);
+    if (!Owner || Owner->IsStatic)
       continue;
     std::set<ValueId> Family = viewFamily(T, B.Value);
-    // The base's last use: any op reading another value on this storage.
-    int BaseLast = -1, ViewLast = -1;
-    bool ViewUsedOtherThanCompaction = false;
-    for (const OpEvent &Op : T.Ops)
-      for (ValueId In : Op.Inputs) {
-        if (In < 0 || T.value(In).Storage != S->Id)
-          continue;
-        if (Family.count(In)) {
-          if (Op.Statement <= B.Statement)
-            continue;
-          ViewLast = std::max(ViewLast, static_cast<int>(Op.Statement));
-          // A clone/contiguous copy of the view is the cure, not the disease.
-          if (!(Op.Kind == OpKind::Copy &&
-                (Op.Name == "clone" || Op.Name == "contiguous")))
-            ViewUsedOtherThanCompaction = true;
-        } else {
-          BaseLast = std::max(BaseLast, static_cast<int>(Op.Statement));
-        }
-      }
     bool Returned = std::any_of(T.Returned.begin(), T.Returned.end(),
                                 [&](ValueId V) { return Family.count(V) > 0; });
-    // When the base itself leaves the function too, the view pins nothing
-    // the caller does not already hold.
-    bool BaseReturned = std::any_of(
-        T.Returned.begin(), T.Returned.end(), [&](ValueId V) {
-          return V >= 0 && T.value(V).Storage == S->Id && !Family.count(V);
-        });
-    if (BaseReturned)
+    if (Returned) {
+      // When the base leaves the function too, the caller holds it anyway.
+      if (returnsStorage(T, S->Id, Family))
+        continue;
+      for (ValueId V : T.Returned)
+        if (Family.count(V))
+          ReportedReturns.insert(V);
+      Report(B.NameWhere,
+             "'%0' keeps all %1 of '%2' alive for %3 of view%4; clone() it to "
+             "release %5",
+             B.Name, *S, *Owner, B.Value, *Bytes, " and returns it");
       continue;
-    // Without a return, "outlives" compares last uses; a statement the
-    // trace cannot see into may use the base later, so stay silent then.
-    bool Outlives = Returned || (ViewUsedOtherThanCompaction && ViewLast > BaseLast &&
-                                 !opaqueStatementAfter(T, B.Statement));
-    if (!Outlives)
+    }
+    // The owner stopped holding the storage while this name still does.
+    if (!Owner->HeldUntil || !B.HeldUntil || *Owner->HeldUntil >= *B.HeldUntil)
       continue;
-    Diagnostic &D = report(Out, B.NameWhere,
-                           "'%0' keeps all %1 of '%2' alive for %3 of view%4; "
-                           "clone() it to release %5");
-    D.arg(B.Name)
-        .arg(formatBytes(*S->Bytes))
-        .arg(B.BaseName)
-        .arg(formatBytes(*Shown))
-        .arg(Returned ? " and returns it" : "")
-        .arg(formatBytes(Pinned));
-    D.Bytes = Pinned;
-    const OpEvent *Base = S->Producer != NoOp ? &T.Ops[S->Producer] : nullptr;
-    if (Base)
-      D.Notes.push_back({Base->NameWhere, "'%0' was allocated here (%1)",
-                         {B.BaseName, formatBytes(*S->Bytes)}});
+    bool UsedAfter = false;
+    for (const OpEvent &Op : T.Ops) {
+      if (Op.Statement <= *Owner->HeldUntil || Op.Statement > *B.HeldUntil)
+        continue;
+      for (ValueId In : Op.Inputs)
+        if (In >= 0 && Family.count(In) &&
+            // Compacting the view is the cure, not the disease.
+            !(Op.Kind == OpKind::Copy &&
+              (Op.Name == "clone" || Op.Name == "contiguous")))
+          UsedAfter = true;
+    }
+    if (!UsedAfter)
+      continue;
+    std::string Why = Owner->HeldToScopeEnd
+                          ? " after '" + Owner->Name + "' goes out of scope"
+                          : " after '" + Owner->Name + "' is reassigned";
+    Report(B.NameWhere,
+           "'%0' keeps all %1 of '%2' alive for %3 of view%4; clone() it to "
+           "release %5",
+           B.Name, *S, *Owner, B.Value, *Bytes, Why);
+  }
+  // Views returned without a name: `return big.index({0});`.
+  for (ValueId V : T.Returned) {
+    if (V < 0 || ReportedReturns.count(V) || !bindingsOf(T, V).empty())
+      continue;
+    const OpEvent *Op = T.producer(V);
+    if (!Op || Op->Kind != OpKind::View)
+      continue;
+    const StorageInfo *S = nullptr;
+    auto Bytes = Pinned(V, S);
+    if (!Bytes)
+      continue;
+    const Binding *Owner = ownerOf(T, S->Id);
+    if (!Owner || Owner->IsStatic || returnsStorage(T, S->Id, {V}))
+      continue;
+    Report(Op->NameWhere,
+           "the returned view keeps all %0 of '%1' alive for %2 of view%3; "
+           "clone() it to release %4",
+           "", *S, *Owner, V, *Bytes, "");
   }
 }
 

@@ -785,10 +785,7 @@ Totals totalsOf(const std::vector<const FunctionTrace *> &Traces) {
       Tot.LargestPeakFunction = T->Name;
     }
     auto Moved = bytesMoved(*T);
-    if (Tot.Moved && Moved)
-      *Tot.Moved += *Moved;
-    else
-      Tot.Moved.reset();
+    Tot.Moved = Tot.Moved && Moved ? checkedAdd(*Tot.Moved, *Moved) : std::nullopt;
   }
   return Tot;
 }

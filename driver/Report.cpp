@@ -142,10 +142,7 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
     ST.Line = S.Where.Line;
     ST.Op = T.Ops[S.Ops.back()].Name;
     auto Add = [](std::optional<int64_t> &Sum, const std::optional<int64_t> &V) {
-      if (Sum && V)
-        *Sum += *V;
-      else
-        Sum.reset();
+      Sum = Sum && V ? checkedAdd(*Sum, *V) : std::nullopt;
     };
     bool Moves = false;
     for (OpId Id : S.Ops) {
@@ -153,6 +150,7 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
       Add(ST.Allocated, Op.AllocatedBytes);
       Add(ST.Read, Op.ReadBytes);
       Add(ST.Written, Op.WrittenBytes);
+      Add(ST.Transient, Op.TransientBytes);
       Moves |= Op.Kind != OpKind::View && Op.Kind != OpKind::Self &&
                Op.Kind != OpKind::Use;
     }
@@ -166,10 +164,9 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
 std::optional<int64_t> bytesMoved(const FunctionTrace &T) {
   std::optional<int64_t> Sum = 0;
   for (const StatementTraffic &ST : statementTraffic(T)) {
-    if (Sum && ST.Read && ST.Written)
-      *Sum += *ST.Read + *ST.Written;
-    else
-      Sum.reset();
+    auto Moved = ST.Read && ST.Written ? checkedAdd(*ST.Read, *ST.Written)
+                                       : std::nullopt;
+    Sum = Sum && Moved ? checkedAdd(*Sum, *Moved) : std::nullopt;
   }
   return Sum;
 }
@@ -187,7 +184,10 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
   bool First = true;
   for (const FunctionTrace &T : Traces) {
     std::vector<TensorRow> Rows = tensorRows(T);
-    if (Rows.empty() && T.Throws.empty())
+    // A function that names no tensor is still shown when it moves bytes
+    // (`(void)torch::zeros(...)`): totals of 0 B must never be implied by
+    // its absence.
+    if (Rows.empty() && T.Throws.empty() && statementTraffic(T).empty())
       continue;
     if (!First)
       OS << "\n";
@@ -216,7 +216,7 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
       for (const StatementTraffic &ST : Traffic) {
         std::optional<int64_t> Total;
         if (ST.Read && ST.Written)
-          Total = *ST.Read + *ST.Written;
+          Total = checkedAdd(*ST.Read, *ST.Written);
         Moves.push_back({"  line " + std::to_string(ST.Line), ST.Op,
                          "read " + formatBytes(ST.Read),
                          "written " + formatBytes(ST.Written),
@@ -280,7 +280,8 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                                        {"op", ST.Op},
                                        {"allocated_bytes", optJSON(ST.Allocated)},
                                        {"read_bytes", optJSON(ST.Read)},
-                                       {"written_bytes", optJSON(ST.Written)}});
+                                       {"written_bytes", optJSON(ST.Written)},
+                                       {"transient_bytes", optJSON(ST.Transient)}});
     // The function's own storages with their C++ lifetimes (the HTML
     // report's bands): allocated at the producer's statement, released
     // during or after released_line.

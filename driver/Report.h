@@ -49,6 +49,9 @@ struct StatementTraffic {
   unsigned Line = 0;
   std::string Op;
   std::optional<int64_t> Allocated = 0, Read = 0, Written = 0;
+  /// Allocated and freed inside the statement's ops (a CPU dtype
+  /// conversion, matmul's folding copy): part of what LibTorch allocates.
+  std::optional<int64_t> Transient = 0;
 };
 std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T);
 

@@ -22,8 +22,13 @@ std::vector<TimelineColumn> columnsOf(const FunctionTrace &T) {
       C.LiveAfter = S.LiveBytesAfter;
     C.InLoop = S.InLoop;
     C.InBranch = S.InBranch;
-    for (OpId Id : S.Ops)
-      C.TransientBytes += T.Ops[Id].TransientBytes.value_or(0);
+    for (OpId Id : S.Ops) {
+      auto B = T.Ops[Id].TransientBytes;
+      auto Sum = B ? checkedAdd(C.TransientBytes, *B) : std::nullopt;
+      C.TransientUnknown |= !Sum;
+      if (Sum)
+        C.TransientBytes = *Sum;
+    }
     Columns.push_back(C);
   }
   return Columns;
@@ -89,14 +94,11 @@ Timeline memoryTimeline(const FunctionTrace &T) {
         continue;
       B.Below.push_back(Height);
       Height += B.Height;
-      if (Bytes && B.Bytes)
-        *Bytes += *B.Bytes;
-      else
-        Bytes.reset();
+      Bytes = Bytes && B.Bytes ? checkedAdd(*Bytes, *B.Bytes) : std::nullopt;
     }
     C.Stacked = Height + C.TransientBytes;
-    if (Bytes)
-      C.LiveDuring = *Bytes + C.TransientBytes;
+    if (Bytes && !C.TransientUnknown)
+      C.LiveDuring = checkedAdd(*Bytes, C.TransientBytes);
     TL.MaxStacked = std::max(TL.MaxStacked, C.Stacked);
   }
 

@@ -46,6 +46,8 @@ struct TimelineColumn {
   /// The trace's live bytes after the statement (temporaries gone).
   std::optional<int64_t> LiveAfter;
   int64_t TransientBytes = 0;
+  /// An op's transient bytes are unknown: LiveDuring is unknown too.
+  bool TransientUnknown = false;
   /// Height units stacked in the column (bands + transient).
   int64_t Stacked = 0;
   bool InLoop = false;

@@ -65,6 +65,32 @@ bool isTensorVectorType(QualType T) {
          isTensorType(Args[0].getAsType());
 }
 
+/// std::tuple / std::pair whose elements are all tensors (or references to
+/// tensors, as std::tie makes).
+bool isTensorTupleType(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType();
+  const auto *Spec =
+      dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
+  if (!Spec)
+    return false;
+  std::string N = Spec->getQualifiedNameAsString();
+  if (N != "std::tuple" && N != "std::pair")
+    return false;
+  const auto &Args = Spec->getTemplateArgs();
+  auto IsTensor = [](const TemplateArgument &A) {
+    return A.getKind() == TemplateArgument::Type && isTensorType(A.getAsType());
+  };
+  if (N == "std::pair")
+    return Args.size() == 2 && IsTensor(Args[0]) && IsTensor(Args[1]);
+  if (Args.size() != 1 || Args[0].getKind() != TemplateArgument::Pack ||
+      Args[0].pack_size() == 0)
+    return false;
+  for (const TemplateArgument &A : Args[0].pack_elements())
+    if (!IsTensor(A))
+      return false;
+  return true;
+}
+
 /// The top-level namespace a declaration lives in ("at", "torch", "c10").
 std::string topNamespace(const Decl *D) {
   std::string Top;
@@ -171,18 +197,75 @@ private:
     bool InLoop = false;
     bool InBranch = false;
   };
+  /// How a statement ends, as C++ defines it: normally, or by a jump that
+  /// skips what follows it.
+  struct Completion {
+    enum Kind { Normal, Break, Continue, Return, Goto, Throw } K = Normal;
+    const LabelDecl *Label = nullptr; // Goto
+    const Stmt *Where = nullptr;      // the jump
+    QualType Thrown;                  // Throw: the exception's type
+    bool abrupt() const { return K != Normal; }
+  };
 
   // Statements.
-  void statement(const Stmt *S, Flow F, bool Insertable);
-  void compound(const CompoundStmt *CS, Flow F);
+  Completion statement(const Stmt *S, Flow F, bool Insertable);
+  Completion compound(const CompoundStmt *CS, Flow F);
+  Completion statementList(llvm::ArrayRef<const Stmt *> Body, Flow F);
+  Completion loop(const Stmt *Body, const Stmt *Whole, Flow F);
+  Completion branch(const Stmt *Body, Flow F);
+  Completion ifStatement(const IfStmt *IS, Flow F);
+  Completion switchStatement(const SwitchStmt *SS, Flow F);
+  Completion tryStatement(const CXXTryStmt *TS, Flow F);
   void declaration(const DeclStmt *DS, Flow F, bool Insertable);
-  void expressionStatement(const Expr *E, Flow F, bool Insertable);
+  void declareVariable(const VarDecl *VD, const DeclStmt *DS, Flow F,
+                       bool Insertable);
+  Completion expressionStatement(const Expr *E, Flow F, bool Insertable);
   void openStatement(const Stmt *S, Flow F, bool Insertable);
+  /// The storage each name that Body may assign holds now.
+  using StorageSnapshot = std::map<std::string, StorageId>;
+  StorageSnapshot snapshotAssignedIn(const Stmt *Body);
   void invalidateAssignedIn(const Stmt *Body, const std::string &Reason,
-                            SourceRange Where);
+                            SourceRange Where,
+                            const StorageSnapshot *Before = nullptr);
+  /// Allocations among the ops since OpsBefore make the totals unknown
+  /// (they ran a number of times the analysis does not know).
+  void allocationsAreUncertain(size_t OpsBefore, const std::string &Why);
+  /// Evaluates the tensor work inside an expression that is not itself a
+  /// tensor (`int64_t n = x.sum().item<int64_t>()`, a condition, `(void)`).
+  void sideEffects(const Expr *E);
+
+  // Where a tensor handle lives: a named variable, a member of an
+  // aggregate local, an element of a tensor vector, a heap object. A
+  // reference or a pointer resolves to the slot it names, so assigning
+  // through it rebinds that slot (issue 10 item 4).
+  struct Slot {
+    std::string Key;     // the Interpreter's name key
+    std::string Display; // how the source names it
+    std::string Vector;  // set for an element of a tensor vector
+    size_t Index = 0;
+    bool Known = true;   // false: one of Candidates, or unknown
+    std::vector<std::string> Candidates;
+    std::string Why;     // Known == false: why
+  };
+  std::optional<Slot> slotOf(const Expr *E);
+  ValueId readSlot(const Slot &S, const Expr *E);
+  void assignSlot(const Slot &S, ValueId V, const SourceSpan &Where,
+                  const SourceSpan &NameWhere);
+  void forgetSlot(const std::string &Key, const std::string &Display,
+                  const std::string &Why, const SourceSpan &Where);
+  ValueId assignment(const Expr *E, const Expr *LHS, const Expr *RHS);
+  std::string resolveKey(const ValueDecl *D) const;
 
   // Expressions.
   ValueId tensor(const Expr *E);
+  ValueId evaluate(const Expr *S);
+  const Expr *spineChild(const Expr *S) const;
+  std::optional<std::vector<ValueId>> tensorTuple(const Expr *E);
+  std::optional<std::vector<ValueId>> evaluateTuple(const Expr *S);
+  ValueId conditional(const AbstractConditionalOperator *CO);
+  void opaqueCallEffects(const CallExpr *CE);
+  bool mayAllocateTensors(const FunctionDecl *Callee, int Depth = 0);
+  std::map<const FunctionDecl *, bool> MayAllocate;
   ValueId call(const Expr *E, const FunctionDecl *Callee, const Expr *Object,
                llvm::ArrayRef<const Expr *> Args);
   ValueId method(const Expr *E, const CXXMethodDecl *MD, const Expr *Object,
@@ -206,10 +289,9 @@ private:
   };
   std::optional<ValueId> tensorOp(const OpCall &C);
   std::optional<std::vector<ValueId>> tensorList(const Expr *E);
+  std::optional<std::vector<ValueId>> evaluateList(const Expr *S);
   ValueId listElement(const Expr *E, const Expr *List, const Expr *Index);
   void forgetObject(const Expr *Object, const std::string &Why);
-  void forgetReferenceArgs(const FunctionDecl *Callee,
-                           llvm::ArrayRef<const Expr *> Args);
   ValueId apply(const std::string &Op, const Expr *E,
                 const std::vector<ValueId> &Inputs, const OpOutcome &Out);
   ValueId unmodelledCall(const std::string &Op, const Expr *E,
@@ -224,6 +306,7 @@ private:
   std::optional<Device> device(const Expr *E);
   std::optional<MemoryFormat> memoryFormat(const Expr *E);
   Options options(const Expr *E);
+  const Expr *constantInitializer(const ValueDecl *D) const;
   std::optional<DType> scalarLiteralType(const Expr *E);
   std::optional<std::string> enumeratorName(const Expr *E);
   struct Number {
@@ -262,8 +345,37 @@ private:
   const AnalysisOptions &Opts;
   Interpreter I;
   std::map<std::string, Options> OptionVars;
+  std::map<std::string, std::optional<Device>> DeviceVars;
   /// Elements of std::vector<Tensor> locals (chunk/split/unbind results).
   std::map<std::string, std::vector<ValueId>> TensorLists;
+  /// Elements of std::tuple / std::pair locals of tensors.
+  std::map<std::string, std::vector<ValueId>> TensorTuples;
+  /// Each expression node is evaluated once per statement: an operand
+  /// read twice (once for its dtype, once for its value) must not count
+  /// its allocation twice (issue 10 item 1).
+  std::map<const Expr *, ValueId> Evaluated;
+  std::map<const Expr *, std::optional<std::vector<ValueId>>> EvaluatedLists;
+  std::map<const Expr *, std::optional<std::vector<ValueId>>> EvaluatedTuples;
+  /// References: the slot each one names (its key maps to the target's).
+  std::map<std::string, Slot> References;
+  /// Pointers to tensors: the slot each points to (Known false: unknown).
+  std::map<std::string, Slot> Pointers;
+  /// Slots whose address was taken: an assignment through an unknown
+  /// pointer may have changed any of them.
+  std::map<std::string, std::string> AddressTaken;
+  /// A branch may have left the function or jumped (line and what): later
+  /// allocations happen on some paths only.
+  std::string MayHaveLeft;
+  /// Depth of nested try blocks: a throw inside one is caught.
+  int TryDepth = 0;
+  /// The first op LibTorch throws in inside a try block.
+  std::string CaughtThrow;
+  size_t MayHaveLeftOps = 0;
+  void mayHaveLeft(const Completion &C);
+  /// Labels that a goto jumps back to: a goto to one ends an iteration.
+  std::set<const LabelDecl *> BackEdges;
+  /// Depth of options()/device() calls following global initializers.
+  int FollowDepth = 0;
 };
 
 SourceSpan FunctionEvaluator::span(SourceRange R) const {
@@ -409,6 +521,20 @@ std::optional<Device> FunctionEvaluator::device(const Expr *E) {
   // torch::Device(torch::kCUDA) written as a functional cast.
   if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
     return device(FC->getSubExpr());
+  // A Device variable: a local the analysis tracks, or a constant.
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E);
+      DRE && !E->getType()->isEnumeralType()) {
+    if (auto It = DeviceVars.find(key(DRE->getDecl())); It != DeviceVars.end())
+      return It->second;
+    if (const Expr *Init = constantInitializer(DRE->getDecl());
+        Init && FollowDepth < 8) {
+      ++FollowDepth;
+      auto D = device(Init);
+      --FollowDepth;
+      return D;
+    }
+    return std::nullopt;
+  }
   // A c10::DeviceType enumerator (torch::kCUDA).
   if (E->getType()->isEnumeralType()) {
     auto Name = enumeratorName(E);
@@ -475,6 +601,21 @@ std::optional<DType> FunctionEvaluator::scalarLiteralType(const Expr *E) {
   return std::nullopt;
 }
 
+/// The initializer of a variable whose value is fixed: const or constexpr
+/// with static storage (namespace scope, a static member, a static local),
+/// which no code of this function can change. Locals are tracked as they
+/// are assigned instead.
+const Expr *FunctionEvaluator::constantInitializer(const ValueDecl *D) const {
+  const auto *VD = dyn_cast<VarDecl>(D);
+  if (!VD || !VD->hasGlobalStorage())
+    return nullptr;
+  if (!VD->getType().isConstQualified() && !VD->isConstexpr())
+    return nullptr;
+  const VarDecl *Def = nullptr;
+  const Expr *Init = VD->getAnyInitializer(Def);
+  return Init;
+}
+
 Options FunctionEvaluator::options(const Expr *E) {
   Options O;
   E = strip(E);
@@ -513,10 +654,21 @@ Options FunctionEvaluator::options(const Expr *E) {
     }
   };
 
+  // `torch::TensorOptions(torch::kHalf)` is a functional cast around the
+  // constructor.
+  if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
+    return options(FC->getSubExpr());
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     auto It = OptionVars.find(key(DRE->getDecl()));
     if (It != OptionVars.end())
       return It->second;
+    if (const Expr *Init = constantInitializer(DRE->getDecl());
+        Init && FollowDepth < 8) {
+      ++FollowDepth;
+      Options Followed = options(Init);
+      --FollowDepth;
+      return Followed;
+    }
     O.Known = false;
     O.UnknownReason = "options variable '" + DRE->getDecl()->getName().str() +
                       "' could not be followed";
@@ -624,14 +776,67 @@ ValueId FunctionEvaluator::unmodelledCall(const std::string &Op, const Expr *E,
   return apply(Op, E, Inputs, Out);
 }
 
+// ---- Evaluation order and depth ----------------------------------------------------
+//
+// tensor() evaluates each expression node once per statement (the memo in
+// Evaluated), so any path that reads an operand twice reuses its value.
+// Deep chains (`x.t().t()...`, `x + x + ... + x`) nest their receiver or
+// first operand, the "spine"; evaluating a node recurses down it. To keep
+// the stack bounded, a node whose spine is longer than SpineStep first
+// evaluates the node SpineStep below it, which does the same: the
+// recursion is then about n / SpineStep + 2 * SpineStep frames deep for a
+// chain of n, in every front end (the CLI, clang-tidy's thread, the LSP).
+
+constexpr int SpineStep = 32;
+
+/// The tensor operand evaluation recurses into first: a member call's
+/// object, an operator's or a LibTorch function's first tensor argument.
+const Expr *FunctionEvaluator::spineChild(const Expr *S) const {
+  const Expr *Child = nullptr;
+  if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(S))
+    Child = MCE->getImplicitObjectArgument();
+  else if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(S))
+    Child = OCE->getNumArgs() >= 1 ? OCE->getArg(0) : nullptr;
+  else if (const auto *CE = dyn_cast<CallExpr>(S))
+    Child = CE->getNumArgs() >= 1 ? CE->getArg(0) : nullptr;
+  if (!Child || !isTensorType(Child->getType()))
+    return nullptr;
+  return strip(Child);
+}
+
 ValueId FunctionEvaluator::tensor(const Expr *E) {
   const Expr *S = strip(E);
   if (!S)
     return NoValue;
+  if (auto It = Evaluated.find(S); It != Evaluated.end())
+    return It->second;
+  // Names are looked up afresh each time: an assignment earlier in the
+  // statement (`a = b = c`) may have changed them.
+  if (isa<DeclRefExpr>(S))
+    return evaluate(S);
+  const Expr *Deep = S;
+  int Length = 0;
+  for (const Expr *C = spineChild(S); C && Length < 2 * SpineStep;
+       C = spineChild(C)) {
+    ++Length;
+    if (Length == SpineStep)
+      Deep = C;
+  }
+  if (Length >= 2 * SpineStep && !Evaluated.count(Deep))
+    tensor(Deep);
+  ValueId V = evaluate(S);
+  Evaluated[S] = V;
+  return V;
+}
+
+ValueId FunctionEvaluator::evaluate(const Expr *S) {
+  if (isa<DeclRefExpr>(S) || isa<MemberExpr>(S) ||
+      (isa<UnaryOperator>(S) &&
+       cast<UnaryOperator>(S)->getOpcode() == UO_Deref)) {
+    if (auto Sl = slotOf(S))
+      return readSlot(*Sl, S);
+  }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
-    ValueId V = I.lookup(key(DRE->getDecl()));
-    if (V != NoValue)
-      return V;
     std::string Name = DRE->getDecl()->getName().str();
     bool Captured = DRE->refersToEnclosingVariableOrCapture() ||
                     (isa<VarDecl>(DRE->getDecl()) &&
@@ -645,22 +850,50 @@ ValueId FunctionEvaluator::tensor(const Expr *E) {
                                 "value is not known here"
                               : "'" + Name +
                                     "' is not a tensor this function created",
-                     span(S->getSourceRange()));
+                     span(S->getSourceRange()),
+                     Interpreter::Provenance::External);
   }
   if (const auto *ME = dyn_cast<MemberExpr>(S)) {
     std::string Name = ME->getMemberDecl()->getName().str();
+    // A member of a tensor tuple local: `p.first`, `p.second`.
+    if (const auto *Base = dyn_cast<DeclRefExpr>(strip(ME->getBase())))
+      if (auto It = TensorTuples.find(resolveKey(Base->getDecl()));
+          It != TensorTuples.end() && (Name == "first" || Name == "second")) {
+        size_t K = Name == "first" ? 0 : 1;
+        if (K < It->second.size())
+          return It->second[K];
+      }
     return I.unknown(Name,
                      "member '" + Name + "': its value is not known here",
+                     span(S->getSourceRange()),
+                     Interpreter::Provenance::External);
+  }
+  if (const auto *CO = dyn_cast<AbstractConditionalOperator>(S))
+    return conditional(CO);
+  if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isCommaOp()) {
+    sideEffects(BO->getLHS());
+    return tensor(BO->getRHS());
+  }
+  if (const auto *NE = dyn_cast<CXXNewExpr>(S)) {
+    (void)NE;
+    return I.unknown("new", "a heap tensor is not a value",
                      span(S->getSourceRange()));
   }
   if (const auto *CE = dyn_cast<CXXConstructExpr>(S)) {
     // Copy or move of a Tensor handle: the same tensor.
     if (CE->getNumArgs() == 1 && isTensorType(CE->getArg(0)->getType()))
       return tensor(CE->getArg(0));
+    // `torch::Tensor()`: an undefined tensor, no storage.
+    if (CE->getNumArgs() == 0)
+      return I.undefined("an undefined tensor (default-constructed)");
     return I.unknown("tensor", "constructor not modelled",
                      span(S->getSourceRange()));
   }
   if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(S)) {
+    // Assignment is an expression: `a = b = c` assigns c to b, then b to a.
+    if (OCE->getOperator() == OO_Equal && OCE->getNumArgs() == 2 &&
+        isTensorType(OCE->getArg(0)->getType()))
+      return assignment(S, OCE->getArg(0), OCE->getArg(1));
     // An element of a std::vector<Tensor>: parts[1], x.chunk(3)[1].
     if (OCE->getOperator() == OO_Subscript && OCE->getNumArgs() == 2 &&
         isTensorVectorType(OCE->getArg(0)->getType()))
@@ -683,17 +916,431 @@ ValueId FunctionEvaluator::tensor(const Expr *E) {
           return Name == "front" ? List->front() : List->back();
       }
       return I.unknown("tensor", "element of a tensor list not modelled",
-                       span(S->getSourceRange()));
+                       span(S->getSourceRange()),
+                       Interpreter::Provenance::External);
     }
     llvm::SmallVector<const Expr *, 4> Args(MCE->arguments());
     return method(S, MCE->getMethodDecl(), Obj, Args);
   }
   if (const auto *CE = dyn_cast<CallExpr>(S)) {
+    const FunctionDecl *Callee = CE->getDirectCallee();
+    std::string QName = Callee ? Callee->getQualifiedNameAsString() : "";
+    // std::move / std::forward name the same tensor.
+    if ((QName == "std::move" || QName == "std::forward") &&
+        CE->getNumArgs() == 1)
+      return tensor(CE->getArg(0));
+    // std::get<K>(tuple) of a tensor tuple.
+    if (QName == "std::get" && CE->getNumArgs() == 1) {
+      auto Tuple = tensorTuple(CE->getArg(0));
+      const TemplateArgumentList *TA = Callee->getTemplateSpecializationArgs();
+      if (Tuple && TA && TA->size() >= 1 &&
+          TA->get(0).getKind() == TemplateArgument::Integral) {
+        uint64_t K = TA->get(0).getAsIntegral().getZExtValue();
+        if (K < Tuple->size())
+          return (*Tuple)[K];
+      }
+      return I.unknown("std::get", "element of a tensor tuple not followed",
+                       span(S->getSourceRange()));
+    }
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
-    return call(S, CE->getDirectCallee(), nullptr, Args);
+    return call(S, Callee, nullptr, Args);
   }
   return I.unknown("tensor", "expression not modelled",
                    span(S->getSourceRange()));
+}
+
+/// `c ? a : b`: a constant condition picks its arm; otherwise which tensor
+/// results is decided at run time, and so is what it allocates.
+ValueId FunctionEvaluator::conditional(const AbstractConditionalOperator *CO) {
+  if (auto C = integer(CO->getCond()))
+    return tensor(*C ? CO->getTrueExpr() : CO->getFalseExpr());
+  sideEffects(CO->getCond());
+  size_t OpsBefore = I.trace().Ops.size();
+  tensor(CO->getTrueExpr());
+  tensor(CO->getFalseExpr());
+  allocationsAreUncertain(OpsBefore, "allocates in an arm of '?:' (line " +
+                                         std::to_string(span(CO->getSourceRange()).Line) +
+                                         ")");
+  return I.unknown("?:", "chosen at run time by the condition",
+                   span(CO->getSourceRange()));
+}
+
+// ---- Slots: names, references, pointers, members -------------------------------
+
+/// The key of the slot a declaration names: a reference resolves to the
+/// slot it was bound to.
+std::string FunctionEvaluator::resolveKey(const ValueDecl *D) const {
+  std::string K = key(D);
+  if (auto It = References.find(K); It != References.end() && It->second.Known &&
+                                    It->second.Vector.empty())
+    return It->second.Key;
+  return K;
+}
+
+std::optional<FunctionEvaluator::Slot>
+FunctionEvaluator::slotOf(const Expr *E) {
+  const Expr *S = strip(E);
+  if (!S)
+    return std::nullopt;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+    const ValueDecl *D = DRE->getDecl();
+    if (!isa<VarDecl>(D) && !isa<BindingDecl>(D))
+      return std::nullopt;
+    if (auto It = References.find(key(D)); It != References.end())
+      return It->second;
+    Slot Sl;
+    Sl.Key = key(D);
+    Sl.Display = D->getName().str();
+    if (I.lookup(Sl.Key) == NoValue)
+      return std::nullopt; // not a tensor this function holds
+    return Sl;
+  }
+  if (const auto *ME = dyn_cast<MemberExpr>(S)) {
+    // A member of an aggregate local (`h.t`) or of a pointed-to one.
+    const auto *Field = dyn_cast<FieldDecl>(ME->getMemberDecl());
+    if (!Field || !isTensorType(Field->getType()))
+      return std::nullopt;
+    std::optional<Slot> Base;
+    if (ME->isArrow()) {
+      if (const auto *P = dyn_cast<DeclRefExpr>(strip(ME->getBase())))
+        if (auto It = Pointers.find(key(P->getDecl())); It != Pointers.end())
+          Base = It->second;
+    } else if (const auto *B = dyn_cast<DeclRefExpr>(strip(ME->getBase()))) {
+      Base = Slot{};
+      Base->Key = resolveKey(B->getDecl());
+      Base->Display = B->getDecl()->getName().str();
+    }
+    if (!Base || !Base->Known)
+      return std::nullopt;
+    Slot Sl;
+    Sl.Key = Base->Key + "." + Field->getName().str();
+    Sl.Display = Base->Display + "." + Field->getName().str();
+    if (I.lookup(Sl.Key) == NoValue)
+      return std::nullopt;
+    return Sl;
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(S); UO && UO->getOpcode() == UO_Deref) {
+    if (const auto *P = dyn_cast<DeclRefExpr>(strip(UO->getSubExpr())))
+      if (auto It = Pointers.find(key(P->getDecl())); It != Pointers.end())
+        return It->second;
+    Slot Sl;
+    Sl.Known = false;
+    Sl.Display = "*pointer";
+    Sl.Why = "a pointer the analysis does not follow";
+    for (const auto &[K, Name] : AddressTaken)
+      Sl.Candidates.push_back(K);
+    return Sl;
+  }
+  return std::nullopt;
+}
+
+ValueId FunctionEvaluator::readSlot(const Slot &Sl, const Expr *E) {
+  if (!Sl.Known)
+    return I.unknown(Sl.Display, "'" + Sl.Display + "' names " + Sl.Why,
+                     span(E->getSourceRange()));
+  if (!Sl.Vector.empty()) {
+    auto It = TensorLists.find(Sl.Vector);
+    if (It != TensorLists.end() && Sl.Index < It->second.size())
+      return It->second[Sl.Index];
+    return I.unknown(Sl.Display, "element of a tensor list not followed",
+                     span(E->getSourceRange()),
+                     Interpreter::Provenance::External);
+  }
+  ValueId V = I.lookup(Sl.Key);
+  if (V != NoValue)
+    return V;
+  return I.unknown(Sl.Display, "'" + Sl.Display + "' is not known here",
+                   span(E->getSourceRange()), Interpreter::Provenance::External);
+}
+
+/// Assigning a tensor to a slot rebinds the handle stored there: every
+/// name referring to that slot sees the new tensor.
+void FunctionEvaluator::assignSlot(const Slot &Sl, ValueId V,
+                                   const SourceSpan &Where,
+                                   const SourceSpan &NameWhere) {
+  if (!Sl.Known) {
+    // Any candidate may have been assigned: none is known any more.
+    for (const std::string &K : Sl.Candidates)
+      forgetSlot(K, AddressTaken.count(K) ? AddressTaken[K] : K,
+                 "may be assigned through " + Sl.Display, Where);
+    I.totalsUnknown("assignment through " + Sl.Display + " (line " +
+                    std::to_string(Where.Line) + ") is not followed");
+    return;
+  }
+  if (!Sl.Vector.empty()) {
+    auto It = TensorLists.find(Sl.Vector);
+    if (It != TensorLists.end() && Sl.Index < It->second.size())
+      It->second[Sl.Index] = V;
+  }
+  I.bind(Sl.Key, Sl.Display, V, Where, NameWhere, /*Reassignment=*/true);
+}
+
+void FunctionEvaluator::forgetSlot(const std::string &Key,
+                                   const std::string &Display,
+                                   const std::string &Why,
+                                   const SourceSpan &Where) {
+  if (I.lookup(Key) == NoValue)
+    return;
+  ValueId V = I.unknown(Display, "'" + Display + "' " + Why, Where,
+                        Interpreter::Provenance::External);
+  I.rebind(Key, V);
+  I.totalsUnknown("'" + Display + "' " + Why);
+}
+
+/// `lhs = rhs` for a tensor lhs; the value of the expression is lhs.
+ValueId FunctionEvaluator::assignment(const Expr *E, const Expr *LHS,
+                                      const Expr *RHS) {
+  ValueId V = tensor(RHS);
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(strip(RHS));
+      Ref && V >= 0) {
+    (void)Ref; // a handle copy: the same tensor under another name
+  }
+  // `std::tie(a, b) = tuple` has no tensor lhs; see expressionStatement.
+  std::optional<Slot> Sl = slotOf(LHS);
+  const Expr *L = strip(LHS);
+  if (!Sl) {
+    // A name declared without a tensor (`torch::Tensor a;`) or one we
+    // never held: it becomes this value from here on.
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(L);
+        DRE && isa<VarDecl>(DRE->getDecl()) &&
+        DRE->getDecl()->getDeclContext()->isFunctionOrMethod()) {
+      Slot New;
+      New.Key = resolveKey(DRE->getDecl());
+      New.Display = DRE->getDecl()->getName().str();
+      Sl = New;
+    } else {
+      // A reference returned by a method may name any member of its
+      // object: none of them is known any more.
+      if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(L))
+        if (const auto *Obj =
+                dyn_cast<DeclRefExpr>(strip(MCE->getImplicitObjectArgument())))
+          for (const std::string &K :
+               I.keysWithPrefix(resolveKey(Obj->getDecl()) + "."))
+            forgetSlot(K, Obj->getDecl()->getName().str() + "'s member",
+                       "may be assigned through '" +
+                           calleeName(MCE->getMethodDecl()) + "()'",
+                       span(E->getSourceRange()));
+      // A member of an object we do not follow, a global, a call result:
+      // the tensor escapes there and outlives this statement.
+      std::string Where = std::to_string(span(E->getSourceRange()).Line);
+      I.hold("escaped@" + std::to_string(reinterpret_cast<uintptr_t>(E)), V);
+      I.totalsUnknown("assigned to an object the analysis does not follow "
+                      "(line " + Where + ")");
+      return V;
+    }
+  }
+  assignSlot(*Sl, V, span(E->getSourceRange()), span(L->getSourceRange()));
+  // Moving from a name leaves it an undefined tensor.
+  if (const auto *CE = dyn_cast<CallExpr>(strip(RHS)))
+    if (const FunctionDecl *C = CE->getDirectCallee();
+        C && C->getQualifiedNameAsString() == "std::move" && CE->getNumArgs() == 1)
+      if (auto From = slotOf(CE->getArg(0)); From && From->Known &&
+                                             From->Key != Sl->Key)
+        I.rebind(From->Key, I.unknown(From->Display,
+                                      "moved from: an undefined tensor",
+                                      span(CE->getSourceRange()),
+                                      Interpreter::Provenance::External));
+  return V;
+}
+
+// ---- Calls the analysis does not follow ------------------------------------------------
+
+/// Whether calling FD may allocate tensor storage: code that works with
+/// tensors, or whose body is not visible. The standard library and C do
+/// not (they hold tensors only as the caller gives them).
+bool FunctionEvaluator::mayAllocateTensors(const FunctionDecl *Callee,
+                                           int Depth) {
+  if (!Callee)
+    return true;
+  if (isLibTorchDecl(Callee))
+    return false; // a LibTorch call returning no tensor: item(), size()
+  if (topNamespace(Callee) == "std" || topNamespace(Callee) == "__gnu_cxx" ||
+      SM.isInSystemHeader(SM.getExpansionLoc(Callee->getLocation())))
+    return false;
+  if (auto It = MayAllocate.find(Callee); It != MayAllocate.end())
+    return It->second;
+  const FunctionDecl *Def = nullptr;
+  if (!Callee->hasBody(Def) || !Def || Depth > 8) {
+    MayAllocate[Callee] = true;
+    return true;
+  }
+  MayAllocate[Callee] = true; // a cycle: assume it may
+  struct Finder : RecursiveASTVisitor<Finder> {
+    std::vector<const FunctionDecl *> Calls;
+    bool Tensors = false;
+    bool VisitExpr(Expr *X) {
+      if (isTensorType(X->getType()) || isTensorVectorType(X->getType()))
+        Tensors = true;
+      if (const auto *C = dyn_cast<CallExpr>(X))
+        Calls.push_back(C->getDirectCallee());
+      return !Tensors;
+    }
+  } Find;
+  Find.TraverseStmt(Def->getBody());
+  bool May = Find.Tensors;
+  for (const FunctionDecl *C : Find.Calls)
+    if (!May && C != Callee)
+      May = mayAllocateTensors(C, Depth + 1);
+  MayAllocate[Callee] = May;
+  return May;
+}
+
+// ---- Expressions without a tensor value ----------------------------------------------
+
+void FunctionEvaluator::allocationsAreUncertain(size_t OpsBefore,
+                                                const std::string &Why) {
+  for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
+    const OpEvent &Op = I.trace().Ops[K];
+    if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy ||
+        Op.Kind == OpKind::Unknown) {
+      I.totalsUnknown(Why);
+      return;
+    }
+  }
+}
+
+/// The tensor work inside E: every outermost subexpression of tensor
+/// (or tensor list, or tensor tuple) type is evaluated once; names are
+/// not work. Lambda bodies are functions of their own. Operands evaluated
+/// only on some paths (`?:` arms, the right of `&&` and `||`) make their
+/// allocations uncertain.
+void FunctionEvaluator::sideEffects(const Expr *E) {
+  if (!E)
+    return;
+  struct Item {
+    const Stmt *S;
+    bool Conditional;
+  };
+  std::vector<Item> Work = {{E, false}};
+  while (!Work.empty()) {
+    Item It = Work.back();
+    Work.pop_back();
+    const auto *X = dyn_cast_or_null<Expr>(It.S);
+    if (!X)
+      continue;
+    if (isa<LambdaExpr>(X) || isa<UnaryExprOrTypeTraitExpr>(X) ||
+        isa<CXXTypeidExpr>(X) || isa<CXXNoexceptExpr>(X))
+      continue;
+    const Expr *SX = strip(X);
+    size_t OpsBefore = I.trace().Ops.size();
+    bool Evaluated = false;
+    if (SX && !isa<DeclRefExpr>(SX) && !isa<MemberExpr>(SX)) {
+      QualType T = SX->getType();
+      if (isTensorType(T)) {
+        tensor(SX);
+        Evaluated = true;
+      } else if (isTensorVectorType(T)) {
+        tensorList(SX);
+        Evaluated = true;
+      } else if (isTensorTupleType(T)) {
+        tensorTuple(SX);
+        Evaluated = true;
+      }
+    }
+    if (Evaluated) {
+      if (It.Conditional)
+        allocationsAreUncertain(OpsBefore,
+                                "allocates in a conditionally evaluated "
+                                "operand (line " +
+                                    std::to_string(span(SX->getSourceRange()).Line) +
+                                    ")");
+      continue;
+    }
+    if (const auto *CE = dyn_cast<CallExpr>(X))
+      opaqueCallEffects(CE);
+    // Children, pushed in reverse so they are evaluated left to right.
+    std::vector<Item> Children;
+    if (const auto *CO = dyn_cast<AbstractConditionalOperator>(X)) {
+      auto Cond = integer(CO->getCond());
+      Children.push_back({CO->getCond(), It.Conditional});
+      if (Cond)
+        Children.push_back({*Cond ? CO->getTrueExpr() : CO->getFalseExpr(),
+                            It.Conditional});
+      else {
+        Children.push_back({CO->getTrueExpr(), true});
+        Children.push_back({CO->getFalseExpr(), true});
+      }
+    } else if (const auto *BO = dyn_cast<BinaryOperator>(X); BO && BO->isLogicalOp()) {
+      Children.push_back({BO->getLHS(), It.Conditional});
+      Children.push_back({BO->getRHS(), true});
+    } else {
+      for (const Stmt *C : X->children())
+        Children.push_back({C, It.Conditional});
+    }
+    for (auto R = Children.rbegin(); R != Children.rend(); ++R)
+      Work.push_back(*R);
+  }
+}
+
+/// A call the analysis does not follow may still change the caller's
+/// tensors: a lambda assigning what it captured by reference, a function
+/// taking a tensor by non-const reference or pointer.
+void FunctionEvaluator::opaqueCallEffects(const CallExpr *CE) {
+  const FunctionDecl *Callee = CE->getDirectCallee();
+  if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(CE);
+      OCE && OCE->getOperator() == OO_Call && OCE->getNumArgs() >= 1) {
+    const CXXRecordDecl *RD =
+        OCE->getArg(0)->getType().getNonReferenceType()->getAsCXXRecordDecl();
+    if (RD && RD->isLambda()) {
+      const CXXMethodDecl *Op = RD->getLambdaCallOperator();
+      unsigned Line = span(CE->getSourceRange()).Line;
+      if (Op && Op->getBody()) {
+        struct Finder : RecursiveASTVisitor<Finder> {
+          std::vector<const VarDecl *> Assigned;
+          bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *E) {
+            if (E->getOperator() == OO_Equal && E->getNumArgs() == 2)
+              if (const auto *D = dyn_cast<DeclRefExpr>(strip(E->getArg(0))))
+                if (const auto *V = dyn_cast<VarDecl>(D->getDecl()))
+                  Assigned.push_back(V);
+            return true;
+          }
+        } Find;
+        Find.TraverseStmt(Op->getBody());
+        for (const VarDecl *V : Find.Assigned)
+          forgetSlot(resolveKey(V), V->getName().str(),
+                     "is assigned by the lambda called at line " +
+                         std::to_string(Line),
+                     span(CE->getSourceRange()));
+      }
+      if (mayAllocateTensors(Op))
+        I.totalsUnknown("the lambda called at line " + std::to_string(Line) +
+                        " is not analysed: what it allocates is unknown");
+      return;
+    }
+  }
+  if (!Callee || isLibTorchDecl(Callee))
+    return;
+  std::string Name = Callee->getQualifiedNameAsString();
+  if (Name == "std::move" || Name == "std::forward" || Name == "std::get" ||
+      Name == "std::tie" || Name == "std::swap")
+    return;
+  if (mayAllocateTensors(Callee))
+    I.totalsUnknown("call to '" + Name + "' (line " +
+                    std::to_string(span(CE->getSourceRange()).Line) +
+                    ") is not analysed: what it allocates is unknown");
+  unsigned Skip = isa<CXXOperatorCallExpr>(CE) &&
+                          isa<CXXMethodDecl>(Callee) ? 1 : 0;
+  for (unsigned K = 0; K + Skip < CE->getNumArgs() && K < Callee->getNumParams();
+       ++K) {
+    QualType PT = Callee->getParamDecl(K)->getType();
+    const Expr *A = CE->getArg(K + Skip);
+    bool ByRef = PT->isReferenceType() &&
+                 !PT.getNonReferenceType().isConstQualified() && isTensorType(PT);
+    bool ByPointer = PT->isPointerType() &&
+                     !PT->getPointeeType().isConstQualified() &&
+                     isTensorType(PT->getPointeeType());
+    const Expr *Target = A;
+    if (ByPointer)
+      if (const auto *UO = dyn_cast<UnaryOperator>(strip(A));
+          UO && UO->getOpcode() == UO_AddrOf)
+        Target = UO->getSubExpr();
+    if ((ByRef || ByPointer))
+      if (auto Sl = slotOf(Target); Sl && Sl->Known)
+        forgetSlot(Sl->Key, Sl->Display,
+                   std::string(ByRef ? "passed by reference" : "passed by pointer") +
+                       " to '" + Name + "'",
+                   span(A->getSourceRange()));
+  }
 }
 
 ValueId FunctionEvaluator::listElement(const Expr *E, const Expr *List,
@@ -721,11 +1368,23 @@ FunctionEvaluator::tensorList(const Expr *E) {
   if (!S)
     return std::nullopt;
   if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
-    auto It = TensorLists.find(key(DRE->getDecl()));
+    auto It = TensorLists.find(resolveKey(DRE->getDecl()));
     if (It == TensorLists.end())
       return std::nullopt;
     return It->second;
   }
+  if (auto It = EvaluatedLists.find(S); It != EvaluatedLists.end())
+    return It->second;
+  auto L = evaluateList(S);
+  EvaluatedLists[S] = L;
+  return L;
+}
+
+std::optional<std::vector<ValueId>>
+FunctionEvaluator::evaluateList(const Expr *S) {
+  // `std::vector<torch::Tensor> v;` starts empty.
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(S); CE && CE->getNumArgs() == 0)
+    return std::vector<ValueId>{};
   // Braced lists reach a TensorList parameter through ArrayRef and
   // std::initializer_list constructors.
   const Expr *Cur = S;
@@ -811,6 +1470,98 @@ FunctionEvaluator::tensorList(const Expr *E) {
   return Out;
 }
 
+/// The tensors of a std::tuple / std::pair of tensors: a local, a LibTorch
+/// op returning values and indices (max(dim), min(dim)), or one built
+/// from tensors (std::make_pair, std::make_tuple, the constructors).
+std::optional<std::vector<ValueId>>
+FunctionEvaluator::tensorTuple(const Expr *E) {
+  const Expr *S = strip(E);
+  if (!S)
+    return std::nullopt;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+    auto It = TensorTuples.find(resolveKey(DRE->getDecl()));
+    if (It == TensorTuples.end())
+      return std::nullopt;
+    return It->second;
+  }
+  if (auto It = EvaluatedTuples.find(S); It != EvaluatedTuples.end())
+    return It->second;
+  auto T = evaluateTuple(S);
+  EvaluatedTuples[S] = T;
+  return T;
+}
+
+std::optional<std::vector<ValueId>>
+FunctionEvaluator::evaluateTuple(const Expr *S) {
+  // Built from tensors: each element is the tensor handed in.
+  auto Elements = [&](llvm::ArrayRef<const Expr *> Args)
+      -> std::optional<std::vector<ValueId>> {
+    std::vector<ValueId> Out;
+    for (const Expr *A : Args) {
+      if (!isTensorType(A->getType()))
+        return std::nullopt;
+      Out.push_back(tensor(A));
+    }
+    return Out;
+  };
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(S)) {
+    llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
+    if (Args.size() == 1 && isTensorTupleType(Args[0]->getType()))
+      return tensorTuple(Args[0]); // a copy or a move
+    return Elements(Args);
+  }
+  const auto *CE = dyn_cast<CallExpr>(S);
+  if (!CE)
+    return std::nullopt;
+  const FunctionDecl *Callee = CE->getDirectCallee();
+  if (!Callee)
+    return std::nullopt;
+  std::string QName = Callee->getQualifiedNameAsString();
+  if (QName == "std::make_pair" || QName == "std::make_tuple") {
+    llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
+    return Elements(Args);
+  }
+  if (QName == "std::move" && CE->getNumArgs() == 1)
+    return tensorTuple(CE->getArg(0));
+  if (!isLibTorchDecl(Callee))
+    return std::nullopt;
+  // max(dim, keepdim) / min(dim, keepdim), as methods or functions.
+  std::string Name = calleeName(Callee);
+  const Expr *Object = nullptr;
+  llvm::SmallVector<const Expr *, 4> Args;
+  if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(CE)) {
+    Object = MCE->getImplicitObjectArgument();
+    Args.append(MCE->arg_begin(), MCE->arg_end());
+  } else if (CE->getNumArgs() >= 1) {
+    Object = CE->getArg(0);
+    Args.append(CE->arg_begin() + 1, CE->arg_end());
+  }
+  if (!Object || !isTensorType(Object->getType()))
+    return std::nullopt;
+  ValueId Self = tensor(Object);
+  std::vector<OpOutcome> Pieces;
+  if ((Name == "max" || Name == "min") && !Args.empty() &&
+      Args[0]->getType()->isIntegerType()) {
+    auto Dim = integer(Args[0]);
+    std::optional<int64_t> Keep = 0;
+    if (Args.size() >= 2 && !isDefaultArg(Args[1]))
+      Keep = integer(Args[1]);
+    if (Dim && Keep)
+      Pieces = reduceWithIndices(Name, I.value(Self), *Dim, *Keep != 0);
+  }
+  if (Pieces.empty()) {
+    unmodelledCall(Name, S, {Self},
+                   "'" + Name + "' returning a tuple is not modelled here");
+    return std::nullopt;
+  }
+  std::vector<ValueId> Out;
+  for (const OpOutcome &P : Pieces)
+    Out.push_back(apply(Name, S, {Self}, P));
+  if (Pieces.size() == 1)
+    return std::nullopt; // throws, or the input is unknown
+  return Out;
+}
+
 ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
                                 const Expr *Object,
                                 llvm::ArrayRef<const Expr *> Args) {
@@ -823,38 +1574,20 @@ ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
     for (const Expr *A : Args)
       if (isTensorType(A->getType()))
         Inputs.push_back(tensor(A));
-    forgetReferenceArgs(Callee, Args);
+    if (const auto *CE = dyn_cast<CallExpr>(E))
+      opaqueCallEffects(CE);
     return unmodelledCall(Name, E, Inputs,
                           "call to '" + Name + "' is not analysed");
   }
   return freeFunction(E, Callee, Args);
 }
 
-/// A function we do not analyse that takes a tensor by non-const reference
-/// may rebind it: forget what we knew about those names.
-void FunctionEvaluator::forgetReferenceArgs(const FunctionDecl *Callee,
-                                            llvm::ArrayRef<const Expr *> Args) {
-  std::string Name = Callee->getQualifiedNameAsString();
-  for (unsigned K = 0; K < Args.size() && K < Callee->getNumParams(); ++K) {
-    QualType PT = Callee->getParamDecl(K)->getType();
-    if (PT->isReferenceType() && !PT.getNonReferenceType().isConstQualified() &&
-        isTensorType(PT))
-      forgetObject(Args[K], "passed by reference to '" + Name + "'");
-  }
-}
-
 /// A named tensor changed in a way the analysis does not follow: its name
 /// becomes unknown and so do the function's totals.
 void FunctionEvaluator::forgetObject(const Expr *Object,
                                      const std::string &Why) {
-  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(strip(Object));
-  if (!DRE || I.lookup(key(DRE->getDecl())) == NoValue)
-    return;
-  std::string Name = DRE->getDecl()->getName().str();
-  ValueId V = I.unknown(Name, "'" + Name + "' " + Why,
-                        span(Object->getSourceRange()));
-  I.rebind(key(DRE->getDecl()), V);
-  I.totalsUnknown("'" + Name + "' " + Why);
+  if (auto Sl = slotOf(Object); Sl && Sl->Known)
+    forgetSlot(Sl->Key, Sl->Display, Why, span(Object->getSourceRange()));
 }
 
 std::optional<FunctionEvaluator::Number>
@@ -1274,12 +2007,15 @@ ValueId FunctionEvaluator::freeFunction(const Expr *E, const FunctionDecl *FD,
 ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
                                   const Expr *Object,
                                   llvm::ArrayRef<const Expr *> Args) {
-  if (!MD || !Object || !isTensorType(Object->getType()))
+  if (!MD || !Object || !isTensorType(Object->getType())) {
+    if (const auto *CE = dyn_cast<CallExpr>(E))
+      opaqueCallEffects(CE);
     return I.unknown("call",
                      MD && MD->getParent() && MD->getParent()->isLambda()
                          ? "call to a lambda is not analysed"
                          : "method of a non-tensor object",
                      span(E->getSourceRange()));
+  }
   OpCall C;
   C.E = E;
   C.Name = calleeName(MD);
@@ -1355,7 +2091,7 @@ std::optional<ValueId> FunctionEvaluator::tensorOp(const OpCall &C) {
       "full_like",
       // reductions
       "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
-      "softmax", "log_softmax",
+      "softmax", "log_softmax", "cumsum",
       // in-place
       "add_", "sub_", "mul_", "div_", "relu_", "zero_", "fill_", "copy_",
       "masked_fill_", "clamp_", "exp_", "neg_", "sigmoid_", "tanh_",
@@ -1761,6 +2497,15 @@ std::optional<ValueId> FunctionEvaluator::tensorOp(const OpCall &C) {
       return NoArgs((Name + " arguments").c_str());
     return Apply(Name, {Self}, tma::softmax(Name, In, *D, T.Value));
   }
+  if (Name == "cumsum") {
+    if (!ParamType(0).isNull() && !ParamType(0)->isIntegerType())
+      return Unmodelled("cumsum by dimension name is not modelled");
+    auto D = Int(0);
+    OptDType T = optionalDType(Arg(1));
+    if (!D || (T.Present && !T.Value))
+      return NoArgs("cumsum arguments");
+    return Apply(Name, {Self}, tma::cumsum(In, *D, T.Value, Opts.Version));
+  }
   if ((Name == "max" || Name == "min") && C.Args.size() == 1 &&
       isTensorType(ParamType(0))) {
     // max(other) is maximum(other).
@@ -2113,6 +2858,9 @@ ValueId FunctionEvaluator::evalIndex(const Expr *E, ValueId Self,
 // ---- Statements ---------------------------------------------------------------------
 
 void FunctionEvaluator::openStatement(const Stmt *S, Flow F, bool Insertable) {
+  Evaluated.clear();
+  EvaluatedLists.clear();
+  EvaluatedTuples.clear();
   Statement St;
   St.Where = span(S->getSourceRange());
   St.InLoop = F.InLoop;
@@ -2134,89 +2882,357 @@ void FunctionEvaluator::openStatement(const Stmt *S, Flow F, bool Insertable) {
 
 void FunctionEvaluator::declaration(const DeclStmt *DS, Flow F, bool Insertable) {
   for (const Decl *D : DS->decls()) {
-    const auto *VD = dyn_cast<VarDecl>(D);
-    if (!VD || !VD->hasInit())
-      continue;
-    QualType T = VD->getType();
-    if (isOptionsType(T)) {
-      OptionVars[key(VD)] = options(VD->getInit());
-      continue;
-    }
-    if (isTensorType(T) && !T->isReferenceType()) {
+    if (const auto *DD = dyn_cast<DecompositionDecl>(D)) {
+      // `auto [values, indices] = torch::max(x, 1);`: the hidden variable
+      // holds the tuple, each binding names one element.
+      if (!DD->hasInit())
+        continue;
       openStatement(DS, F, Insertable);
-      ValueId V = tensor(VD->getInit());
-      // `auto y = x;` binds another handle to the same tensor.
-      if (const auto *DRE = dyn_cast<DeclRefExpr>(strip(VD->getInit()));
-          DRE && V >= 0 && I.lookup(key(DRE->getDecl())) == V) {
-        OpOutcome Same;
-        Same.Kind = OpKind::Self;
-        Same.Value = I.value(V);
-        Same.ReadBytes = Same.WrittenBytes = 0;
-        Same.Note = "another handle to the same tensor";
-        V = apply("alias", VD->getInit(), {V}, Same);
+      auto Tuple = isTensorTupleType(DD->getType())
+                       ? tensorTuple(DD->getInit())
+                       : std::nullopt;
+      auto Bindings = DD->bindings();
+      for (size_t K = 0; K < Bindings.size(); ++K) {
+        const BindingDecl *B = Bindings[K];
+        ValueId V = NoValue;
+        if (Tuple && K < Tuple->size())
+          V = (*Tuple)[K];
+        else if (isTensorType(B->getType()))
+          V = I.unknown(B->getName().str(),
+                        "structured binding of a value not followed",
+                        span(DS->getSourceRange()));
+        else
+          continue;
+        I.bind(key(B), B->getName().str(), V, span(DS->getSourceRange()),
+               span(SourceRange(B->getLocation(), B->getLocation())), false);
       }
-      I.bind(key(VD), VD->getName().str(), V, span(DS->getSourceRange()),
-             span(SourceRange(VD->getLocation(), VD->getLocation())), false);
+      if (!Tuple)
+        sideEffects(DD->getInit());
       I.endStatement();
       continue;
     }
-    if (isTensorVectorType(T) && !T->isReferenceType()) {
-      // A std::vector<Tensor> local (chunk/split/unbind results, a braced
-      // list): its elements stay alive with it, under hidden names.
-      openStatement(DS, F, Insertable);
-      auto List = tensorList(VD->getInit());
-      if (List) {
-        TensorLists[key(VD)] = *List;
-        for (size_t K = 0; K < List->size(); ++K)
-          I.hold(key(VD) + "#" + std::to_string(K), (*List)[K]);
-      } else {
-        TensorLists.erase(key(VD));
-      }
-      I.endStatement();
-      continue;
-    }
-    if (T->isReferenceType() && isTensorType(T)) {
-      // A reference names an existing tensor: same value, no new binding row.
-      openStatement(DS, F, Insertable);
-      ValueId V = tensor(VD->getInit());
-      I.bind(key(VD), VD->getName().str(), V, span(DS->getSourceRange()),
-             span(SourceRange(VD->getLocation(), VD->getLocation())), false);
-      I.endStatement();
-      continue;
-    }
-    // Other declarations may still run tensor ops (int64_t n = x.size(0)).
-    // Their temporaries matter for the peak, so evaluate tensor subexprs.
-    const Expr *Init = strip(VD->getInit());
-    if (Init && isTensorType(Init->getType())) {
-      openStatement(DS, F, Insertable);
-      tensor(Init);
-      I.endStatement();
-    }
+    if (const auto *VD = dyn_cast<VarDecl>(D))
+      declareVariable(VD, DS, F, Insertable);
   }
 }
 
-void FunctionEvaluator::expressionStatement(const Expr *E, Flow F,
-                                            bool Insertable) {
+/// Whether E does any tensor work (a tensor-typed subexpression that is not
+/// just a name), so that a statement is worth opening for it.
+static bool hasTensorWork(const Expr *E) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool Found = false;
+    bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+    bool VisitExpr(Expr *X) {
+      if (isa<DeclRefExpr>(X) || isa<MemberExpr>(X) || isa<ImplicitCastExpr>(X))
+        return true;
+      if (isTensorType(X->getType()) || isTensorVectorType(X->getType()) ||
+          isTensorTupleType(X->getType()))
+        Found = true;
+      return !Found;
+    }
+  } Find;
+  Find.TraverseStmt(const_cast<Expr *>(E));
+  return Find.Found;
+}
+
+void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
+                                        Flow F, bool Insertable) {
+  QualType T = VD->getType();
+  SourceSpan Where = span(DS->getSourceRange());
+  SourceSpan NameWhere = span(SourceRange(VD->getLocation(), VD->getLocation()));
+  std::string Name = VD->getName().str();
+  const Expr *Init = VD->hasInit() ? VD->getInit() : nullptr;
+  if (!Init) {
+    // `torch::Tensor a;` is an undefined tensor until assigned; the name
+    // lives in this scope. `std::vector<torch::Tensor> v;` is empty.
+    if (isTensorType(T) && !T->isReferenceType())
+      I.hold(key(VD), I.undefined("'" + Name + "' is an undefined tensor"));
+    else if (isTensorVectorType(T) && !T->isReferenceType())
+      TensorLists[key(VD)] = {};
+    return;
+  }
+  if (isOptionsType(T)) {
+    OptionVars[key(VD)] = options(Init);
+    return;
+  }
+  if (recordName(T) == "c10::Device" && !T->isReferenceType()) {
+    DeviceVars[key(VD)] = device(Init);
+    return;
+  }
+  if (isTensorType(T) && !T->isReferenceType()) {
+    openStatement(DS, F, Insertable);
+    ValueId V = tensor(Init);
+    const Expr *S = strip(Init);
+    // `auto y = x;` binds another handle to the same tensor.
+    if (auto Sl = isa<DeclRefExpr>(S) ? slotOf(S) : std::nullopt;
+        Sl && Sl->Known && V >= 0 && readSlot(*Sl, S) == V) {
+      OpOutcome Same;
+      Same.Kind = OpKind::Self;
+      Same.Value = I.value(V);
+      Same.ReadBytes = Same.WrittenBytes = 0;
+      Same.Note = "another handle to the same tensor";
+      V = apply("alias", Init, {V}, Same);
+    }
+    I.bind(key(VD), Name, V, Where, NameWhere, false);
+    if (VD->isStaticLocal())
+      I.markStatic();
+    // `auto b = std::move(a);` leaves a an undefined tensor.
+    if (const auto *CE = dyn_cast<CallExpr>(S))
+      if (const FunctionDecl *C = CE->getDirectCallee();
+          C && C->getQualifiedNameAsString() == "std::move" &&
+          CE->getNumArgs() == 1)
+        if (auto From = slotOf(CE->getArg(0)); From && From->Known)
+          I.rebind(From->Key, I.undefined("moved from: an undefined tensor"));
+    I.endStatement();
+    return;
+  }
+  if (isTensorType(T) && T->isReferenceType()) {
+    openStatement(DS, F, Insertable);
+    const Expr *S = strip(Init);
+    if (S->isPRValue() || isa<MaterializeTemporaryExpr>(Init->IgnoreParens()) ||
+        !Init->isGLValue()) {
+      // A reference to a temporary extends its life to the reference's.
+      ValueId V = tensor(Init);
+      I.bind(key(VD), Name, V, Where, NameWhere, false);
+      I.endStatement();
+      return;
+    }
+    std::optional<Slot> Target;
+    if (const auto *CO = dyn_cast<AbstractConditionalOperator>(S)) {
+      if (auto C = integer(CO->getCond())) {
+        Target = slotOf(*C ? CO->getTrueExpr() : CO->getFalseExpr());
+      } else {
+        sideEffects(CO->getCond());
+        Slot Either;
+        Either.Known = false;
+        Either.Display = "'" + Name + "'";
+        Either.Why = "one of two tensors, chosen at run time";
+        for (const Expr *Arm : {CO->getTrueExpr(), CO->getFalseExpr()})
+          if (auto A = slotOf(Arm); A && A->Known)
+            Either.Candidates.push_back(A->Key);
+        Target = Either;
+      }
+    } else if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(S);
+               OCE && OCE->getOperator() == OO_Subscript &&
+               OCE->getNumArgs() == 2 &&
+               isTensorVectorType(OCE->getArg(0)->getType())) {
+      // `torch::Tensor &e = v[0];` names the vector's element.
+      const auto *V = dyn_cast<DeclRefExpr>(strip(OCE->getArg(0)));
+      auto K = integer(OCE->getArg(1));
+      if (V && K && *K >= 0) {
+        Slot El;
+        El.Vector = resolveKey(V->getDecl());
+        El.Index = static_cast<size_t>(*K);
+        El.Key = El.Vector + "#" + std::to_string(*K);
+        El.Display = V->getDecl()->getName().str() + "[" + std::to_string(*K) + "]";
+        Target = El;
+      }
+    } else {
+      Target = slotOf(S);
+    }
+    if (!Target) {
+      Slot Unknown;
+      Unknown.Known = false;
+      Unknown.Display = "'" + Name + "'";
+      Unknown.Why = "a tensor the analysis does not follow";
+      // A reference returned by a method may name any member of its object.
+      if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(S))
+        if (const auto *Obj =
+                dyn_cast<DeclRefExpr>(strip(MCE->getImplicitObjectArgument()))) {
+          std::string Prefix = resolveKey(Obj->getDecl()) + ".";
+          for (const std::string &K : I.keysWithPrefix(Prefix))
+            Unknown.Candidates.push_back(K);
+        }
+      Target = Unknown;
+    }
+    References[key(VD)] = *Target;
+    ValueId V = readSlot(*Target, S);
+    I.note(Name, V, Where, NameWhere);
+    I.endStatement();
+    return;
+  }
+  if (isTensorVectorType(T) && !T->isReferenceType()) {
+    // A std::vector<Tensor> local (chunk/split/unbind results, a braced
+    // list): its elements stay alive with it, under hidden names.
+    openStatement(DS, F, Insertable);
+    auto List = tensorList(Init);
+    if (List) {
+      TensorLists[key(VD)] = *List;
+      for (size_t K = 0; K < List->size(); ++K)
+        I.hold(key(VD) + "#" + std::to_string(K), (*List)[K]);
+    } else {
+      TensorLists.erase(key(VD));
+    }
+    I.endStatement();
+    return;
+  }
+  if (isTensorTupleType(T) && !T->isReferenceType()) {
+    openStatement(DS, F, Insertable);
+    auto Tuple = tensorTuple(Init);
+    if (Tuple) {
+      TensorTuples[key(VD)] = *Tuple;
+      for (size_t K = 0; K < Tuple->size(); ++K)
+        I.hold(key(VD) + "#" + std::to_string(K), (*Tuple)[K]);
+    } else {
+      sideEffects(Init);
+      I.totalsUnknown("the tensors of '" + Name + "' are not followed");
+    }
+    I.endStatement();
+    return;
+  }
+  if (T->isPointerType() && isTensorType(T->getPointeeType())) {
+    openStatement(DS, F, Insertable);
+    const Expr *S = strip(Init);
+    Slot Target;
+    Target.Known = false;
+    Target.Display = "'*" + Name + "'";
+    Target.Why = "a tensor the analysis does not follow";
+    if (const auto *UO = dyn_cast<UnaryOperator>(S);
+        UO && UO->getOpcode() == UO_AddrOf) {
+      if (auto Sl = slotOf(UO->getSubExpr()); Sl && Sl->Known) {
+        Target = *Sl;
+        AddressTaken[Sl->Key] = Sl->Display;
+      }
+    } else if (const auto *NE = dyn_cast<CXXNewExpr>(S);
+               NE && !NE->isArray() && NE->getConstructExpr() &&
+               NE->getConstructExpr()->getNumArgs() == 1) {
+      // `new torch::Tensor(...)`: a heap handle that holds its tensor until
+      // deleted, whatever scope the pointer is in.
+      ValueId V = tensor(NE->getConstructExpr()->getArg(0));
+      Target = Slot{};
+      Target.Key = "heap@" + std::to_string(reinterpret_cast<uintptr_t>(NE));
+      Target.Display = "*" + Name;
+      I.holdUntilReturn(Target.Key, V);
+    } else {
+      sideEffects(Init);
+    }
+    Pointers[key(VD)] = Target;
+    I.endStatement();
+    return;
+  }
+  if (const auto *LE = dyn_cast<LambdaExpr>(strip(Init))) {
+    // The closure holds what it captures by copy, and what its init
+    // captures compute, for as long as it lives.
+    openStatement(DS, F, Insertable);
+    unsigned K = 0;
+    for (const LambdaCapture &C : LE->captures()) {
+      ++K;
+      if (!C.capturesVariable() || C.getCaptureKind() != LCK_ByCopy)
+        continue;
+      const auto *CV = dyn_cast<VarDecl>(C.getCapturedVar());
+      if (!CV || !isTensorType(CV->getType()))
+        continue;
+      ValueId V = NoValue;
+      if (CV->isInitCapture())
+        V = tensor(CV->getInit());
+      else if (auto It = I.lookup(resolveKey(CV)); It != NoValue)
+        V = It;
+      if (V != NoValue)
+        I.hold(key(VD) + ".capture" + std::to_string(K), V);
+    }
+    I.endStatement();
+    return;
+  }
+  const auto *RD = T->getAsCXXRecordDecl();
+  if (const auto *IL = dyn_cast<InitListExpr>(strip(Init));
+      IL && RD && RD->isAggregate() && !T->isReferenceType()) {
+    // `Holder h{torch::randn(...)}`: each tensor member holds its tensor
+    // as long as h lives.
+    if (!hasTensorWork(Init))
+      return;
+    openStatement(DS, F, Insertable);
+    unsigned K = 0;
+    for (const FieldDecl *Field : RD->fields()) {
+      if (K >= IL->getNumInits())
+        break;
+      const Expr *FI = IL->getInit(K++);
+      if (isTensorType(Field->getType()) && !Field->getType()->isReferenceType())
+        I.hold(key(VD) + "." + Field->getName().str(), tensor(FI));
+      else
+        sideEffects(FI);
+    }
+    I.endStatement();
+    return;
+  }
+  // Other declarations may still run tensor ops (int64_t n = x.size(0)).
+  // Their temporaries matter for the peak, so evaluate tensor subexprs.
+  if (!hasTensorWork(Init))
+    return;
+  openStatement(DS, F, Insertable);
+  size_t OpsBefore = I.trace().Ops.size();
+  sideEffects(Init);
+  // An object built by a constructor the analysis does not follow may
+  // keep the tensors it was given.
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(strip(Init));
+      CE && RD && !isLibTorchDecl(RD) && !T->isReferenceType()) {
+    bool TakesTensor = false;
+    for (const Expr *A : CE->arguments())
+      TakesTensor |= isTensorType(A->getType());
+    if (TakesTensor)
+      I.totalsUnknown("'" + Name + "' may keep the tensors its constructor "
+                      "is given (line " + std::to_string(Where.Line) + ")");
+  }
+  (void)OpsBefore;
+  I.endStatement();
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr *E, Flow F,
+                                                  bool Insertable) {
   const Expr *S = strip(E);
-  // Assignment to a tensor variable: x = expr.
+  Completion Done;
+  // `(void)expr;` and `static_cast<void>(expr);` evaluate expr.
+  while (const auto *Cast = dyn_cast<ExplicitCastExpr>(S)) {
+    if (Cast->getCastKind() != CK_ToVoid)
+      break;
+    S = strip(Cast->getSubExpr());
+  }
+  if (const auto *TE = dyn_cast<CXXThrowExpr>(S)) {
+    if (TE->getSubExpr() && hasTensorWork(TE->getSubExpr())) {
+      openStatement(E, F, Insertable);
+      sideEffects(TE->getSubExpr());
+      I.endStatement();
+    }
+    Done.K = Completion::Throw;
+    Done.Where = E;
+    if (TE->getSubExpr())
+      Done.Thrown = TE->getSubExpr()->getType();
+    return Done;
+  }
   if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(S);
       OCE && OCE->getOperator() == OO_Equal && OCE->getNumArgs() == 2) {
     const Expr *LHS = strip(OCE->getArg(0));
-    if (isTensorType(LHS->getType())) {
-      if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS)) {
-        openStatement(E, F, Insertable);
-        ValueId V = tensor(OCE->getArg(1));
-        I.bind(key(DRE->getDecl()), DRE->getDecl()->getName().str(), V,
-               span(E->getSourceRange()), span(DRE->getSourceRange()), true);
-        I.endStatement();
-        return;
+    // `std::tie(a, b) = tuple;` assigns each element to its name.
+    if (const auto *Tie = dyn_cast<CallExpr>(LHS);
+        Tie && Tie->getDirectCallee() &&
+        Tie->getDirectCallee()->getQualifiedNameAsString() == "std::tie" &&
+        isTensorTupleType(LHS->getType())) {
+      openStatement(E, F, Insertable);
+      auto Tuple = tensorTuple(OCE->getArg(1));
+      for (unsigned K = 0; K < Tie->getNumArgs(); ++K) {
+        const Expr *Target = strip(Tie->getArg(K));
+        ValueId V = Tuple && K < Tuple->size()
+                        ? (*Tuple)[K]
+                        : I.unknown("std::tie", "element not followed",
+                                    span(E->getSourceRange()));
+        std::optional<Slot> Sl = slotOf(Target);
+        if (!Sl)
+          if (const auto *DRE = dyn_cast<DeclRefExpr>(Target)) {
+            Sl = Slot{};
+            Sl->Key = resolveKey(DRE->getDecl());
+            Sl->Display = DRE->getDecl()->getName().str();
+          }
+        if (Sl)
+          assignSlot(*Sl, V, span(E->getSourceRange()),
+                     span(Target->getSourceRange()));
       }
+      I.endStatement();
+      return Done;
     }
     if (isTensorVectorType(LHS->getType())) {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS)) {
         openStatement(E, F, Insertable);
         auto List = tensorList(OCE->getArg(1));
-        std::string K = key(DRE->getDecl());
+        std::string K = resolveKey(DRE->getDecl());
         if (List) {
           TensorLists[K] = *List;
           for (size_t N = 0; N < List->size(); ++N)
@@ -2226,184 +3242,792 @@ void FunctionEvaluator::expressionStatement(const Expr *E, Flow F,
         }
         I.endStatement();
       }
-      return;
+      return Done;
+    }
+    if (isTensorTupleType(LHS->getType())) {
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS)) {
+        openStatement(E, F, Insertable);
+        auto Tuple = tensorTuple(OCE->getArg(1));
+        std::string K = resolveKey(DRE->getDecl());
+        if (Tuple) {
+          TensorTuples[K] = *Tuple;
+          for (size_t N = 0; N < Tuple->size(); ++N)
+            I.hold(K + "#" + std::to_string(N), (*Tuple)[N]);
+        } else {
+          TensorTuples.erase(K);
+        }
+        I.endStatement();
+      }
+      return Done;
     }
     if (isOptionsType(LHS->getType())) {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS))
         OptionVars[key(DRE->getDecl())] = options(OCE->getArg(1));
-      return;
+      return Done;
+    }
+    if (recordName(LHS->getType()) == "c10::Device") {
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS))
+        DeviceVars[key(DRE->getDecl())] = device(OCE->getArg(1));
+      return Done;
     }
   }
-  // push_back, clear, ... on a tensor vector: its elements are no longer
-  // the ones we recorded.
   if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(S)) {
     const Expr *Obj = MCE->getImplicitObjectArgument();
-    if (Obj && isTensorVectorType(Obj->getType()))
-      if (const auto *DRE = dyn_cast<DeclRefExpr>(strip(Obj)))
-        if (!MCE->getMethodDecl() || !MCE->getMethodDecl()->isConst())
-          TensorLists.erase(key(DRE->getDecl()));
+    if (Obj && isTensorVectorType(Obj->getType())) {
+      const auto *DRE = dyn_cast<DeclRefExpr>(strip(Obj));
+      std::string Method = calleeName(MCE->getMethodDecl());
+      std::string K = DRE ? resolveKey(DRE->getDecl()) : "";
+      auto It = DRE ? TensorLists.find(K) : TensorLists.end();
+      // push_back / emplace_back of one tensor appends it; the vector
+      // holds it from here on.
+      if (It != TensorLists.end() &&
+          (Method == "push_back" || Method == "emplace_back") &&
+          MCE->getNumArgs() == 1 && isTensorType(MCE->getArg(0)->getType())) {
+        openStatement(E, F, Insertable);
+        ValueId V = tensor(MCE->getArg(0));
+        size_t N = It->second.size();
+        It->second.push_back(V);
+        I.hold(K + "#" + std::to_string(N), V);
+        I.endStatement();
+        return Done;
+      }
+      if (It != TensorLists.end() && Method == "reserve")
+        return Done;
+      // Anything else that changes the vector: its elements are no longer
+      // the ones we recorded.
+      if (DRE && (!MCE->getMethodDecl() || !MCE->getMethodDecl()->isConst()))
+        TensorLists.erase(K);
+    }
   }
-  // A call that takes a tensor by non-const reference may rebind it.
-  if (const auto *CE = dyn_cast<CallExpr>(S);
-      CE && !isTensorType(S->getType()) && !isa<CXXMemberCallExpr>(CE) &&
-      !isa<CXXOperatorCallExpr>(CE))
-    if (const FunctionDecl *Callee = CE->getDirectCallee();
-        Callee && !isLibTorchDecl(Callee))
-      forgetReferenceArgs(Callee, llvm::ArrayRef(CE->getArgs(), CE->getNumArgs()));
-  // Any other expression with tensor ops: evaluate for its allocations.
-  if (isTensorType(S->getType()) || isa<CallExpr>(S)) {
-    bool HasTensorWork = isTensorType(S->getType());
-    if (const auto *CE = dyn_cast<CallExpr>(S))
-      for (const Expr *A : CE->arguments())
-        HasTensorWork |= isTensorType(A->getType());
-    if (!HasTensorWork)
-      return;
+  // `p = &b;` retargets a pointer to a tensor.
+  if (const auto *BO = dyn_cast<BinaryOperator>(S);
+      BO && BO->getOpcode() == BO_Assign && BO->getType()->isPointerType() &&
+      isTensorType(BO->getType()->getPointeeType())) {
+    if (const auto *P = dyn_cast<DeclRefExpr>(strip(BO->getLHS()))) {
+      Slot Target;
+      Target.Known = false;
+      Target.Display = "'*" + P->getDecl()->getName().str() + "'";
+      Target.Why = "a tensor the analysis does not follow";
+      if (const auto *UO = dyn_cast<UnaryOperator>(strip(BO->getRHS()));
+          UO && UO->getOpcode() == UO_AddrOf)
+        if (auto Sl = slotOf(UO->getSubExpr()); Sl && Sl->Known) {
+          Target = *Sl;
+          AddressTaken[Sl->Key] = Sl->Display;
+        }
+      if (const auto *Q = dyn_cast<DeclRefExpr>(strip(BO->getRHS())))
+        if (auto It = Pointers.find(key(Q->getDecl())); It != Pointers.end())
+          Target = It->second;
+      Pointers[key(P->getDecl())] = Target;
+    }
+    return Done;
+  }
+  if (const auto *DE = dyn_cast<CXXDeleteExpr>(S)) {
+    // `delete p;` releases the heap handle p points to.
+    if (const auto *P = dyn_cast<DeclRefExpr>(strip(DE->getArgument())))
+      if (auto It = Pointers.find(key(P->getDecl()));
+          It != Pointers.end() && It->second.Known &&
+          It->second.Key.rfind("heap@", 0) == 0) {
+        openStatement(E, F, Insertable);
+        I.drop(It->second.Key);
+        I.endStatement();
+        Pointers.erase(It);
+        return Done;
+      }
+    return Done;
+  }
+  if (const auto *CE = dyn_cast<CallExpr>(S)) {
+    const FunctionDecl *Callee = CE->getDirectCallee();
+    std::string QName = Callee ? Callee->getQualifiedNameAsString() : "";
+    // std::swap(a, b) of two tensors swaps the handles.
+    if (QName == "std::swap" && CE->getNumArgs() == 2 &&
+        isTensorType(CE->getArg(0)->getType())) {
+      auto A = slotOf(CE->getArg(0)), B = slotOf(CE->getArg(1));
+      openStatement(E, F, Insertable);
+      if (A && B && A->Known && B->Known) {
+        ValueId VA = readSlot(*A, CE->getArg(0)), VB = readSlot(*B, CE->getArg(1));
+        assignSlot(*A, VB, span(E->getSourceRange()),
+                   span(CE->getArg(0)->getSourceRange()));
+        assignSlot(*B, VA, span(E->getSourceRange()),
+                   span(CE->getArg(1)->getSourceRange()));
+      } else {
+        for (auto *Sl : {&A, &B})
+          if (*Sl && (*Sl)->Known)
+            forgetSlot((*Sl)->Key, (*Sl)->Display, "is swapped with a tensor "
+                       "the analysis does not follow", span(E->getSourceRange()));
+      }
+      I.endStatement();
+      return Done;
+    }
+  }
+  if (isTensorType(S->getType())) {
     openStatement(E, F, Insertable);
-    if (isTensorType(S->getType())) {
-      tensor(S);
-    } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
-      // A call that returns no tensor (consume(a), std::cout << a): record
-      // the use so checks know the tensors are still needed here.
-      std::vector<ValueId> Inputs;
-      for (const Expr *A : CE->arguments())
+    tensor(S);
+    I.endStatement();
+  } else if (const auto *CE = dyn_cast<CallExpr>(S);
+             CE && !isTensorVectorType(S->getType()) &&
+             !isTensorTupleType(S->getType())) {
+    // A call that returns no tensor (consume(a), std::cout << a): record
+    // the use so checks know the tensors are still needed here.
+    std::vector<ValueId> Inputs;
+    bool HasTensorArgs = false;
+    for (const Expr *A : CE->arguments())
+      HasTensorArgs |= isTensorType(A->getType());
+    const auto *MCE = dyn_cast<CXXMemberCallExpr>(CE);
+    bool OnTensor = MCE && isTensorType(MCE->getImplicitObjectArgument()->getType());
+    if (HasTensorArgs || OnTensor || hasTensorWork(S)) {
+      openStatement(E, F, Insertable);
+      if (OnTensor)
+        Inputs.push_back(tensor(MCE->getImplicitObjectArgument()));
+      for (const Expr *A : CE->arguments()) {
         if (isTensorType(A->getType()))
           Inputs.push_back(tensor(A));
-      if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(CE))
-        if (isTensorType(MCE->getImplicitObjectArgument()->getType()))
-          Inputs.insert(Inputs.begin(), tensor(MCE->getImplicitObjectArgument()));
+        else
+          sideEffects(A);
+      }
+      opaqueCallEffects(CE);
       OpOutcome Use;
       Use.Kind = OpKind::Use;
       Use.ReadBytes = Use.WrittenBytes = 0;
       const FunctionDecl *Callee = CE->getDirectCallee();
       apply(Callee ? calleeName(Callee) : "call", S, Inputs, Use);
+      I.endStatement();
+    } else {
+      opaqueCallEffects(CE);
     }
+  } else if (hasTensorWork(S)) {
+    openStatement(E, F, Insertable);
+    sideEffects(S);
     I.endStatement();
+  } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
+    opaqueCallEffects(CE);
   }
+  // A call that never returns: a throw (TORCH_CHECK's torchCheckFail,
+  // a user's [[noreturn]] error helper) or the end of the program.
+  if (const auto *CE = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *Callee = CE->getDirectCallee();
+        Callee && Callee->isNoReturn()) {
+      std::string QName = Callee->getQualifiedNameAsString();
+      bool Exits = QName == "exit" || QName == "std::exit" ||
+                   QName == "abort" || QName == "std::abort" ||
+                   QName == "_Exit" || QName == "std::_Exit" ||
+                   QName == "quick_exit" || QName == "std::quick_exit" ||
+                   QName == "std::terminate";
+      Done.K = Exits ? Completion::Return : Completion::Throw;
+      Done.Where = E;
+    }
+  return Done;
 }
 
 /// Names assigned inside Body that were declared outside it get an unknown
 /// value: after a branch or a loop they hold one of several values.
-void FunctionEvaluator::invalidateAssignedIn(const Stmt *Body,
-                                             const std::string &Reason,
-                                             SourceRange Where) {
+/// What a statement may assign: tensor slots (`x = ...`, through
+/// references, `std::tie`, `std::swap`) and option or device variables.
+struct AssignedIn {
+  std::vector<const Expr *> Targets;
+  std::vector<const VarDecl *> Variables;
+  std::vector<const ValueDecl *> Containers; // tensor vectors and tuples used
+};
+
+static AssignedIn assignedIn(const Stmt *Body) {
   struct Finder : RecursiveASTVisitor<Finder> {
-    std::vector<const VarDecl *> Assigned;
+    AssignedIn Out;
     bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *OCE) {
-      if (OCE->getOperator() == OO_Equal && OCE->getNumArgs() == 2)
+      if (OCE->getOperator() == OO_Equal && OCE->getNumArgs() == 2) {
+        Out.Targets.push_back(OCE->getArg(0));
         if (const auto *DRE = dyn_cast<DeclRefExpr>(strip(OCE->getArg(0))))
           if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
-            Assigned.push_back(VD);
+            Out.Variables.push_back(VD);
+        // std::tie(a, b) = ...
+        if (const auto *Tie = dyn_cast<CallExpr>(strip(OCE->getArg(0))))
+          for (const Expr *A : Tie->arguments())
+            Out.Targets.push_back(A);
+      }
+      return true;
+    }
+    bool VisitCallExpr(CallExpr *CE) {
+      if (const FunctionDecl *F = CE->getDirectCallee();
+          F && F->getQualifiedNameAsString() == "std::swap")
+        for (const Expr *A : CE->arguments())
+          Out.Targets.push_back(A);
+      return true;
+    }
+    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+      if (isTensorVectorType(DRE->getType()) || isTensorTupleType(DRE->getType()))
+        Out.Containers.push_back(DRE->getDecl());
       return true;
     }
   } Find;
   Find.TraverseStmt(const_cast<Stmt *>(Body));
-  // Tensor vectors used inside may have changed: forget their elements.
-  struct VectorFinder : RecursiveASTVisitor<VectorFinder> {
-    std::vector<const ValueDecl *> Used;
-    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
-      if (isTensorVectorType(DRE->getType()))
-        Used.push_back(DRE->getDecl());
-      return true;
-    }
-  } Vectors;
-  Vectors.TraverseStmt(const_cast<Stmt *>(Body));
-  for (const ValueDecl *VD : Vectors.Used)
-    TensorLists.erase(key(VD));
-  for (const VarDecl *VD : Find.Assigned) {
-    if (I.lookup(key(VD)) == NoValue)
+  return Find.Out;
+}
+
+FunctionEvaluator::StorageSnapshot
+FunctionEvaluator::snapshotAssignedIn(const Stmt *Body) {
+  StorageSnapshot Out;
+  for (const Expr *A : assignedIn(Body).Targets)
+    if (auto Sl = slotOf(A))
+      for (const std::string &K :
+           Sl->Known ? std::vector<std::string>{Sl->Key} : Sl->Candidates)
+        if (ValueId V = I.lookup(K); V != NoValue)
+          Out[K] = I.value(V).Storage;
+  return Out;
+}
+
+/// Names assigned inside Body that were declared outside it get an unknown
+/// value: after a branch or a loop they hold one of several values. The
+/// storage they hold stays counted when every value they may hold is on
+/// the same storage (a view reassigned in a branch); otherwise which one is
+/// held is unknown, and so are the totals. Before is what the names held
+/// before Body ran; null when Body has not run yet.
+void FunctionEvaluator::invalidateAssignedIn(const Stmt *Body,
+                                             const std::string &Reason,
+                                             SourceRange Where,
+                                             const StorageSnapshot *Before) {
+  AssignedIn Found = assignedIn(Body);
+  // Tensor vectors and tuples used inside may have changed: forget their
+  // elements.
+  for (const ValueDecl *VD : Found.Containers) {
+    TensorLists.erase(resolveKey(VD));
+    TensorTuples.erase(resolveKey(VD));
+  }
+  for (const VarDecl *VD : Found.Variables) {
+    if (isOptionsType(VD->getType()))
+      OptionVars.erase(key(VD));
+    DeviceVars.erase(key(VD));
+  }
+  for (const Expr *A : Found.Targets) {
+    auto Sl = slotOf(A);
+    if (!Sl)
       continue;
-    ValueId V = I.unknown(VD->getName().str(), Reason, span(Where));
-    I.rebind(key(VD), V);
+    std::vector<std::string> Keys =
+        Sl->Known ? std::vector<std::string>{Sl->Key} : Sl->Candidates;
+    for (const std::string &K : Keys) {
+      ValueId Now = I.lookup(K);
+      if (Now == NoValue)
+        continue;
+      StorageId Held = I.value(Now).Storage;
+      StorageId Prior = Held;
+      if (Before) {
+        auto It = Before->find(K);
+        Prior = It == Before->end() ? NoStorage : It->second;
+      }
+      if (Prior == Held) {
+        I.rebind(K, I.unknownOn(Sl->Display, Reason, span(Where), Held));
+        continue;
+      }
+      I.rebind(K, I.unknown(Sl->Display, Reason, span(Where),
+                            Interpreter::Provenance::External));
+      I.totalsUnknown("'" + Sl->Display + "' holds one of several tensors "
+                      "after line " + std::to_string(span(Where).Line));
+    }
   }
 }
 
-void FunctionEvaluator::compound(const CompoundStmt *CS, Flow F) {
+FunctionEvaluator::Completion FunctionEvaluator::compound(const CompoundStmt *CS, Flow F) {
   I.enterScope();
-  for (const Stmt *Child : CS->body())
-    statement(Child, F, /*Insertable=*/true);
+  llvm::SmallVector<const Stmt *, 16> Body(CS->body_begin(), CS->body_end());
+  Completion C = statementList(Body, F);
   I.exitScope();
+  return C;
 }
 
-void FunctionEvaluator::statement(const Stmt *S, Flow F, bool Insertable) {
-  if (!S)
+/// The label a statement carries, looking through nested labels.
+static const LabelStmt *labelOf(const Stmt *S) {
+  return dyn_cast_or_null<LabelStmt>(S);
+}
+
+/// Whether S contains a goto to L.
+static bool jumpsTo(const Stmt *S, const LabelDecl *L) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const LabelDecl *L;
+    bool Found = false;
+    bool VisitGotoStmt(GotoStmt *G) {
+      Found |= G->getLabel() == L;
+      return !Found;
+    }
+    bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  } Find;
+  Find.L = L;
+  Find.TraverseStmt(const_cast<Stmt *>(S));
+  return Find.Found;
+}
+
+/// Statements in order. A forward goto skips to its label when the label
+/// is later in this list; a label that a later statement jumps back to
+/// starts a loop that runs to the last statement jumping back.
+FunctionEvaluator::Completion FunctionEvaluator::statementList(llvm::ArrayRef<const Stmt *> Body,
+                                            Flow F) {
+  for (size_t K = 0; K < Body.size(); ++K) {
+    if (const LabelStmt *L = labelOf(Body[K])) {
+      size_t Last = K;
+      for (size_t J = K; J < Body.size(); ++J)
+        if (jumpsTo(Body[J], L->getDecl()))
+          Last = J;
+      if (Last > K || jumpsTo(L->getSubStmt(), L->getDecl())) {
+        // Body[K..Last] runs a number of times the analysis does not know.
+        SourceRange Region(Body[K]->getBeginLoc(), Body[Last]->getEndLoc());
+        BackEdges.insert(L->getDecl());
+        std::vector<StorageSnapshot> Before;
+        for (size_t J = K; J <= Last; ++J) {
+          Before.push_back(snapshotAssignedIn(Body[J]));
+          invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
+                               "differs per iteration", Region);
+        }
+        Flow Inner = F;
+        Inner.InLoop = true;
+        size_t OpsBefore = I.trace().Ops.size();
+        Completion C;
+        for (size_t J = K; J <= Last && !C.abrupt(); ++J)
+          C = statement(J == K ? L->getSubStmt() : Body[J], Inner, true);
+        allocationsAreUncertain(OpsBefore,
+                                "allocates in a loop made with goto (line " +
+                                    std::to_string(span(Region).Line) + ")");
+        for (size_t J = K; J <= Last; ++J)
+          invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
+                               "differs per iteration", Region,
+                               &Before[J - K]);
+        BackEdges.erase(L->getDecl());
+        if (C.K == Completion::Return || C.K == Completion::Throw ||
+            C.K == Completion::Goto)
+          return C;
+        K = Last;
+        continue;
+      }
+    }
+    Completion C = statement(Body[K], F, /*Insertable=*/true);
+    if (C.K == Completion::Goto && C.Label) {
+      size_t Target = Body.size();
+      for (size_t J = K + 1; J < Body.size(); ++J)
+        if (const LabelStmt *L = labelOf(Body[J]); L && L->getDecl() == C.Label)
+          Target = J;
+      if (Target < Body.size()) {
+        // Forward: what lies between is skipped. The label's statement
+        // runs next.
+        C = statement(labelOf(Body[Target])->getSubStmt(), F, true);
+        if (C.abrupt())
+          return C;
+        K = Target;
+        continue;
+      }
+    }
+    if (C.abrupt())
+      return C;
+  }
+  return {};
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::branch(const Stmt *Body, Flow F) {
+  if (!Body)
+    return {};
+  I.enterScope();
+  Completion C = statement(Body, F, isa<CompoundStmt>(Body));
+  I.exitScope();
+  return C;
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::loop(const Stmt *Body, const Stmt *Whole, Flow F) {
+  // Values carried around the loop change per iteration: forget them
+  // before evaluating the body once for its per-iteration shapes.
+  StorageSnapshot Before = snapshotAssignedIn(Body);
+  invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
+                       Whole->getSourceRange());
+  size_t OpsBefore = I.trace().Ops.size();
+  Flow Inner = F;
+  Inner.InLoop = true;
+  I.enterScope();
+  // The condition runs on every iteration too.
+  const Expr *Cond = nullptr;
+  if (const auto *FS = dyn_cast<ForStmt>(Whole))
+    Cond = FS->getCond();
+  else if (const auto *WS = dyn_cast<WhileStmt>(Whole))
+    Cond = WS->getCond();
+  else if (const auto *DS = dyn_cast<DoStmt>(Whole))
+    Cond = DS->getCond();
+  if (Cond && hasTensorWork(Cond)) {
+    openStatement(Cond, Inner, false);
+    sideEffects(Cond);
+    I.endStatement();
+  }
+  Completion C = statement(Body, Inner, isa<CompoundStmt>(Body));
+  if (const auto *FS = dyn_cast<ForStmt>(Whole); FS && FS->getInc() &&
+                                                 hasTensorWork(FS->getInc())) {
+    openStatement(FS->getInc(), Inner, false);
+    sideEffects(FS->getInc());
+    I.endStatement();
+  }
+  I.exitScope();
+  for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
+    const OpEvent &Op = I.trace().Ops[K];
+    if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy ||
+        Op.Kind == OpKind::Unknown) {
+      I.totalsUnknown("allocates inside a loop (line " +
+                      std::to_string(Op.Where.Line) + ")");
+      break;
+    }
+  }
+  invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
+                       Whole->getSourceRange(), &Before);
+  // A loop body leaving the function or jumping out runs on some
+  // iterations only.
+  if (C.K == Completion::Return || C.K == Completion::Goto)
+    mayHaveLeft(C);
+  return {};
+}
+
+void FunctionEvaluator::mayHaveLeft(const Completion &C) {
+  if (!MayHaveLeft.empty())
     return;
+  unsigned Line = C.Where ? span(C.Where->getSourceRange()).Line : 0;
+  MayHaveLeft = std::string(C.K == Completion::Goto ? "jumps" : "returns") +
+                " on some paths at line " + std::to_string(Line) +
+                ", so what follows runs on some paths only";
+  MayHaveLeftOps = I.trace().Ops.size();
+}
+
+/// Both arms of a branch whose condition is not known: each is evaluated
+/// (their allocations make the totals unknown), names assigned in either
+/// are unknown after it.
+FunctionEvaluator::Completion FunctionEvaluator::ifStatement(const IfStmt *IS, Flow F) {
+  I.enterScope();
+  if (IS->getInit())
+    statement(IS->getInit(), F, false);
+  if (const DeclStmt *CV = IS->getConditionVariableDeclStmt())
+    declaration(CV, F, false);
+  else if (IS->getCond() && hasTensorWork(IS->getCond())) {
+    openStatement(IS->getCond(), F, false);
+    sideEffects(IS->getCond());
+    I.endStatement();
+  }
+  std::optional<int64_t> Known;
+  if (IS->isConstexpr() || !IS->getConditionVariable())
+    Known = integer(IS->getCond());
+  if (Known) {
+    Completion C = branch(*Known ? IS->getThen() : IS->getElse(), F);
+    I.exitScope();
+    return C;
+  }
+  size_t OpsBefore = I.trace().Ops.size();
+  StorageSnapshot Before = snapshotAssignedIn(IS);
+  Flow Inner = F;
+  Inner.InBranch = true;
+  Completion Then = branch(IS->getThen(), Inner);
+  Completion Else = branch(IS->getElse(), Inner);
+  for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
+    const OpEvent &Op = I.trace().Ops[K];
+    if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy) {
+      I.totalsUnknown("allocates in a branch (line " +
+                      std::to_string(Op.Where.Line) + ")");
+      break;
+    }
+  }
+  invalidateAssignedIn(IS, "assigned in a branch: depends on the condition",
+                       IS->getSourceRange(), &Before);
+  I.exitScope();
+  if (Then.abrupt() && Else.abrupt() && Then.K == Else.K)
+    return Then;
+  for (const Completion &C : {Then, Else})
+    if (C.K == Completion::Return || C.K == Completion::Goto)
+      mayHaveLeft(C);
+  return {};
+}
+
+/// A case label's statement, looking through the labels stacked on it.
+static const Stmt *caseBody(const Stmt *S) {
+  while (const auto *SC = dyn_cast_or_null<SwitchCase>(S))
+    S = SC->getSubStmt();
+  return S;
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStmt *SS, Flow F) {
+  I.enterScope();
+  if (SS->getInit())
+    statement(SS->getInit(), F, false);
+  if (const DeclStmt *CV = SS->getConditionVariableDeclStmt())
+    declaration(CV, F, false);
+  else if (SS->getCond() && hasTensorWork(SS->getCond())) {
+    openStatement(SS->getCond(), F, false);
+    sideEffects(SS->getCond());
+    I.endStatement();
+  }
+  llvm::SmallVector<const Stmt *, 16> Body;
+  if (const auto *CS = dyn_cast_or_null<CompoundStmt>(SS->getBody()))
+    Body.append(CS->body_begin(), CS->body_end());
+  else if (SS->getBody())
+    Body.push_back(SS->getBody());
+  // The value, when the condition is a constant or a const local.
+  std::optional<int64_t> Value = integer(SS->getCond());
+  if (!Value)
+    if (const VarDecl *CV = SS->getConditionVariable())
+      if (CV->getInit())
+        Value = integer(CV->getInit());
+  auto Matches = [&](const Stmt *S, bool Default) {
+    for (const auto *SC = dyn_cast_or_null<SwitchCase>(S); SC;
+         SC = dyn_cast_or_null<SwitchCase>(SC->getSubStmt())) {
+      if (Default && isa<DefaultStmt>(SC))
+        return true;
+      if (const auto *C = dyn_cast<CaseStmt>(SC); C && !Default) {
+        auto Lo = integer(C->getLHS());
+        auto Hi = C->getRHS() ? integer(C->getRHS()) : Lo;
+        if (Lo && Hi && *Value >= *Lo && *Value <= *Hi)
+          return true;
+      }
+    }
+    return false;
+  };
+  I.enterScope();
+  Completion Result;
+  if (Value) {
+    size_t Start = Body.size();
+    for (size_t K = 0; K < Body.size() && Start == Body.size(); ++K)
+      if (Matches(Body[K], false))
+        Start = K;
+    for (size_t K = 0; K < Body.size() && Start == Body.size(); ++K)
+      if (Matches(Body[K], true))
+        Start = K;
+    // From the matching label on, falling through the labels that follow,
+    // until a break.
+    for (size_t K = Start; K < Body.size(); ++K) {
+      Completion C = statement(caseBody(Body[K]), F, true);
+      if (C.K == Completion::Break)
+        break;
+      if (C.abrupt()) {
+        Result = C;
+        break;
+      }
+    }
+  } else {
+    size_t OpsBefore = I.trace().Ops.size();
+    StorageSnapshot Before = snapshotAssignedIn(SS);
+    Flow Inner = F;
+    Inner.InBranch = true;
+    bool Live = false;
+    for (const Stmt *S : Body) {
+      if (isa<SwitchCase>(S))
+        Live = true;
+      if (!Live)
+        continue;
+      Completion C = statement(caseBody(S), Inner, true);
+      if (C.abrupt()) {
+        Live = false;
+        if (C.K == Completion::Return || C.K == Completion::Goto)
+          mayHaveLeft(C);
+      }
+    }
+    allocationsAreUncertain(OpsBefore,
+                            "allocates in a switch case (line " +
+                                std::to_string(span(SS->getSourceRange()).Line) +
+                                ")");
+    invalidateAssignedIn(SS, "assigned in a switch: depends on the condition",
+                         SS->getSourceRange(), &Before);
+  }
+  I.exitScope();
+  I.exitScope();
+  return Result;
+}
+
+/// Whether a handler for Caught catches an exception of type Thrown
+/// (both known): the same class, or a public base of it, or catch (...).
+static bool catches(QualType Caught, QualType Thrown) {
+  if (Caught.isNull())
+    return true;
+  const CXXRecordDecl *C =
+      Caught.getNonReferenceType()->getAsCXXRecordDecl();
+  const CXXRecordDecl *T = Thrown.getNonReferenceType()->getAsCXXRecordDecl();
+  if (!C || !T || !T->hasDefinition())
+    return false;
+  C = C->getCanonicalDecl();
+  return T->getCanonicalDecl() == C || T->isDerivedFrom(C);
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::tryStatement(const CXXTryStmt *TS, Flow F) {
+  std::string ThrowsBefore = I.trace().Throws;
+  size_t OpsBefore = I.trace().Ops.size();
+  ++TryDepth;
+  Completion C = compound(TS->getTryBlock(), F);
+  --TryDepth;
+  // A LibTorch op that throws inside the block is caught, not the
+  // function's fate; where the block stopped is not followed.
+  bool LibTorchThrew = ThrowsBefore.empty() && !I.trace().Throws.empty();
+  if (LibTorchThrew) {
+    std::string Message = I.trace().Throws;
+    I.trace().Throws.clear();
+    I.totalsUnknown("LibTorch throws inside a try block (" + Message.substr(0, 80) +
+                    "): where the block stops is not followed");
+  }
+  auto Handler = [&](const CXXCatchStmt *H, Flow HF) {
+    I.enterScope();
+    Completion HC = statement(H->getHandlerBlock(), HF, true);
+    I.exitScope();
+    return HC;
+  };
+  if (C.K == Completion::Throw && !C.Thrown.isNull() && !LibTorchThrew) {
+    // The block certainly throws: the first handler that catches it runs.
+    for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
+      if (catches(TS->getHandler(K)->getCaughtType(), C.Thrown))
+        return Handler(TS->getHandler(K), F);
+    bool Undecided = false;
+    for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
+      Undecided |= !TS->getHandler(K)->getCaughtType()
+                        .getNonReferenceType()->getAsCXXRecordDecl();
+    if (!Undecided)
+      return C; // no handler catches it: it propagates
+  }
+  // Handlers may run when something in the block may throw: a throw,
+  // a call the analysis does not follow, a LibTorch error.
+  bool MayThrow = LibTorchThrew || C.K == Completion::Throw;
+  for (size_t K = OpsBefore; K < I.trace().Ops.size() && !MayThrow; ++K)
+    MayThrow = I.trace().Ops[K].Kind == OpKind::Unknown ||
+               I.trace().Ops[K].Kind == OpKind::Use;
+  if (!MayThrow) {
+    struct Finder : RecursiveASTVisitor<Finder> {
+      bool Found = false;
+      bool VisitCXXThrowExpr(CXXThrowExpr *) { return !(Found = true); }
+      bool VisitCallExpr(CallExpr *CE) {
+        const FunctionDecl *F = CE->getDirectCallee();
+        if (!F || !isLibTorchDecl(F))
+          Found = true;
+        return !Found;
+      }
+      bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+    } Find;
+    Find.TraverseStmt(const_cast<CompoundStmt *>(TS->getTryBlock()));
+    MayThrow = Find.Found;
+  }
+  if (!MayThrow)
+    return C; // nothing in the block throws as far as the model knows
+  size_t HandlerOps = I.trace().Ops.size();
+  std::vector<StorageSnapshot> Before;
+  for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
+    Before.push_back(snapshotAssignedIn(TS->getHandler(K)));
+  Flow Inner = F;
+  Inner.InBranch = true;
+  for (unsigned K = 0; K < TS->getNumHandlers(); ++K) {
+    Completion HC = Handler(TS->getHandler(K), Inner);
+    if (HC.K == Completion::Return || HC.K == Completion::Goto)
+      mayHaveLeft(HC);
+  }
+  allocationsAreUncertain(HandlerOps,
+                          "allocates in a catch handler that may run (line " +
+                              std::to_string(span(TS->getSourceRange()).Line) +
+                              ")");
+  for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
+    invalidateAssignedIn(TS->getHandler(K), "assigned in a catch handler that "
+                         "may run", TS->getSourceRange(), &Before[K]);
+  if (C.K == Completion::Throw)
+    return {}; // caught, probably; what follows runs when it is
+  return C;
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F, bool Insertable) {
+  Completion Done;
+  if (!S || isa<NullStmt>(S))
+    return Done;
   if (const auto *CS = dyn_cast<CompoundStmt>(S))
     return compound(CS, F);
-  if (const auto *DS = dyn_cast<DeclStmt>(S))
-    return declaration(DS, F, Insertable);
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    declaration(DS, F, Insertable);
+    return Done;
+  }
   if (const auto *E = dyn_cast<Expr>(S))
     return expressionStatement(E, F, Insertable);
   if (const auto *RS = dyn_cast<ReturnStmt>(S)) {
-    if (const Expr *R = RS->getRetValue(); R && isTensorType(R->getType())) {
+    Done.K = Completion::Return;
+    Done.Where = S;
+    const Expr *R = RS->getRetValue();
+    if (!R)
+      return Done;
+    if (isTensorType(R->getType())) {
       openStatement(S, F, false);
       I.trace().Returned.push_back(tensor(R));
       I.endStatement();
+    } else if (isTensorVectorType(R->getType()) ||
+               isTensorTupleType(R->getType())) {
+      openStatement(S, F, false);
+      auto Elements = isTensorVectorType(R->getType()) ? tensorList(R)
+                                                        : tensorTuple(R);
+      if (Elements)
+        for (ValueId V : *Elements)
+          I.trace().Returned.push_back(V);
+      else
+        I.totalsUnknown("returns tensors the analysis does not follow");
+      I.endStatement();
+    } else if (hasTensorWork(R)) {
+      openStatement(S, F, false);
+      sideEffects(R);
+      I.endStatement();
     }
-    return;
+    return Done;
   }
-  auto Loop = [&](const Stmt *Body, const Stmt *Whole) {
-    // Values carried around the loop change per iteration: forget them
-    // before evaluating the body once for its per-iteration shapes.
-    invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
-                         Whole->getSourceRange());
-    size_t OpsBefore = I.trace().Ops.size();
-    Flow Inner = F;
-    Inner.InLoop = true;
-    I.enterScope();
-    statement(Body, Inner, isa<CompoundStmt>(Body));
-    I.exitScope();
-    for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
-      const OpEvent &Op = I.trace().Ops[K];
-      if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy ||
-          Op.Kind == OpKind::Unknown) {
-        I.totalsUnknown("allocates inside a loop (line " +
-                        std::to_string(Op.Where.Line) + ")");
-        break;
-      }
-    }
-    invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
-                         Whole->getSourceRange());
-  };
+  if (isa<BreakStmt>(S)) {
+    Done.K = Completion::Break;
+    Done.Where = S;
+    return Done;
+  }
+  if (isa<ContinueStmt>(S)) {
+    Done.K = Completion::Continue;
+    Done.Where = S;
+    return Done;
+  }
+  if (const auto *GS = dyn_cast<GotoStmt>(S)) {
+    Done.K = BackEdges.count(GS->getLabel()) ? Completion::Continue
+                                             : Completion::Goto;
+    Done.Label = GS->getLabel();
+    Done.Where = S;
+    return Done;
+  }
+  if (const auto *LS = dyn_cast<LabelStmt>(S))
+    return statement(LS->getSubStmt(), F, Insertable);
+  if (const auto *AS = dyn_cast<AttributedStmt>(S))
+    return statement(AS->getSubStmt(), F, Insertable);
   if (const auto *FS = dyn_cast<ForStmt>(S)) {
     I.enterScope();
     statement(FS->getInit(), F, false);
-    Loop(FS->getBody(), S);
+    if (const DeclStmt *CV = FS->getConditionVariableDeclStmt())
+      declaration(CV, F, false);
+    loop(FS->getBody(), S, F);
     I.exitScope();
-    return;
+    return Done;
   }
-  if (const auto *RFS = dyn_cast<CXXForRangeStmt>(S))
-    return Loop(RFS->getBody(), S);
-  if (const auto *WS = dyn_cast<WhileStmt>(S))
-    return Loop(WS->getBody(), S);
-  if (const auto *DS = dyn_cast<DoStmt>(S))
-    return Loop(DS->getBody(), S);
-  if (const auto *IS = dyn_cast<IfStmt>(S)) {
-    size_t OpsBefore = I.trace().Ops.size();
-    Flow Inner = F;
-    Inner.InBranch = true;
-    for (const Stmt *Branch : {IS->getThen(), IS->getElse()}) {
-      if (!Branch)
-        continue;
-      I.enterScope();
-      statement(Branch, Inner, isa<CompoundStmt>(Branch));
-      I.exitScope();
+  if (const auto *RFS = dyn_cast<CXXForRangeStmt>(S)) {
+    I.enterScope();
+    if (RFS->getInit())
+      statement(RFS->getInit(), F, false);
+    if (const Expr *Range = RFS->getRangeInit(); Range && hasTensorWork(Range)) {
+      openStatement(Range, F, false);
+      sideEffects(Range);
+      I.endStatement();
     }
-    for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
-      const OpEvent &Op = I.trace().Ops[K];
-      if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy) {
-        I.totalsUnknown("allocates in a branch (line " +
-                        std::to_string(Op.Where.Line) + ")");
-        break;
-      }
-    }
-    invalidateAssignedIn(S, "assigned in a branch: depends on the condition",
-                         S->getSourceRange());
-    return;
+    loop(RFS->getBody(), S, F);
+    I.exitScope();
+    return Done;
   }
-  // Other statements (switch, try, labels): analysed as opaque; anything
-  // they assign becomes unknown.
+  if (const auto *WS = dyn_cast<WhileStmt>(S)) {
+    I.enterScope();
+    if (const DeclStmt *CV = WS->getConditionVariableDeclStmt())
+      declaration(CV, F, false);
+    loop(WS->getBody(), S, F);
+    I.exitScope();
+    return Done;
+  }
+  if (const auto *DS = dyn_cast<DoStmt>(S)) {
+    loop(DS->getBody(), S, F);
+    return Done;
+  }
+  if (const auto *IS = dyn_cast<IfStmt>(S))
+    return ifStatement(IS, F);
+  if (const auto *SS = dyn_cast<SwitchStmt>(S))
+    return switchStatement(SS, F);
+  if (const auto *TS = dyn_cast<CXXTryStmt>(S))
+    return tryStatement(TS, F);
+  if (const auto *SC = dyn_cast<SwitchCase>(S))
+    return statement(SC->getSubStmt(), F, Insertable);
+  // Anything else (inline assembly, coroutines, SEH): not followed.
+  StorageSnapshot Nothing; // nothing was evaluated: every name may differ
   invalidateAssignedIn(S, "assigned in a statement the analysis does not follow",
-                       S->getSourceRange());
+                       S->getSourceRange(), &Nothing);
+  I.totalsUnknown("a statement the analysis does not follow (line " +
+                  std::to_string(span(S->getSourceRange()).Line) + ")");
+  return Done;
 }
 
 FunctionTrace FunctionEvaluator::run() {
@@ -2425,8 +4049,19 @@ FunctionTrace FunctionEvaluator::run() {
            span(SourceRange(P->getLocation(), P->getLocation())), false,
            /*IsParameter=*/true);
   }
+  Completion C;
   if (const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody()))
-    compound(Body, Flow{});
+    C = compound(Body, Flow{});
+  else if (const auto *Try = dyn_cast_or_null<CXXTryStmt>(FD.getBody()))
+    C = tryStatement(Try, Flow{}); // a function-try-block
+  if (C.K == Completion::Throw && I.trace().Throws.empty()) {
+    std::string What = C.Thrown.isNull() ? std::string("an exception")
+                                         : C.Thrown.getAsString();
+    I.setThrows("throws " + What + " (line " +
+                std::to_string(span(C.Where->getSourceRange()).Line) + ")");
+  }
+  if (!MayHaveLeft.empty())
+    allocationsAreUncertain(MayHaveLeftOps, MayHaveLeft);
   return I.finish();
 }
 

@@ -4,23 +4,76 @@
 #include "model/Geometry.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace tma {
 
 int64_t numel(const Dims &Sizes) {
-  int64_t N = 1;
+  uint64_t N = 1;
   for (int64_t S : Sizes)
-    N *= S;
-  return N;
+    N *= static_cast<uint64_t>(S);
+  return static_cast<int64_t>(N);
+}
+
+std::optional<int64_t> checkedMul(int64_t A, int64_t B) {
+  int64_t R;
+  if (__builtin_mul_overflow(A, B, &R))
+    return std::nullopt;
+  return R;
+}
+
+std::optional<int64_t> checkedAdd(int64_t A, int64_t B) {
+  int64_t R;
+  if (__builtin_add_overflow(A, B, &R))
+    return std::nullopt;
+  return R;
+}
+
+// c10::safe_multiply_u64 accumulates the overflow flag over the running
+// product, then safe_compute_numel compares the result with int64's max.
+std::optional<int64_t> checkedNumel(const Dims &Sizes) {
+  uint64_t N = 1;
+  bool Overflowed = false;
+  for (int64_t S : Sizes)
+    Overflowed |= __builtin_mul_overflow(N, static_cast<uint64_t>(S), &N);
+  if (Overflowed ||
+      N > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return std::nullopt;
+  return static_cast<int64_t>(N);
+}
+
+// EmptyTensor.cpp, computeStorageNbytes: a size-0 dim needs no storage;
+// otherwise 1 + sum(stride * (size - 1)), plus the offset, times the item
+// size, each step checked in uint64, and the total against storage_max().
+std::optional<int64_t> checkedStorageBytes(const Dims &Sizes,
+                                           const Dims &Strides,
+                                           int64_t ItemSize, int64_t Offset) {
+  uint64_t Size = 1;
+  bool Overflowed = false;
+  for (size_t I = 0; I < Sizes.size(); ++I) {
+    if (Sizes[I] == 0)
+      return 0;
+    uint64_t Strided;
+    Overflowed |= __builtin_mul_overflow(static_cast<uint64_t>(Strides[I]),
+                                         static_cast<uint64_t>(Sizes[I] - 1),
+                                         &Strided);
+    Overflowed |= __builtin_add_overflow(Size, Strided, &Size);
+  }
+  Overflowed |= __builtin_add_overflow(Size, static_cast<uint64_t>(Offset), &Size);
+  Overflowed |= __builtin_mul_overflow(Size, static_cast<uint64_t>(ItemSize), &Size);
+  if (Overflowed ||
+      Size > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return std::nullopt;
+  return static_cast<int64_t>(Size);
 }
 
 Dims contiguousStrides(const Dims &Sizes) {
   Dims Strides(Sizes.size());
-  int64_t Next = 1;
+  uint64_t Next = 1;
   for (size_t I = Sizes.size(); I-- > 0;) {
-    Strides[I] = Next;
-    Next *= std::max<int64_t>(Sizes[I], 1);
+    Strides[I] = static_cast<int64_t>(Next);
+    Next *= static_cast<uint64_t>(std::max<int64_t>(Sizes[I], 1));
   }
   return Strides;
 }
@@ -263,13 +316,13 @@ Dims preserveFormatStrides(const Dims &Sizes, const Dims &Strides) {
 
 int64_t storageBytesFor(const Dims &Sizes, const Dims &Strides,
                         int64_t ItemSize) {
-  int64_t Span = 1;
+  uint64_t Span = 1;
   for (size_t I = 0; I < Sizes.size(); ++I) {
     if (Sizes[I] == 0)
       return 0;
-    Span += (Sizes[I] - 1) * Strides[I];
+    Span += static_cast<uint64_t>(Sizes[I] - 1) * static_cast<uint64_t>(Strides[I]);
   }
-  return Span * ItemSize;
+  return static_cast<int64_t>(Span * static_cast<uint64_t>(ItemSize));
 }
 
 std::optional<Dims> broadcastShapes(const Dims &A, const Dims &B) {

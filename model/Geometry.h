@@ -15,7 +15,30 @@ namespace tma {
 
 using Dims = std::vector<int64_t>;
 
+/// The product of the sizes. It wraps (defined, unsigned arithmetic) when
+/// the product leaves int64: callers that can meet such sizes use
+/// checkedNumel; the Interpreter checks every value an op produces, so a
+/// wrapped product never reaches the report.
 int64_t numel(const Dims &Sizes);
+
+/// c10's TensorImpl::safe_compute_numel: nullopt when the running product
+/// overflows uint64 or the result exceeds int64 (LibTorch throws "numel:
+/// integer multiplication overflow"). The running product is what LibTorch
+/// checks, so {0, 2^62, 2^62} is 0 but {2^62, 2^62, 0} overflows.
+std::optional<int64_t> checkedNumel(const Dims &Sizes);
+
+/// at::detail::computeStorageNbytes(sizes, strides, itemsize, offset): the
+/// bytes a storage for this geometry needs, or nullopt where LibTorch
+/// throws "Storage size calculation overflowed" (the sum leaves uint64 or
+/// exceeds int64, storage_max()).
+std::optional<int64_t> checkedStorageBytes(const Dims &Sizes,
+                                           const Dims &Strides,
+                                           int64_t ItemSize,
+                                           int64_t Offset = 0);
+
+/// Checked int64 arithmetic: nullopt instead of a wrapped number.
+std::optional<int64_t> checkedMul(int64_t A, int64_t B);
+std::optional<int64_t> checkedAdd(int64_t A, int64_t B);
 
 /// Row-major strides for Sizes (c10::contiguous_strides): the last stride
 /// is 1 and size-0/1 dims count as 1.

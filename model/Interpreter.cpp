@@ -85,8 +85,12 @@ void Interpreter::retain(StorageId S) {
   // Held again after a release: its lifetime is open once more.
   Trace.Storages[S].ReleasedAfter.reset();
   Trace.Storages[S].ReleasedAtScopeEnd = false;
-  if (auto Bytes = Trace.Storages[S].Bytes)
-    LiveBytes += *Bytes;
+  auto Bytes = Trace.Storages[S].Bytes;
+  // A sum past int64 is as unknown as an unknown size: counted as such.
+  auto Sum = Bytes ? checkedAdd(LiveBytes, *Bytes) : std::nullopt;
+  Trace.Storages[S].CountedAsUnknown = !Sum;
+  if (Sum)
+    LiveBytes = *Sum;
   else
     ++UnknownLive;
 }
@@ -98,17 +102,22 @@ void Interpreter::release(StorageId S, bool AtScopeEnd) {
     return;
   Trace.Storages[S].ReleasedAfter = currentStatement();
   Trace.Storages[S].ReleasedAtScopeEnd = AtScopeEnd;
-  if (auto Bytes = Trace.Storages[S].Bytes)
-    LiveBytes -= *Bytes;
+  if (!Trace.Storages[S].CountedAsUnknown)
+    LiveBytes -= *Trace.Storages[S].Bytes;
   else
     --UnknownLive;
 }
 
-void Interpreter::notePeak(int64_t ExtraBytes) {
-  if (UnknownLive > 0)
+void Interpreter::notePeak(std::optional<int64_t> ExtraBytes) {
+  if (UnknownLive > 0 || !ExtraBytes)
     PeakKnown = false;
-  if (LiveBytes + ExtraBytes > PeakBytes) {
-    PeakBytes = LiveBytes + ExtraBytes;
+  auto Now = checkedAdd(LiveBytes, ExtraBytes.value_or(0));
+  if (!Now) {
+    PeakKnown = false;
+    return;
+  }
+  if (*Now > PeakBytes) {
+    PeakBytes = *Now;
     Trace.Summary.PeakStatement =
         Trace.Statements.empty() ? 0 : Trace.Statements.size() - 1;
     Trace.Summary.PeakLive.clear();
@@ -135,7 +144,8 @@ ValueId Interpreter::external(const TensorValue &V) {
 ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
                            const SourceSpan &NameWhere,
                            const std::vector<ValueId> &Inputs,
-                           const OpOutcome &Outcome) {
+                           const OpOutcome &RuleOutcome) {
+  const OpOutcome Outcome = checkedOutcome(RuleOutcome);
   OpEvent E;
   E.Id = static_cast<OpId>(Trace.Ops.size());
   E.Name = Op;
@@ -170,11 +180,11 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
     Info.Dev = Outcome.Value.Dev;
     const TensorValue &V = Outcome.Value;
     if (V.Sizes && V.Strides && V.Type)
-      Info.Bytes = storageBytesFor(*V.Sizes, *V.Strides, itemSize(*V.Type));
+      Info.Bytes = checkedStorageBytes(*V.Sizes, *V.Strides, itemSize(*V.Type));
     else if (V.Sizes && V.Type)
       // Every allocating op lays its output out densely, so the bytes
       // follow from the shape even when the permutation is unknown.
-      Info.Bytes = numel(*V.Sizes) * itemSize(*V.Type);
+      Info.Bytes = denseBytes(*V.Sizes, *V.Type);
     E.AllocatedBytes = Info.Bytes;
     Trace.Storages.push_back(Info);
     RefCount.push_back(0);
@@ -187,12 +197,18 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
     setThrows(Outcome.Error);
     break;
   case OpKind::Unknown:
+    // Whatever an op we do not model allocates is unknown, so the totals
+    // are too (issue 10 item 5).
+    totalsUnknown("'" + Op + "' (line " + std::to_string(Where.Line) +
+                  ") is not modelled: what it allocates is unknown");
+    break;
   case OpKind::Use:
+    E.AllocatedBytes = 0; // code we do not follow: nothing of ours
     break;
   }
   Trace.Values.push_back(VI);
   E.Result = static_cast<ValueId>(Trace.Values.size() - 1);
-  notePeak(Outcome.TransientBytes.value_or(0));
+  notePeak(Outcome.TransientBytes);
   if (!Trace.Statements.empty())
     Trace.Statements.back().Ops.push_back(E.Id);
   if (Outcome.Kind != OpKind::Use &&
@@ -205,11 +221,14 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
 }
 
 ValueId Interpreter::unknown(const std::string &What, const std::string &Reason,
-                             const SourceSpan &Where) {
+                             const SourceSpan &Where, Provenance From) {
   ValueInfo VI;
   VI.Value = unknownTensor(Reason);
   Trace.Values.push_back(VI);
   recordUnknown(What, Reason, Where);
+  if (From == Provenance::Computed)
+    totalsUnknown(What + " (line " + std::to_string(Where.Line) +
+                  "): " + Reason + ", so what it allocates is unknown");
   return static_cast<ValueId>(Trace.Values.size() - 1);
 }
 
@@ -255,10 +274,17 @@ void Interpreter::bind(const std::string &Key, const std::string &DisplayName,
   Trace.Bindings.push_back(B);
 }
 
+void Interpreter::markStatic() {
+  if (!Trace.Bindings.empty())
+    Trace.Bindings.back().IsStatic = true;
+}
+
+
 void Interpreter::hold(const std::string &Key, ValueId Value) {
   retain(Value >= 0 ? value(Value).Storage : NoStorage);
   auto It = Names.find(Key);
   if (It != Names.end()) {
+    endBinding(Key, /*AtScopeEnd=*/false);
     release(value(It->second).Storage);
     It->second = Value;
   } else {
@@ -277,6 +303,71 @@ void Interpreter::rebind(const std::string &Key, ValueId Value) {
   It->second = Value;
 }
 
+void Interpreter::holdUntilReturn(const std::string &Key, ValueId Value) {
+  retain(Value >= 0 ? value(Value).Storage : NoStorage);
+  auto It = Names.find(Key);
+  if (It != Names.end()) {
+    release(value(It->second).Storage);
+    It->second = Value;
+  } else {
+    Names[Key] = Value;
+    Scopes.front().push_back(Key);
+  }
+}
+
+void Interpreter::drop(const std::string &Key) {
+  auto It = Names.find(Key);
+  if (It == Names.end())
+    return;
+  endBinding(Key, /*AtScopeEnd=*/true);
+  release(value(It->second).Storage);
+  Names.erase(It);
+}
+
+void Interpreter::note(const std::string &DisplayName, ValueId Value,
+                       const SourceSpan &Where, const SourceSpan &NameWhere) {
+  Binding B;
+  B.Name = DisplayName;
+  B.Where = Where;
+  B.NameWhere = NameWhere;
+  B.Value = Value;
+  B.Statement = Trace.Statements.empty() ? 0 : Trace.Statements.size() - 1;
+  B.HoldsValue = false;
+  B.HeldUntil = B.Statement;
+  StorageId S = Value >= 0 ? value(Value).Storage : NoStorage;
+  if (S != NoStorage && !Trace.Storages[S].FirstName.empty())
+    B.BaseName = Trace.Storages[S].FirstName;
+  Trace.Bindings.push_back(B);
+}
+
+ValueId Interpreter::unknownOn(const std::string &What, const std::string &Reason,
+                               const SourceSpan &Where, StorageId S) {
+  ValueInfo VI;
+  VI.Value = unknownTensor(Reason);
+  VI.Value.Storage = S;
+  if (S != NoStorage)
+    VI.Value.Dev = Trace.Storages[S].Dev;
+  Trace.Values.push_back(VI);
+  recordUnknown(What, Reason, Where);
+  return static_cast<ValueId>(Trace.Values.size() - 1);
+}
+
+ValueId Interpreter::undefined(const std::string &Reason) {
+  ValueInfo VI;
+  VI.Value = unknownTensor(Reason);
+  Trace.Values.push_back(VI);
+  return static_cast<ValueId>(Trace.Values.size() - 1);
+}
+
+std::vector<std::string>
+Interpreter::keysWithPrefix(const std::string &Prefix) const {
+  std::vector<std::string> Out;
+  for (auto It = Names.lower_bound(Prefix);
+       It != Names.end() && It->first.compare(0, Prefix.size(), Prefix) == 0; ++It)
+    Out.push_back(It->first);
+  return Out;
+}
+
 ValueId Interpreter::lookup(const std::string &Key) const {
   auto It = Names.find(Key);
   return It == Names.end() ? NoValue : It->second;
@@ -284,6 +375,11 @@ ValueId Interpreter::lookup(const std::string &Key) const {
 
 void Interpreter::mentionDevice(const SourceSpan &Where, bool IsStringLiteral,
                                 const Device &Named) {
+  // A device variable read twice is one mention in the source.
+  for (const DeviceMention &M : Trace.Devices)
+    if (M.Where.BeginOffset == Where.BeginOffset &&
+        M.Where.EndOffset == Where.EndOffset && M.Where.File == Where.File)
+      return;
   Trace.Devices.push_back({Where, IsStringLiteral, Named});
 }
 
@@ -307,8 +403,9 @@ FunctionTrace Interpreter::finish() {
   for (const StorageInfo &S : Trace.Storages) {
     if (S.External)
       continue;
-    if (S.Bytes)
-      Total += *S.Bytes;
+    auto Sum = S.Bytes ? checkedAdd(Total, *S.Bytes) : std::nullopt;
+    if (Sum)
+      Total = *Sum;
     else
       TotalKnown = false;
   }

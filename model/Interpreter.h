@@ -40,23 +40,49 @@ public:
                 const SourceSpan &NameWhere, const std::vector<ValueId> &Inputs,
                 const OpOutcome &Outcome);
 
+  /// Where a value the frontend could not evaluate comes from: outside the
+  /// function (a member, a global, a capture: nothing of ours allocated),
+  /// or a computation we do not follow (it may have allocated, so the
+  /// totals become unknown).
+  enum class Provenance { External, Computed };
   /// A tensor value the frontend could not evaluate at all.
   ValueId unknown(const std::string &What, const std::string &Reason,
-                  const SourceSpan &Where);
+                  const SourceSpan &Where,
+                  Provenance From = Provenance::Computed);
 
   /// Binds Key (unique per declaration) to Value; DisplayName is what the
   /// report shows.
   void bind(const std::string &Key, const std::string &DisplayName,
             ValueId Value, const SourceSpan &Where, const SourceSpan &NameWhere,
             bool Reassignment, bool IsParameter = false);
+  /// Marks the binding row just made as a static local's.
+  void markStatic();
   /// Gives an existing name a new value without a row in the report (a
   /// name that became unknown after a loop or a branch).
   void rebind(const std::string &Key, ValueId Value);
   /// Keeps Value's storage alive under Key until Key's scope ends, without
   /// a row in the report (the elements of a std::vector<Tensor> local).
   void hold(const std::string &Key, ValueId Value);
+  /// Like hold, but the storage stays alive until the function returns
+  /// (a heap handle made by `new`), whatever scope is open now.
+  void holdUntilReturn(const std::string &Key, ValueId Value);
+  /// Releases what Key holds and forgets the name (`delete p`).
+  void drop(const std::string &Key);
+  /// A binding row for a name that holds nothing of its own (a reference
+  /// naming another variable's tensor).
+  void note(const std::string &DisplayName, ValueId Value,
+            const SourceSpan &Where, const SourceSpan &NameWhere);
+  /// A value whose geometry is unknown but whose storage is S (a name
+  /// reassigned in a branch to views of the same tensor).
+  ValueId unknownOn(const std::string &What, const std::string &Reason,
+                    const SourceSpan &Where, StorageId S);
+  /// A value with no storage and nothing known, recorded as no unknown:
+  /// an undefined tensor (default-constructed, moved from).
+  ValueId undefined(const std::string &Reason);
   /// The value a name holds now, or NoValue.
   ValueId lookup(const std::string &Key) const;
+  /// The names currently held whose key starts with Prefix.
+  std::vector<std::string> keysWithPrefix(const std::string &Prefix) const;
 
   const TensorValue &value(ValueId Id) const { return Trace.Values.at(Id).Value; }
 
@@ -85,7 +111,7 @@ private:
   unsigned currentStatement() const;
   /// Ends the binding Key holds now, if it has a report row.
   void endBinding(const std::string &Key, bool AtScopeEnd);
-  void notePeak(int64_t ExtraBytes);
+  void notePeak(std::optional<int64_t> ExtraBytes);
 
   FunctionTrace Trace;
   std::map<std::string, ValueId> Names;

@@ -30,6 +30,34 @@ OpOutcome throws(const std::string &Message) {
   return Out;
 }
 
+// LibTorch checks every geometry it creates: TensorImpl's
+// safe_compute_numel for any tensor ("numel: integer multiplication
+// overflow") and computeStorageNbytes for a new storage ("Storage size
+// calculation overflowed"). A fresh tensor's storage is sized first, so an
+// allocating op reports the storage error.
+OpOutcome checkedOutcome(OpOutcome Out) {
+  if (Out.Kind == OpKind::Throws || Out.Kind == OpKind::Unknown ||
+      Out.Kind == OpKind::Use || !Out.Value.Sizes)
+    return Out;
+  const Dims &Sizes = *Out.Value.Sizes;
+  bool Allocates = Out.Kind == OpKind::Alloc || Out.Kind == OpKind::Copy;
+  bool NumelFits = checkedNumel(Sizes).has_value();
+  if (Allocates && Out.Value.Type) {
+    auto Bytes = Out.Value.Strides
+                     ? checkedStorageBytes(Sizes, *Out.Value.Strides,
+                                           itemSize(*Out.Value.Type))
+                     : denseBytes(Sizes, *Out.Value.Type);
+    if (!NumelFits || !Bytes)
+      return throws("Storage size calculation overflowed with sizes=" +
+                    dimsText(Sizes));
+  }
+  if (!NumelFits)
+    return throws(Allocates ? "Storage size calculation overflowed with sizes=" +
+                                  dimsText(Sizes)
+                            : "numel: integer multiplication overflow");
+  return Out;
+}
+
 OpOutcome factory(const std::optional<Dims> &Sizes,
                   const std::optional<DType> &Type,
                   const std::optional<Device> &Dev, FillKind Fill) {
@@ -608,11 +636,13 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
   Out.Value.Dev = In.Dev;
   Out.Note = "indexing with a tensor gathers: a new tensor, not a view";
   Out.WrittenBytes = Out.Value.logicalBytes();
-  int64_t IndexBytes = 0;
-  for (const Advanced &A : TensorIndices)
-    IndexBytes += A.Index.logicalBytes().value_or(0);
-  if (Out.WrittenBytes)
-    Out.ReadBytes = *Out.WrittenBytes + IndexBytes;
+  std::optional<int64_t> IndexBytes = 0;
+  for (const Advanced &A : TensorIndices) {
+    auto B = A.Index.logicalBytes();
+    IndexBytes = IndexBytes && B ? checkedAdd(*IndexBytes, *B) : std::nullopt;
+  }
+  if (Out.WrittenBytes && IndexBytes)
+    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IndexBytes);
   return Out;
 }
 
@@ -699,7 +729,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
         if (numel(SA) == 0)
           Folded = {0, K1};
         if (!computeStride(SA, St, Folded) && A.Type) {
-          Transient = numel(SA) * itemSize(*A.Type);
+          Transient = denseBytes(SA, *A.Type);
           Out.Note = "matmul folds the batch with reshape, which copies the "
                      "non-viewable left operand";
         }
@@ -747,13 +777,13 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
       Dims Flat = {numel(*Batch), Matrix[0], Matrix[1]};
       if (computeStride(ExpSizes, ExpStrides, Flat))
         return 0;
-      return numel(Flat) * itemSize(*T.Type);
+      return denseBytes(Flat, *T.Type);
     };
     int64_t M1 = SA.back();
     auto CA = ExpandCopy(A, {N, M1});
     auto CB = ExpandCopy(B, {K2, P});
     if (CA && CB)
-      Transient = *CA + *CB;
+      Transient = checkedAdd(*CA, *CB);
     else
       Transient.reset();
     if (Transient && *Transient > 0)
@@ -766,7 +796,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
   Out.WrittenBytes = Out.Value.logicalBytes();
   auto RBA = A.logicalBytes(), RBB = B.logicalBytes();
   if (RBA && RBB)
-    Out.ReadBytes = *RBA + *RBB;
+    Out.ReadBytes = checkedAdd(*RBA, *RBB);
   return Out;
 }
 
@@ -909,17 +939,19 @@ OpOutcome asStrided(const TensorValue &In, const Dims &Sizes,
     Offset = In.Offset;
   }
   if (StorageBytes && In.Type) {
-    int64_t Needed =
-        numel(Sizes) == 0
-            ? 0
-            : storageBytesFor(Sizes, Strides, itemSize(*In.Type)) +
-                  *Offset * itemSize(*In.Type);
-    if (Needed > *StorageBytes)
+    // setStorage's bound check; a geometry whose extent overflows is
+    // out of bounds for any storage.
+    auto Needed = checkedStorageBytes(Sizes, Strides, itemSize(*In.Type),
+                                      *Offset);
+    if (!Needed)
+      return throws("Storage size calculation overflowed with sizes=" +
+                    dimsText(Sizes) + " and strides=" + dimsText(Strides));
+    if (*Needed > *StorageBytes)
       return throws("setStorage: sizes " + dimsText(Sizes) + ", strides " +
                     dimsText(Strides) + ", storage offset " +
                     std::to_string(*Offset) + ", and itemsize " +
                     std::to_string(itemSize(*In.Type)) +
-                    " requiring a storage size of " + std::to_string(Needed) +
+                    " requiring a storage size of " + std::to_string(*Needed) +
                     " are out of bounds for storage of size " +
                     std::to_string(*StorageBytes));
   }

@@ -36,13 +36,22 @@ struct OpOutcome {
   unsigned SharesInput = 0;
   std::optional<int64_t> ReadBytes;
   std::optional<int64_t> WrittenBytes;
-  std::optional<int64_t> TransientBytes;
+  /// Storage allocated and freed inside the op (matmul's folding copy, a
+  /// CPU dtype conversion): 0 when there is none, nullopt when unknown (the
+  /// peak is then unknown too).
+  std::optional<int64_t> TransientBytes = 0;
   std::string Note;
   std::string Error;
   /// A factory whose dtype is the default dtype because its options named
   /// none (copied to OpEvent::DTypeDefaulted).
   bool DTypeDefaulted = false;
 };
+
+/// LibTorch's own overflow checks on what an op produces: an outcome whose
+/// element count or new storage would not fit in int64 becomes Throws with
+/// LibTorch's message. The Interpreter applies it to every outcome, so no
+/// rule can hand a wrapped number to the report.
+OpOutcome checkedOutcome(OpOutcome Out);
 
 /// The outcome for an op the rules do not model.
 OpOutcome unmodelled(const std::string &Op);
@@ -251,6 +260,15 @@ enum class ReduceKind {
 OpOutcome reduce(const std::string &Op, const TensorValue &In,
                  const std::optional<Dims> &ReduceDims, bool KeepDim,
                  ReduceKind Kind, std::optional<DType> Type);
+/// max(dim, keepdim) / min(dim, keepdim): (values, indices), or a single
+/// Throws/Unknown outcome.
+std::vector<OpOutcome> reduceWithIndices(const std::string &Op,
+                                         const TensorValue &In, int64_t Dim,
+                                         bool KeepDim);
+/// cumsum(dim, dtype): a contiguous output of In's shape (int64 for
+/// integral inputs), with a transient copy when the dtype changes.
+OpOutcome cumsum(const TensorValue &In, int64_t Dim, std::optional<DType> Type,
+                 const TorchVersion &Version);
 /// softmax / log_softmax(dim, dtype): a contiguous output of In's shape.
 OpOutcome softmax(const std::string &Op, const TensorValue &In, int64_t Dim,
                   std::optional<DType> Type);

@@ -22,12 +22,12 @@ using namespace detail;
 namespace {
 
 std::optional<int64_t> sumBytes(const std::vector<const TensorValue *> &Ins) {
-  int64_t Total = 0;
+  std::optional<int64_t> Total = 0;
   for (const TensorValue *T : Ins) {
     auto B = T->logicalBytes();
-    if (!B)
+    if (!B || !Total)
       return std::nullopt;
-    Total += *B;
+    Total = checkedAdd(*Total, *B);
   }
   return Total;
 }
@@ -169,7 +169,7 @@ OpOutcome linear(const TensorValue &In, const TensorValue &Weight,
   if (Bias) {
     if (auto R = Out.ReadBytes) {
       auto BB = Bias->logicalBytes();
-      Out.ReadBytes = BB ? std::optional<int64_t>(*R + *BB) : std::nullopt;
+      Out.ReadBytes = BB ? checkedAdd(*R, *BB) : std::nullopt;
     }
   }
   Out.Note = Fused ? "linear with bias: addmm into a fresh output"
@@ -200,7 +200,7 @@ OpOutcome indexSelect(const TensorValue &In, int64_t Dim,
   // Each selected slice is read once, plus the index itself.
   auto IB = Index.logicalBytes();
   if (Out.WrittenBytes && IB)
-    Out.ReadBytes = *Out.WrittenBytes + *IB;
+    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IB);
   return Out;
 }
 
@@ -224,12 +224,12 @@ OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices) {
   if (Indices.Strides && Indices.Type &&
       !computeStride(*Indices.Sizes, *Indices.Strides,
                      {numel(*Indices.Sizes)}))
-    Out.TransientBytes = numel(*Indices.Sizes) * itemSize(*Indices.Type);
+    Out.TransientBytes = denseBytes(*Indices.Sizes, *Indices.Type);
   else if (!Indices.Strides)
     Out.TransientBytes.reset();
   auto IB = Indices.logicalBytes();
   if (Out.WrittenBytes && IB)
-    Out.ReadBytes = *Out.WrittenBytes + *IB;
+    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IB);
   return Out;
 }
 
@@ -250,7 +250,7 @@ OpOutcome gather(const TensorValue &In, int64_t Dim, const TensorValue &Index) {
   OpOutcome Out = freshContiguous(*Index.Sizes, In.Type, In.Dev);
   auto IB = Index.logicalBytes();
   if (Out.WrittenBytes && IB)
-    Out.ReadBytes = *Out.WrittenBytes + *IB;
+    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IB);
   return Out;
 }
 
@@ -491,10 +491,12 @@ OpOutcome elementwise(const std::string &Op,
   // On CPU, TensorIterator converts an input whose dtype differs from the
   // common dtype into a temporary first (compute_types).
   if (Dev && Dev->Kind == DeviceKind::CPU && Common) {
-    int64_t Transient = 0;
+    std::optional<int64_t> Transient = 0;
     for (const TensorValue *T : Tensors)
-      if (T->Type && *T->Type != *Common && T->Sizes)
-        Transient += numel(*T->Sizes) * itemSize(*Common);
+      if (T->Type && *T->Type != *Common && T->Sizes) {
+        auto B = denseBytes(*T->Sizes, *Common);
+        Transient = Transient && B ? checkedAdd(*Transient, *B) : std::nullopt;
+      }
     Out.TransientBytes = Transient;
   }
   return Out;
@@ -521,8 +523,8 @@ OpOutcome reverseScalarOp(const std::string &Op, const ElemOperand &Scalar,
   // and the tensor and writes it again.
   auto N = Out.Value.logicalBytes();
   auto TB = T.logicalBytes();
-  Out.WrittenBytes = N ? std::optional<int64_t>(2 * *N) : std::nullopt;
-  Out.ReadBytes = N && TB ? std::optional<int64_t>(*N + *TB) : std::nullopt;
+  Out.WrittenBytes = N ? checkedMul(2, *N) : std::nullopt;
+  Out.ReadBytes = N && TB ? checkedAdd(*N, *TB) : std::nullopt;
   Out.Note = "scalar " + Op + " tensor: empty_like(tensor).fill_(scalar)." +
              Op + "_(tensor), so the result keeps the tensor's dtype";
   return Out;
@@ -643,6 +645,63 @@ OpOutcome reduce(const std::string &Op, const TensorValue &In,
   return Out;
 }
 
+// max.dim / min.dim (ReduceOps.cpp, resize_reduction_with_indices): values
+// of the input's dtype and int64 indices, each fresh and contiguous in the
+// reduced shape. The op reads its input once: the read is counted on the
+// values.
+std::vector<OpOutcome> reduceWithIndices(const std::string &Op,
+                                         const TensorValue &In, int64_t Dim,
+                                         bool KeepDim) {
+  OpOutcome Values = reduce(Op, In, Dims{Dim}, KeepDim, ReduceKind::Same,
+                            std::nullopt);
+  if (Values.Kind == OpKind::Throws)
+    return {Values};
+  OpOutcome Indices = reduce(Op, In, Dims{Dim}, KeepDim, ReduceKind::Index,
+                             std::nullopt);
+  Indices.ReadBytes = 0;
+  return {Values, Indices};
+}
+
+// cumsum (ReduceOps.cpp, meta_func_cum_ops + impl_func_cum_ops): the
+// output is fresh and contiguous with the input's shape, of dtype= or, for
+// an integral or bool input, int64. The kernel runs on self.to(out dtype),
+// a copy freed inside the op when the dtypes differ (not for 0-dim or
+// empty inputs, which are filled directly). LibTorch 1.13's CPU kernel
+// has no float16 ("cumsum_out_cpu" not implemented for 'Half'); later
+// releases changed which reduced-precision types it takes, so those are
+// left unknown there.
+OpOutcome cumsum(const TensorValue &In, int64_t Dim, std::optional<DType> Type,
+                 const TorchVersion &Version) {
+  std::optional<DType> OutType = Type;
+  if (!OutType && In.Type)
+    OutType = isIntegral(*In.Type, true) ? DType::Int64 : *In.Type;
+  if (!In.Sizes)
+    return unknownCopy(shapeReason(In), OutType, In.Dev);
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (!wrapDim(Dim, Rank))
+    return throws(rangeError(Rank));
+  bool Direct = Rank == 0 || numel(*In.Sizes) == 0;
+  if (!Direct && OutType &&
+      (*OutType == DType::Float16 || *OutType == DType::BFloat16)) {
+    if (!In.Dev)
+      return unknownCopy("device of the input is unknown", OutType, In.Dev);
+    if (In.Dev->Kind == DeviceKind::CPU) {
+      if (!Version.atLeast(2, 0) && *OutType == DType::Float16)
+        return throws("\"cumsum_out_cpu\" not implemented for 'Half'");
+      return unknownCopy("cumsum of " + std::string(dtypeName(*OutType)) +
+                             " on the CPU is not modelled for this LibTorch",
+                         OutType, In.Dev);
+    }
+  }
+  OpOutcome Out = freshContiguous(*In.Sizes, OutType, In.Dev);
+  Out.ReadBytes = In.logicalBytes();
+  if (!Direct && In.Type && OutType && *In.Type != *OutType)
+    Out.TransientBytes = denseBytes(*In.Sizes, *OutType);
+  else if (!Direct && (!In.Type || !OutType))
+    Out.TransientBytes.reset();
+  return Out;
+}
+
 // softmax / log_softmax (SoftMax.cpp): a fresh contiguous output; dtype=
 // casts the input first.
 OpOutcome softmax(const std::string &Op, const TensorValue &In, int64_t Dim,
@@ -660,7 +719,7 @@ OpOutcome softmax(const std::string &Op, const TensorValue &In, int64_t Dim,
   OpOutcome Out = freshContiguous(*In.Sizes, OutType, In.Dev);
   Out.ReadBytes = In.logicalBytes();
   if (Type && In.Type && *Type != *In.Type)
-    Out.TransientBytes = numel(*In.Sizes) * itemSize(*Type);
+    Out.TransientBytes = denseBytes(*In.Sizes, *Type);
   return Out;
 }
 

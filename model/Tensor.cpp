@@ -12,6 +12,13 @@ TensorValue makeContiguous(const Dims &Sizes, DType Type, Device Dev) {
   return V;
 }
 
+std::optional<int64_t> denseBytes(const Dims &Sizes, DType Type) {
+  auto N = checkedNumel(Sizes);
+  if (!N)
+    return std::nullopt;
+  return checkedMul(*N, itemSize(Type));
+}
+
 TensorValue unknownTensor(const std::string &Reason) {
   TensorValue V;
   V.UnknownReason = Reason;

@@ -18,6 +18,9 @@ namespace tma {
 using StorageId = int;
 constexpr StorageId NoStorage = -1;
 
+/// numel(Sizes) * itemsize(Type), or nullopt when it does not fit in int64.
+std::optional<int64_t> denseBytes(const Dims &Sizes, DType Type);
+
 struct TensorValue {
   std::optional<Dims> Sizes;
   std::optional<Dims> Strides;
@@ -37,16 +40,19 @@ struct TensorValue {
       return std::nullopt;
     return static_cast<int64_t>(Sizes->size());
   }
+  /// nullopt when unknown or beyond int64 (LibTorch would have thrown).
   std::optional<int64_t> elementCount() const {
     if (!Sizes)
       return std::nullopt;
-    return numel(*Sizes);
+    return checkedNumel(*Sizes);
   }
-  /// numel * itemsize: the bytes this tensor shows (not its storage's).
+  /// numel * itemsize: the bytes this tensor shows (not its storage's);
+  /// nullopt when unknown or beyond int64 (an expanded view can show more
+  /// bytes than int64 holds).
   std::optional<int64_t> logicalBytes() const {
     if (!Sizes || !Type)
       return std::nullopt;
-    return numel(*Sizes) * itemSize(*Type);
+    return denseBytes(*Sizes, *Type);
   }
   std::optional<bool> contiguous() const {
     if (!Sizes || !Strides)

@@ -75,8 +75,9 @@ struct OpEvent {
   std::optional<int64_t> AllocatedBytes;
   std::optional<int64_t> ReadBytes;
   std::optional<int64_t> WrittenBytes;
-  /// Allocated and released inside the op (matmul's folding copy).
-  std::optional<int64_t> TransientBytes;
+  /// Allocated and released inside the op (matmul's folding copy): 0 when
+  /// none, nullopt when unknown.
+  std::optional<int64_t> TransientBytes = 0;
   std::string Note;  // why it copies, why it returns self, ...
   std::string Error; // Kind == Throws: what LibTorch says
 };
@@ -103,6 +104,9 @@ struct StorageInfo {
   /// nullopt: never held (external storages).
   std::optional<unsigned> ReleasedAfter;
   bool ReleasedAtScopeEnd = false;
+  /// Counted among the unknown live bytes (its size is unknown or would
+  /// overflow the sum).
+  bool CountedAsUnknown = false;
 };
 
 struct Binding {
@@ -121,6 +125,10 @@ struct Binding {
   /// nullopt only while the function is being evaluated.
   std::optional<unsigned> HeldUntil;
   bool HeldToScopeEnd = false;
+  /// A reference holds nothing of its own: a row for the name, no hold.
+  bool HoldsValue = true;
+  /// A static local: its tensor outlives every call.
+  bool IsStatic = false;
 };
 
 struct Statement {

@@ -194,11 +194,14 @@ torch::Tensor return_one_row() {
 }
 
 void view_outlives_base() {
-  auto big = torch::randn({1024, 1024});
-  auto head = big.narrow(0, 0, 8);
-  // CHECK-MESSAGES: :[[@LINE-1]]:8: warning: 'head' keeps all 4 MiB of 'big' alive for 32 KiB of view; clone() it to release 3.97 MiB (4161536 B) [torch-view-pins-storage]
-  // CHECK-NOTES: :[[@LINE-3]]:14: note: 'big' was allocated here (4 MiB)
-  auto total = big.sum();
+  torch::Tensor head;
+  {
+    auto big = torch::randn({1024, 1024});
+    head = big.narrow(0, 0, 8);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'head' keeps all 4 MiB of 'big' alive for 32 KiB of view after 'big' goes out of scope; clone() it to release 3.97 MiB (4161536 B) [torch-view-pins-storage]
+    // CHECK-NOTES: :[[@LINE-3]]:16: note: 'big' was allocated here (4 MiB)
+    auto total = big.sum();
+  }
   auto twice = head * 2;
 }
 

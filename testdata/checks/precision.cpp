@@ -38,8 +38,6 @@ torch::Tensor pins_returned_unnamed_index() {
   return big.index({0});
   // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: the returned view keeps all 4 MiB of 'big' alive for 4 KiB of view; clone() it to release 4.00 MiB (4190208 B) [torch-view-pins-storage]
   // CHECK-NOTES: :[[@LINE-3]]:14: note: 'big' was allocated here (4 MiB)
-  // KNOWN-WRONG: :[[@LINE-4]] item 17: an unnamed returned view is not reported
-  // KNOWN-WRONG: :[[@LINE-4]] item 17: an unnamed returned view is not reported
 }
 
 torch::Tensor pins_returned_unnamed_narrow() {
@@ -47,8 +45,6 @@ torch::Tensor pins_returned_unnamed_narrow() {
   return big.narrow(0, 0, 8);
   // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: the returned view keeps all 2 MiB of 'big' alive for 32 KiB of view; clone() it to release 1.97 MiB (2064384 B) [torch-view-pins-storage]
   // CHECK-NOTES: :[[@LINE-3]]:14: note: 'big' was allocated here (2 MiB)
-  // KNOWN-WRONG: :[[@LINE-4]] item 17: an unnamed returned view is not reported
-  // KNOWN-WRONG: :[[@LINE-4]] item 17: an unnamed returned view is not reported
 }
 
 void pins_outlives_base_scope() {
@@ -60,7 +56,6 @@ void pins_outlives_base_scope() {
     // CHECK-NOTES: :[[@LINE-3]]:16: note: 'big' was allocated here (4 MiB)
   }
   auto twice = head * 2;
-  // KNOWN-WRONG: :[[@LINE-5]] item 17: the message does not say the view outlives its base's scope
 }
 
 void pins_base_reassigned() {
@@ -70,7 +65,6 @@ void pins_base_reassigned() {
   // CHECK-NOTES: :[[@LINE-3]]:14: note: 'big' was allocated here (4 MiB)
   big = torch::zeros({16});
   auto twice = head * 2;
-  // KNOWN-WRONG: :[[@LINE-5]] item 17: the message does not say the base is reassigned
 }
 
 // ---- torch-view-pins-storage: silent ---------------------------------------
@@ -82,16 +76,12 @@ void view_of_base_alive_to_scope_end() {
   auto head = big.narrow(0, 0, 8);
   auto total = big.sum();
   auto twice = head * 2;
-  // KNOWN-WRONG: :[[@LINE-4]] item 17: fires on a view whose base lives to the end of the scope
-  // KNOWN-WRONG: :[[@LINE-4]] item 17: fires on a view whose base lives to the end of the scope
 }
 
 void narrowed_then_contiguous() {
   auto big = torch::randn({1024, 1024});
   auto rows = big.narrow(0, 0, 8).contiguous();
   auto twice = rows * 2;
-  // KNOWN-WRONG: :[[@LINE-3]] item 17: fires on a view whose base lives to the end of the scope
-  // KNOWN-WRONG: :[[@LINE-3]] item 17: fires on a view whose base lives to the end of the scope
 }
 
 void slice_of_a_cast() {
@@ -100,8 +90,6 @@ void slice_of_a_cast() {
   auto whole = h.sum();
   auto head = h.narrow(0, 0, 8);
   auto twice = head * 2;
-  // KNOWN-WRONG: :[[@LINE-4]] item 17: fires on a view whose base lives to the end of the scope
-  // KNOWN-WRONG: :[[@LINE-3]] item 17: fires on a view whose base lives to the end of the scope
 }
 
 void narrow_of_a_computed_tensor() {
@@ -109,8 +97,6 @@ void narrow_of_a_computed_tensor() {
   auto c = a * 3;
   auto head = c.narrow(0, 0, 8);
   auto twice = head * 2;
-  // KNOWN-WRONG: :[[@LINE-3]] item 17: fires on a view whose base lives to the end of the scope
-  // KNOWN-WRONG: :[[@LINE-3]] item 17: fires on a view whose base lives to the end of the scope
 }
 
 void slice_of_a_tensor_reduced_later() {
@@ -148,8 +134,6 @@ void view_and_base_die_together() {
     auto s = head.sum();
   }
   auto after = torch::zeros({16});
-  // KNOWN-WRONG: :[[@LINE-5]] item 17: fires on a view whose base lives to the end of the scope
-  // KNOWN-WRONG: :[[@LINE-5]] item 17: fires on a view whose base lives to the end of the scope
 }
 
 // ---- torch-contiguous-copy -------------------------------------------------
@@ -168,8 +152,6 @@ void contiguous_after_assignment_through_reference() {
   auto c = x.contiguous();
   // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: contiguous() copies 16 KiB because its input is not contiguous [torch-contiguous-copy]
   // CHECK-NOTES: :[[@LINE-3]]:9: note: contiguity is lost here by t()
-  // KNOWN-WRONG: :[[@LINE-4]] item 4: assignment through a reference is not seen
-  // KNOWN-WRONG: :[[@LINE-4]] item 4: assignment through a reference is not seen
 }
 
 void contiguous_of_expand() {
@@ -229,14 +211,12 @@ void widen_half_options_from_namespace_constant() {
   auto h = torch::zeros({1024}, cfg::kHalf);
   auto f = h.to(torch::kFloat);
   // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: cast from float16 to float32 allocates 4 KiB and moves 6 KiB (reads 2 KiB, writes 4 KiB); every later read of the result moves 2x the bytes [torch-dtype-widening]
-  // KNOWN-WRONG: :[[@LINE-2]] item 18: options in a namespace-scope constant are not followed
 }
 
 void widen_half_to_double() {
   auto h = torch::zeros({1024}, torch::TensorOptions(torch::kHalf));
   auto d = h.to(torch::kDouble);
   // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: cast from float16 to float64 allocates 8 KiB and moves 10 KiB (reads 2 KiB, writes 8 KiB); every later read of the result moves 4x the bytes [torch-dtype-widening]
-  // KNOWN-WRONG: :[[@LINE-2]] item 18: torch::TensorOptions(torch::kHalf) is not followed
 }
 
 void cast_to_the_same_dtype_from_constant() {
@@ -324,7 +304,6 @@ void inplace_on_reshape_view() {
 void randint_with_options_constant_without_dtype() {
   auto ids = torch::randint(0, 10, {4}, cfg::kCpuOnly);
   // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: randint() with options but no dtype makes float32 tensors in C++, not int64 as in Python; give the options a dtype [torch-randint-default-dtype]
-  // KNOWN-WRONG: :[[@LINE-2]] item 18: options in a namespace-scope constant are not followed
 }
 
 void randint_with_options_constant_with_dtype() {
@@ -357,18 +336,12 @@ void over_budget_inside_try() {
     auto c = a + b;
   } catch (const std::exception &) {
   }
-  // KNOWN-WRONG: :[[@LINE-11]] item 2: a try block is not evaluated
-  // KNOWN-WRONG: :[[@LINE-6]] item 2: a try block is not evaluated
-  // KNOWN-WRONG: :[[@LINE-6]] item 2: a try block is not evaluated
-  // KNOWN-WRONG: :[[@LINE-6]] item 2: a try block is not evaluated
 }
 
 // 2^32 x (2^30 + 1) float32 elements: the element count fits in int64, the
 // bytes do not; wrapped, they read as 16 GiB. LibTorch throws.
 void budget_of_overflowing_sizes() {
   auto x = torch::empty({1LL << 32, (1LL << 30) + 1});
-  // KNOWN-WRONG: :[[@LINE-2]] item 3: a wrapped int64 product of sizes reads as 16 GiB
-  // KNOWN-WRONG: :[[@LINE-2]] item 3: a wrapped int64 product of sizes reads as 16 GiB
 }
 
 void budget_of_huge_expanded_view() {
@@ -392,8 +365,6 @@ void copy_then_slice_in_switch() {
   default:
     break;
   }
-  // KNOWN-WRONG: :[[@LINE-10]] item 2: a switch body is not evaluated
-  // KNOWN-WRONG: :[[@LINE-8]] item 2: a switch body is not evaluated
 }
 
 void subscript_with_ids_from_options_constant() {

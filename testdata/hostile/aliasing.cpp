@@ -139,3 +139,24 @@ void alias_member_through_reference() {
   w.ref() = torch::zeros({1024});
   auto c = w.value.clone();
 }
+
+// A name reassigned in a branch to a view of its own tensor still holds
+// that storage after the branch, whichever way it went: what is allocated
+// later adds to it. (The condition is true at run time, unknown to the
+// analysis.)
+void branch_view_keeps_storage() {
+  auto x = torch::randn({1024, 1024});
+  if (std::getenv("TMA_HOSTILE_UNSET") == nullptr)
+    x = x.t();
+  auto y = torch::zeros({1024});
+}
+
+// Reassigned in a branch to another tensor: after it, the name holds one
+// of two storages, so what is live is unknown.
+void branch_may_hold_either() {
+  auto x = torch::randn({1024, 1024});
+  auto y = torch::randn({256});
+  if (std::getenv("TMA_HOSTILE_UNSET") == nullptr)
+    x = y;
+  auto z = torch::zeros({1024});
+}

@@ -58,7 +58,7 @@ void reduction_throws() {
   auto bad = ints.mean();
 }
 
-void reduction_unknown() {
+void reduction_max_dim_get() {
   auto x = torch::randn({2, 3});
   auto values = std::get<0>(x.max(1));
 }
