@@ -797,6 +797,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
   auto RBA = A.logicalBytes(), RBB = B.logicalBytes();
   if (RBA && RBB)
     Out.ReadBytes = checkedAdd(*RBA, *RBB);
+  gemmScratch(Out);
   return Out;
 }
 

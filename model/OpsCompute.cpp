@@ -109,6 +109,7 @@ OpOutcome mm(const TensorValue &A, const TensorValue &B) {
                   std::to_string(SB[1]) + ")");
   OpOutcome Out = freshContiguous({SA[0], SB[1]}, A.Type, A.Dev);
   Out.ReadBytes = sumBytes({&A, &B});
+  gemmScratch(Out);
   return Out;
 }
 
@@ -130,6 +131,7 @@ OpOutcome bmm(const TensorValue &A, const TensorValue &B) {
                   std::to_string(SB[0]) + ", " + std::to_string(SB[1]) + "].");
   OpOutcome Out = freshContiguous({SA[0], SA[1], SB[2]}, A.Type, A.Dev);
   Out.ReadBytes = sumBytes({&A, &B});
+  gemmScratch(Out);
   return Out;
 }
 
@@ -174,6 +176,7 @@ OpOutcome linear(const TensorValue &In, const TensorValue &Weight,
   }
   Out.Note = Fused ? "linear with bias: addmm into a fresh output"
                    : Out.Note;
+  gemmScratch(Out);
   return Out;
 }
 
@@ -642,6 +645,25 @@ OpOutcome reduce(const std::string &Op, const TensorValue &In,
   }
   OpOutcome Out = freshContiguous(Sizes, OutType, In.Dev);
   Out.ReadBytes = In.logicalBytes();
+  // make_reduction_from_out_ty (ReduceOps.cpp): a sum, prod or mean whose
+  // output dtype differs from the input's reads self.to(out dtype), a full
+  // copy made and freed inside the op; on CUDA, float16/bfloat16 summed
+  // into float32 is read as it is. (mean on the CPU is sum_out(dtype) then
+  // div_, the same copy.)
+  if ((Kind == ReduceKind::Sum || Kind == ReduceKind::Mean) && In.Type &&
+      OutType && *In.Type != *OutType) {
+    bool LowPrecisionToFloatOnCuda =
+        In.Dev && In.Dev->Kind == DeviceKind::CUDA &&
+        (*In.Type == DType::Float16 || *In.Type == DType::BFloat16) &&
+        *OutType == DType::Float32;
+    if (!In.Dev)
+      Out.TransientBytes.reset();
+    else if (!LowPrecisionToFloatOnCuda)
+      Out.TransientBytes = denseBytes(*In.Sizes, *OutType);
+  } else if ((Kind == ReduceKind::Sum || Kind == ReduceKind::Mean) &&
+             (!In.Type || !OutType)) {
+    Out.TransientBytes.reset();
+  }
   return Out;
 }
 

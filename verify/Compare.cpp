@@ -42,6 +42,7 @@
 #include <climits>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace tma::verify {
 
@@ -174,9 +175,13 @@ bool environmentalFailure(const json::Object &M, llvm::StringRef Error) {
          Error.contains_insensitive("can't allocate memory");
 }
 
+/// Unprobed: names of predicted bindings no probe could follow (an if
+/// initializer, a macro). The harness names a base by the earliest probed
+/// tensor on the storage, so it cannot name one of those.
 void compareTensor(const json::Object &P, const json::Object &M,
                    const std::string &File, const std::string &Function,
-                   const std::string &Note, std::vector<Verdict> &Out) {
+                   const std::string &Note, const std::set<std::string> &Unprobed,
+                   std::vector<Verdict> &Out) {
   std::string Name = str(P, "name");
   unsigned Line = line(P);
   std::string Reason = str(P, "unknown_reason");
@@ -202,6 +207,11 @@ void compareTensor(const json::Object &P, const json::Object &M,
       V.Result = Verdict::Unverified;
       V.Note = Reason.empty() ? "the tool reported this field as unknown"
                               : "unknown to the tool: " + Reason;
+    } else if (F == "base" && PV->getAsString() &&
+               Unprobed.count(PV->getAsString()->str())) {
+      V.Result = Verdict::Unverified;
+      V.Note = "the base's binding has no probe, so LibTorch's side cannot "
+               "name it";
     } else if (!ProbeError.empty() || MeasuredMissing) {
       V.Result = Verdict::Unverified;
       V.Note = ProbeError.empty() ? "LibTorch did not report this field"
@@ -306,6 +316,13 @@ void compareFunction(const json::Object &PF, const json::Object *MF,
         if (const json::Object *O = T.getAsObject())
           Measured[{str(*O, "name"), line(*O)}].push_back(O);
 
+  std::set<std::string> Unprobed;
+  if (const json::Array *Ts = PF.getArray("tensors"))
+    for (const json::Value &T : *Ts)
+      if (const json::Object *P = T.getAsObject();
+          P && P->getBoolean("probed") == false)
+        Unprobed.insert(str(*P, "name"));
+
   std::map<Key, size_t> Seen; // predicted occurrences per key so far
   if (const json::Array *Ts = PF.getArray("tensors")) {
     for (const json::Value &T : *Ts) {
@@ -321,7 +338,8 @@ void compareFunction(const json::Object &PF, const json::Object *MF,
         if (Observed > 1 && Occurrence == 0)
           TNote += std::string(TNote.empty() ? "" : "; ") + "observed " +
                    std::to_string(Observed) + " times; compared with the first";
-        compareTensor(*P, *It->second[Occurrence], File, Function, TNote, Out);
+        compareTensor(*P, *It->second[Occurrence], File, Function, TNote,
+                      Unprobed, Out);
         continue;
       }
       Verdict V;
