@@ -1060,9 +1060,11 @@ void FunctionEvaluator::assignSlot(const Slot &Sl, ValueId V,
                                    const SourceSpan &NameWhere) {
   if (!Sl.Known) {
     // Any candidate may have been assigned: none is known any more.
-    for (const std::string &K : Sl.Candidates)
-      forgetSlot(K, AddressTaken.count(K) ? AddressTaken[K] : K,
+    for (const std::string &K : Sl.Candidates) {
+      std::string Name = AddressTaken.count(K) ? AddressTaken[K] : I.nameOf(K);
+      forgetSlot(K, Name.empty() ? "a member" : Name,
                  "may be assigned through " + Sl.Display, Where);
+    }
     I.totalsUnknown("assignment through " + Sl.Display + " (line " +
                     std::to_string(Where.Line) + ") is not followed");
     return;

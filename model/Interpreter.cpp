@@ -359,6 +359,11 @@ ValueId Interpreter::undefined(const std::string &Reason) {
   return static_cast<ValueId>(Trace.Values.size() - 1);
 }
 
+std::string Interpreter::nameOf(const std::string &Key) const {
+  auto It = CurrentBinding.find(Key);
+  return It == CurrentBinding.end() ? "" : Trace.Bindings[It->second].Name;
+}
+
 std::vector<std::string>
 Interpreter::keysWithPrefix(const std::string &Prefix) const {
   std::vector<std::string> Out;

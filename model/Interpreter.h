@@ -81,6 +81,9 @@ public:
   ValueId undefined(const std::string &Reason);
   /// The value a name holds now, or NoValue.
   ValueId lookup(const std::string &Key) const;
+  /// The name the report shows for what Key holds now; empty for a hidden
+  /// holder (a vector element, a member).
+  std::string nameOf(const std::string &Key) const;
   /// The names currently held whose key starts with Prefix.
   std::vector<std::string> keysWithPrefix(const std::string &Prefix) const;
 
