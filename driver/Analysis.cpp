@@ -199,6 +199,47 @@ struct FileOutcome {
   std::string Note; // one line about the cache, or empty
 };
 
+/// The flags of a compile command that another build of the same code
+/// needs: include directories (made absolute against the command's
+/// directory) and macros; then the source's own directory for `#include
+/// "..."`, which a copy of the code elsewhere no longer sits beside.
+std::vector<std::string> buildFlagsOf(const CompileCommand *Command,
+                                      const std::string &AbsoluteSource) {
+  std::vector<std::string> Out;
+  auto Absolute = [&](llvm::StringRef Dir) {
+    llvm::SmallString<256> P(Dir);
+    if (Command && !llvm::sys::path::is_absolute(P))
+      llvm::sys::fs::make_absolute(Command->Directory, P);
+    llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+    return std::string(P);
+  };
+  if (Command) {
+    const std::vector<std::string> &Args = Command->CommandLine;
+    for (size_t K = 0; K < Args.size(); ++K) {
+      llvm::StringRef A = Args[K];
+      for (llvm::StringRef Flag : {"-isystem", "-iquote", "-idirafter", "-I"}) {
+        if (!A.startswith(Flag))
+          continue;
+        llvm::StringRef Value = A.drop_front(Flag.size());
+        if (Value.empty() && K + 1 < Args.size())
+          Value = Args[++K];
+        if (!Value.empty()) {
+          Out.push_back(Flag.str());
+          Out.push_back(Absolute(Value));
+        }
+        break;
+      }
+      if ((A.startswith("-D") || A.startswith("-U")) && A.size() > 2)
+        Out.push_back(A.str());
+      else if ((A == "-D" || A == "-U") && K + 1 < Args.size())
+        Out.push_back(A.str() + Args[++K]);
+    }
+  }
+  Out.push_back("-iquote");
+  Out.push_back(std::string(llvm::sys::path::parent_path(AbsoluteSource)));
+  return Out;
+}
+
 FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
                        const std::string &File,
                        const TranslationUnitCallback &OnTU,
@@ -380,8 +421,12 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
     // "../src/m.cpp"): a name that means nothing where the tool runs, and
     // one NOLINT and --fix could not read the file by.
     bool DidNotCompile = false;
+    std::vector<std::string> BuildFlags =
+        buildFlagsOf(Commands[I].empty() ? nullptr : &Commands[I].front(),
+                     getAbsolutePath(Files[I]));
     for (FileAnalysis &FA : O.Results) {
       FA.File = Files[I];
+      FA.BuildFlags = BuildFlags;
       for (FunctionTrace &T : FA.Traces)
         T.File = Files[I];
       DidNotCompile |= FA.CompileErrors;

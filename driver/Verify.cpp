@@ -313,6 +313,26 @@ int runVerification(const std::vector<FileAnalysis> &Files,
   std::set<std::tuple<std::string, std::string, unsigned>> Probed;
   std::map<std::string, size_t> TextSizes;
   size_t FunctionCount = 0;
+  // Every file's include directories and macros, once each, in order: the
+  // harness is all of them in one translation unit.
+  std::vector<std::string> UserFlags;
+  std::set<std::string> SeenFlags;
+  for (const FileAnalysis &FA : Files) {
+    if (FA.CompileErrors)
+      continue;
+    for (size_t K = 0; K < FA.BuildFlags.size(); ++K) {
+      bool TakesValue = FA.BuildFlags[K].rfind("-D", 0) != 0 &&
+                        FA.BuildFlags[K].rfind("-U", 0) != 0 &&
+                        K + 1 < FA.BuildFlags.size();
+      std::string Flag = FA.BuildFlags[K];
+      std::string Value = TakesValue ? FA.BuildFlags[++K] : "";
+      if (!SeenFlags.insert(Flag + "\n" + Value).second)
+        continue;
+      UserFlags.push_back(Flag);
+      if (TakesValue)
+        UserFlags.push_back(Value);
+    }
+  }
   for (const FileAnalysis &FA : Files) {
     if (FA.CompileErrors)
       continue;
@@ -361,7 +381,7 @@ int runVerification(const std::vector<FileAnalysis> &Files,
     std::string Problem = writeEmittedFiles(
         Opts.EmitDir,
         {{"harness.cpp", Source},
-         {"CMakeLists.txt", verify::generateCMakeLists()},
+         {"CMakeLists.txt", verify::generateCMakeLists(UserFlags)},
          {"predicted.json", PredictedText}},
         Opts.Force, IsOurs);
     if (!Problem.empty()) {
@@ -400,6 +420,7 @@ int runVerification(const std::vector<FileAnalysis> &Files,
           << "\n";
       return 2;
     }
+    Install->UserFlags = UserFlags;
     Err << "tensor-accountant: building the verification program against "
         << Install->Description << "\n";
     std::string Log;

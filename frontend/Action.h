@@ -21,6 +21,10 @@ struct FileAnalysis {
   std::string File;
   std::vector<FunctionTrace> Traces;
   bool CompileErrors = false;
+  /// What compiling the file's code elsewhere needs (--verify's harness):
+  /// the include directories and macros of its compile command, absolute,
+  /// and its own directory for quoted includes.
+  std::vector<std::string> BuildFlags;
   /// Seconds spent in the analysis itself, after parsing (for --stats).
   double AnalysisSeconds = 0;
 };

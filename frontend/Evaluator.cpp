@@ -334,6 +334,10 @@ private:
   OptDType optionalDType(const Expr *E);
 
   SourceSpan span(SourceRange R) const;
+  SourceLocation inMainFile(SourceLocation L) const;
+  /// The statement being evaluated (openStatement), for locations that
+  /// are not in the analysed file.
+  SourceRange CurrentStatement;
   SourceSpan nameSpan(const Expr *E) const;
   std::string key(const ValueDecl *D) const {
     return std::to_string(reinterpret_cast<uintptr_t>(D->getCanonicalDecl()));
@@ -378,6 +382,24 @@ private:
   int FollowDepth = 0;
 };
 
+/// Where in the analysed file a location is seen: itself when it is
+/// written there; otherwise (a default argument from a header, a body
+/// `#include`d from another file) the statement being evaluated, or the
+/// `#include` line that brought the text in. Every span the report prints
+/// carries the analysed file's name, so its line must be that file's.
+SourceLocation FunctionEvaluator::inMainFile(SourceLocation L) const {
+  L = SM.getExpansionLoc(L);
+  if (L.isInvalid() || SM.isWrittenInMainFile(L))
+    return L;
+  if (SourceLocation St = SM.getExpansionLoc(CurrentStatement.getBegin());
+      St.isValid() && SM.isWrittenInMainFile(St))
+    return St;
+  for (int Depth = 0; Depth < 64 && L.isValid() && !SM.isWrittenInMainFile(L);
+       ++Depth)
+    L = SM.getExpansionLoc(SM.getIncludeLoc(SM.getFileID(L)));
+  return L;
+}
+
 SourceSpan FunctionEvaluator::span(SourceRange R) const {
   SourceSpan S;
   S.File = Opts.DisplayFile;
@@ -387,6 +409,14 @@ SourceSpan FunctionEvaluator::span(SourceRange R) const {
   S.InMacro = B.isMacroID() || E.isMacroID();
   SourceLocation BE = SM.getExpansionLoc(B);
   SourceLocation EE = SM.getExpansionRange(E).getEnd();
+  if (BE.isValid() && !SM.isWrittenInMainFile(BE)) {
+    // Text from another file: report it where the analysed file has it,
+    // and never offer its offsets for rewriting.
+    S.InMacro = true;
+    BE = EE = inMainFile(BE);
+  } else if (EE.isValid() && !SM.isWrittenInMainFile(EE)) {
+    EE = BE;
+  }
   if (BE.isValid()) {
     S.Line = SM.getExpansionLineNumber(BE);
     S.Column = SM.getExpansionColumnNumber(BE);
@@ -2860,6 +2890,7 @@ ValueId FunctionEvaluator::evalIndex(const Expr *E, ValueId Self,
 // ---- Statements ---------------------------------------------------------------------
 
 void FunctionEvaluator::openStatement(const Stmt *S, Flow F, bool Insertable) {
+  CurrentStatement = S->getSourceRange();
   Evaluated.clear();
   EvaluatedLists.clear();
   EvaluatedTuples.clear();

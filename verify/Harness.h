@@ -80,7 +80,8 @@ std::string generateHarness(const std::vector<HarnessFile> &Files, Mode M);
 
 /// A CMakeLists.txt that builds harness.cpp (the output of generateHarness)
 /// with find_package(Torch), for --emit-harness.
-std::string generateCMakeLists();
+/// UserFlags: the analysed files' include directories and macros.
+std::string generateCMakeLists(const std::vector<std::string> &UserFlags = {});
 
 struct LibTorchInstall {
   std::vector<std::string> IncludeDirs;
@@ -90,6 +91,9 @@ struct LibTorchInstall {
   /// "_GLIBCXX_USE_CXX11_ABI=0" for older PyTorch wheels, and
   /// "TMA_PROBE_HAS_CUDA=1" when the CUDA memory statistics can be compiled.
   std::vector<std::string> Defines;
+  /// Flags the analysed files' own code needs (their include directories
+  /// and macros), placed before LibTorch's on the compile line.
+  std::vector<std::string> UserFlags;
   std::string Description; ///< where it was found, version, CPU/CUDA
   std::string Version;     ///< TORCH_VERSION from torch/version.h, if read
   bool HasCUDA = false;    ///< libtorch_cuda / libc10_cuda are present

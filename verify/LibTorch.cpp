@@ -466,6 +466,7 @@ llvm::Expected<std::string> buildHarness(const std::string &HarnessSource,
     Compile.push_back(Flag);
   for (const std::string &D : Install.Defines)
     Compile.push_back("-D" + D);
+  Compile.insert(Compile.end(), Install.UserFlags.begin(), Install.UserFlags.end());
   for (const std::string &I : Install.IncludeDirs) {
     Compile.push_back("-isystem");
     Compile.push_back(I);

@@ -266,3 +266,10 @@ void stmt_compound_assignment() {
   x *= torch::ones({1024});
   auto y = x.view({32, 32});
 }
+
+// The body comes from another file; every line the report gives is this
+// file's (issue 10 item 22).
+void stmt_body_from_an_include() {
+  int64_t n_from_the_caller = 7;
+#include "included_body.inc"
+}

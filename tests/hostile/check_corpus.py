@@ -71,6 +71,33 @@ def within_slack(predicted, measured, allocations):
     return predicted <= measured <= predicted + SCALAR_SLACK * allocations
 
 
+def check_table_lines(table):
+    """Lines the table gives for a function (its unknowns, its bytes
+    moved) are lines of its file, at or after the function's first line."""
+    wrong = []
+    lengths = {}
+    current = None
+    start = 0
+    for row in table.splitlines():
+        m = re.match(r"^(\S+):(\d+): (\S+)$", row)
+        if m:
+            current, start = m.group(1), int(m.group(2))
+            if current not in lengths:
+                with open(current, encoding="utf-8") as f:
+                    lengths[current] = sum(1 for _ in f)
+            continue
+        m = re.match(r"^\s+line (\d+)[: ]", row)
+        if not m or not current:
+            continue
+        line = int(m.group(1))
+        # A function's statements are at or after its first line.
+        if line > lengths[current] or line < start:
+            wrong.append("%s: %r names line %d, outside the function at "
+                         "line %d of a %d-line file"
+                         % (current, row.strip(), line, start, lengths[current]))
+    return wrong
+
+
 def judge_invariants(pf, in_table):
     """What must hold for every function, run or not: unknowns have reasons,
     an unknown allocation makes the totals unknown, and a function that runs
@@ -164,6 +191,9 @@ def main():
     report = json.loads(run_cli(args.cli, args.cache_dir, "json", args.files))
     table = run_cli(args.cli, args.cache_dir, "table", args.files)
     headers = set(re.findall(r"^\S+:\d+: (\S+)$", table, re.M))
+    # Every line the table gives is a line of the file it names (issue 10
+    # item 22: text from another file was reported at that file's lines).
+    line_failures = check_table_lines(table)
 
     predicted = {}
     for pf in report.get("functions", []):
@@ -203,6 +233,10 @@ def main():
     for name in sorted(set(known) - judged):
         failures.append(name)
         print("STALE: %s is listed as known wrong but is not in the report" % name)
+
+    for w in line_failures:
+        failures.append(w)
+        print("WRONG LINE: " + w)
 
     print("hostile corpus: %d functions judged (%d against LibTorch): %d right, "
           "%d known wrong, %d failures" % (len(judged), len(measured_keys), counts["right"],
