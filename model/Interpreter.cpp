@@ -144,9 +144,11 @@ ValueId Interpreter::external(const TensorValue &V) {
 ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
                            const SourceSpan &NameWhere,
                            const std::vector<ValueId> &Inputs,
-                           const OpOutcome &RuleOutcome) {
+                           const OpOutcome &RuleOutcome,
+                           std::vector<SourceSpan> ArgWhere) {
   const OpOutcome Outcome = checkedOutcome(RuleOutcome);
   OpEvent E;
+  E.ArgWhere = std::move(ArgWhere);
   E.Id = static_cast<OpId>(Trace.Ops.size());
   E.Name = Op;
   E.Where = Where;

@@ -36,9 +36,11 @@ public:
 
   /// Records an op and returns its result value. Inputs[Outcome.SharesInput]
   /// donates the storage for views; Alloc/Copy get a new storage.
+  /// ArgWhere: the receiver and each written argument (for fix-its).
   ValueId apply(const std::string &Op, const SourceSpan &Where,
                 const SourceSpan &NameWhere, const std::vector<ValueId> &Inputs,
-                const OpOutcome &Outcome);
+                const OpOutcome &Outcome,
+                std::vector<SourceSpan> ArgWhere = {});
 
   /// Where a value the frontend could not evaluate comes from: outside the
   /// function (a member, a global, a capture: nothing of ours allocated),

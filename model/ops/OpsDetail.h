@@ -1,5 +1,5 @@
-// Helpers shared by the op rule files (Ops.cpp, OpsCompute.cpp). Not part
-// of the model's interface.
+// Helpers shared by the op rule files (model/ops/*.cpp). Not part of the
+// model's interface.
 #pragma once
 
 #include "model/Ops.h"
@@ -9,6 +9,28 @@
 
 namespace tma {
 namespace detail {
+
+/// Sum of the inputs' logical bytes; nullopt when one is unknown or the sum
+/// leaves int64.
+std::optional<int64_t> sumBytes(const std::vector<const TensorValue *> &Ins);
+/// A fresh contiguous output of Sizes; Type/Dev may be unknown.
+OpOutcome freshContiguous(const Dims &Sizes, std::optional<DType> Type,
+                          std::optional<Device> Dev);
+/// An output whose shape cannot be derived: a copy of unknown size.
+OpOutcome unknownCopy(const std::string &Reason, std::optional<DType> Type,
+                      std::optional<Device> Dev);
+/// The reason an input's shape is unknown.
+std::string shapeReason(const TensorValue &T);
+/// Both dtypes known and equal, as the BLAS-backed ops require; else the
+/// outcome to return (a throw, or unknown).
+std::optional<OpOutcome> sameDTypeOrThrow(const TensorValue &A,
+                                          const TensorValue &B,
+                                          const char *Op);
+/// c10::canCast.
+bool canCast(DType From, DType To);
+/// A view with exactly this geometry.
+OpOutcome viewWith(const TensorValue &In, Dims Sizes, Dims Strides,
+                   int64_t Offset);
 
 inline std::string dimsText(const Dims &D) {
   std::ostringstream OS;

@@ -1,0 +1,438 @@
+// Arguments as values: what an integer, a list of sizes, a dtype, a device,
+// a memory format, tensor options or a C++ scalar argument evaluates to, as
+// far as the source determines it. Clang folds the constants; enumerators
+// are read by name; constants at namespace scope are followed.
+#include "frontend/FunctionEvaluator.h"
+
+using namespace clang;
+
+namespace tma {
+
+std::optional<int64_t> FunctionEvaluator::integer(const Expr *E) {
+  E = stripConversions(E, [](const Expr *X) {
+    return X->getType()->isIntegralOrEnumerationType();
+  });
+  if (!E || E->isValueDependent() || !E->getType()->isIntegralOrEnumerationType())
+    return std::nullopt;
+  Expr::EvalResult R;
+  if (!E->EvaluateAsInt(R, Ctx))
+    return std::nullopt;
+  return R.Val.getInt().getExtValue();
+}
+
+std::optional<std::string> FunctionEvaluator::enumeratorName(const Expr *E) {
+  E = stripConversions(E, [](const Expr *X) {
+    return X->getType()->isEnumeralType();
+  });
+  if (!E || !E->getType()->isEnumeralType())
+    return std::nullopt;
+  Expr::EvalResult R;
+  if (E->isValueDependent() || !E->EvaluateAsInt(R, Ctx))
+    return std::nullopt;
+  const EnumDecl *ED = E->getType()
+                           .getNonReferenceType()
+                           ->castAs<EnumType>()
+                           ->getDecl();
+  for (const EnumConstantDecl *C : ED->enumerators())
+    if (llvm::APSInt::isSameValue(C->getInitVal(), R.Val.getInt()))
+      return C->getName().str();
+  return std::nullopt;
+}
+
+std::optional<Dims> FunctionEvaluator::intList(const Expr *E) {
+  E = strip(E);
+  if (!E)
+    return std::nullopt;
+  // ArrayRef / SymIntArrayRef from an initializer list: the InitListExpr
+  // sits below the constructor and std::initializer_list.
+  const Expr *Cur = E;
+  for (int Depth = 0; Depth < 6 && Cur; ++Depth) {
+    Cur = strip(Cur);
+    if (const auto *IL = dyn_cast<InitListExpr>(Cur)) {
+      Dims Out;
+      for (const Expr *Elem : IL->inits()) {
+        auto V = integer(Elem);
+        if (!V)
+          return std::nullopt;
+        Out.push_back(*V);
+      }
+      return Out;
+    }
+    if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(Cur)) {
+      Cur = SIL->getSubExpr();
+      continue;
+    }
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(Cur)) {
+      if (CE->getNumArgs() == 0)
+        return Dims{};
+      const Expr *Arg = strip(CE->getArg(0));
+      // ArrayRef(const T &OneElt): a single integer.
+      if (Arg->getType()->isIntegerType() && CE->getNumArgs() == 1) {
+        if (auto V = integer(Arg))
+          return Dims{*V};
+        return std::nullopt;
+      }
+      Cur = Arg;
+      continue;
+    }
+    break;
+  }
+  return std::nullopt;
+}
+
+std::optional<DType> FunctionEvaluator::scalarType(const Expr *E) {
+  auto Name = enumeratorName(E);
+  if (!Name)
+    return std::nullopt;
+  return dtypeFromName(*Name);
+}
+
+std::optional<MemoryFormat> FunctionEvaluator::memoryFormat(const Expr *E) {
+  auto Name = enumeratorName(E);
+  if (!Name)
+    return std::nullopt;
+  if (*Name == "Preserve")
+    return MemoryFormat::Preserve;
+  if (*Name == "Contiguous")
+    return MemoryFormat::Contiguous;
+  if (*Name == "ChannelsLast")
+    return MemoryFormat::ChannelsLast;
+  return std::nullopt;
+}
+
+std::optional<Device> FunctionEvaluator::device(const Expr *E) {
+  E = strip(E);
+  if (!E)
+    return std::nullopt;
+  // torch::Device(torch::kCUDA) written as a functional cast.
+  if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
+    return device(FC->getSubExpr());
+  // A Device variable: a local the analysis tracks, or a constant.
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E);
+      DRE && !E->getType()->isEnumeralType()) {
+    if (auto It = DeviceVars.find(key(DRE->getDecl())); It != DeviceVars.end())
+      return It->second;
+    if (const Expr *Init = constantInitializer(DRE->getDecl());
+        Init && FollowDepth < 8) {
+      ++FollowDepth;
+      auto D = device(Init);
+      --FollowDepth;
+      return D;
+    }
+    return std::nullopt;
+  }
+  // A c10::DeviceType enumerator (torch::kCUDA).
+  if (E->getType()->isEnumeralType()) {
+    auto Name = enumeratorName(E);
+    auto Kind = Name ? deviceKindFromC10Name(*Name) : std::nullopt;
+    if (!Kind)
+      return std::nullopt;
+    Device D;
+    D.Kind = *Kind;
+    I.mentionDevice(span(E->getSourceRange()), false, D);
+    return D;
+  }
+  // A string literal ("cuda:0"), possibly wrapped in std::string.
+  if (const auto *SL = dyn_cast<StringLiteral>(E)) {
+    auto D = parseDeviceString(SL->getString());
+    if (D)
+      I.mentionDevice(span(E->getSourceRange()), true, *D);
+    return D;
+  }
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+    std::string Record = recordName(CE->getType());
+    if (Record == "c10::Device") {
+      if (CE->getNumArgs() == 0)
+        return std::nullopt;
+      auto D = device(CE->getArg(0));
+      if (D && CE->getNumArgs() >= 2 && !isDefaultArg(CE->getArg(1))) {
+        auto Index = integer(CE->getArg(1));
+        if (!Index)
+          return std::nullopt;
+        D->Index = static_cast<int>(*Index);
+      }
+      return D;
+    }
+    if (CE->getNumArgs() >= 1)
+      return device(CE->getArg(0));
+  }
+  // x.device() of a tensor we know.
+  if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(E)) {
+    const CXXMethodDecl *MD = MCE->getMethodDecl();
+    if (MD && calleeName(MD) == "device" &&
+        isTensorType(MCE->getImplicitObjectArgument()->getType())) {
+      ValueId V = tensor(MCE->getImplicitObjectArgument());
+      if (V >= 0)
+        return I.value(V).Dev;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The dtype a C++ scalar argument gives `full` and friends: the type of
+/// the expression before it became a c10::Scalar.
+std::optional<DType> FunctionEvaluator::scalarLiteralType(const Expr *E) {
+  E = stripConversions(E, [](const Expr *X) {
+    return X->getType()->isArithmeticType();
+  });
+  if (!E)
+    return std::nullopt;
+  QualType T = E->getType();
+  if (T->isBooleanType())
+    return DType::Bool;
+  if (T->isIntegerType())
+    return DType::Int64;
+  if (T->isRealFloatingType())
+    return DType::Float32; // the default dtype, as c10::Scalar(double) gives
+  return std::nullopt;
+}
+
+/// The initializer of a variable whose value is fixed: const or constexpr
+/// with static storage (namespace scope, a static member, a static local),
+/// which no code of this function can change. Locals are tracked as they
+/// are assigned instead.
+const Expr *FunctionEvaluator::constantInitializer(const ValueDecl *D) const {
+  const auto *VD = dyn_cast<VarDecl>(D);
+  if (!VD || !VD->hasGlobalStorage())
+    return nullptr;
+  if (!VD->getType().isConstQualified() && !VD->isConstexpr())
+    return nullptr;
+  const VarDecl *Def = nullptr;
+  const Expr *Init = VD->getAnyInitializer(Def);
+  return Init;
+}
+
+Options FunctionEvaluator::options(const Expr *E) {
+  Options O;
+  E = strip(E);
+  if (!E) {
+    O.Known = false;
+    return O;
+  }
+  auto SetType = [&](const Expr *Arg) {
+    O.HasType = true;
+    O.Type = scalarType(Arg);
+    if (!O.Type)
+      O.UnknownReason = "dtype could not be derived";
+  };
+  auto SetDevice = [&](const Expr *Arg) {
+    O.HasDevice = true;
+    O.Dev = device(Arg);
+    if (!O.Dev)
+      O.UnknownReason = "device could not be derived";
+  };
+  auto ByArgType = [&](const Expr *Arg) {
+    Arg = strip(Arg);
+    std::string Name = recordName(Arg->getType());
+    if (Name == "c10::ScalarType" || Name == "c10::optional" ||
+        Name == "caffe2::TypeMeta")
+      SetType(Arg);
+    else if (Name == "c10::DeviceType" || Name == "c10::Device" ||
+             isa<StringLiteral>(Arg))
+      SetDevice(Arg);
+    else if (Name == "c10::MemoryFormat") {
+      O.HasFormat = true;
+      O.Fmt = memoryFormat(Arg);
+    } else if (Name == "c10::Layout" || Arg->getType()->isBooleanType()) {
+      // Layout and requires_grad do not change storage.
+    } else {
+      O.Known = false;
+    }
+  };
+
+  // `torch::TensorOptions(torch::kHalf)` is a functional cast around the
+  // constructor.
+  if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
+    return options(FC->getSubExpr());
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    auto It = OptionVars.find(key(DRE->getDecl()));
+    if (It != OptionVars.end())
+      return It->second;
+    if (const Expr *Init = constantInitializer(DRE->getDecl());
+        Init && FollowDepth < 8) {
+      ++FollowDepth;
+      Options Followed = options(Init);
+      --FollowDepth;
+      return Followed;
+    }
+    O.Known = false;
+    O.UnknownReason = "options variable '" + DRE->getDecl()->getName().str() +
+                      "' could not be followed";
+    return O;
+  }
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+    if (CE->getNumArgs() == 0)
+      return O; // TensorOptions()
+    const Expr *Arg = strip(CE->getArg(0));
+    if (isOptionsType(Arg->getType()))
+      return options(Arg); // copy
+    ByArgType(Arg);
+    return O;
+  }
+  if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(E)) {
+    const CXXMethodDecl *MD = MCE->getMethodDecl();
+    const Expr *Obj = MCE->getImplicitObjectArgument();
+    std::string Name = calleeName(MD);
+    if (isTensorType(Obj->getType()) && Name == "options") {
+      ValueId V = tensor(Obj);
+      if (V >= 0) {
+        const TensorValue &TV = I.value(V);
+        O.HasType = O.HasDevice = true;
+        O.Type = TV.Type;
+        O.Dev = TV.Dev;
+      } else {
+        O.Known = false;
+      }
+      return O;
+    }
+    if (!isOptionsType(Obj->getType())) {
+      O.Known = false;
+      return O;
+    }
+    O = options(Obj);
+    if (MCE->getNumArgs() == 0)
+      return O;
+    if (Name == "dtype")
+      SetType(MCE->getArg(0));
+    else if (Name == "device")
+      SetDevice(MCE->getArg(0));
+    else if (Name == "memory_format") {
+      O.HasFormat = true;
+      O.Fmt = memoryFormat(MCE->getArg(0));
+    } else if (Name == "requires_grad" || Name == "layout" ||
+               Name == "pinned_memory")
+      ; // no storage effect
+    else if (Name == "device_index") {
+      auto Index = integer(MCE->getArg(0));
+      O.HasDevice = true;
+      O.Dev = Device{DeviceKind::CUDA, static_cast<int>(Index.value_or(-1))};
+      if (!Index)
+        O.Dev.reset();
+    } else
+      O.Known = false;
+    return O;
+  }
+  if (const auto *CE = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *Callee = CE->getDirectCallee();
+    std::string Name = calleeName(Callee);
+    if (!Callee || !isLibTorchDecl(Callee) || CE->getNumArgs() == 0) {
+      O.Known = false;
+      return O;
+    }
+    if (Name == "dtype")
+      SetType(CE->getArg(0));
+    else if (Name == "device")
+      SetDevice(CE->getArg(0));
+    else if (Name == "memory_format") {
+      O.HasFormat = true;
+      O.Fmt = memoryFormat(CE->getArg(0));
+    } else if (Name == "requires_grad" || Name == "layout")
+      ;
+    else
+      O.Known = false;
+    return O;
+  }
+  O.Known = false;
+  return O;
+}
+
+std::optional<FunctionEvaluator::Number>
+FunctionEvaluator::number(const Expr *E) {
+  E = stripConversions(E, [](const Expr *X) {
+    return X->getType()->isArithmeticType();
+  });
+  if (!E || E->isValueDependent() || !E->getType()->isArithmeticType())
+    return std::nullopt;
+  if (E->getType()->isIntegralOrEnumerationType()) {
+    auto V = integer(E);
+    if (!V)
+      return std::nullopt;
+    return Number{static_cast<double>(*V), false};
+  }
+  llvm::APFloat F(0.0);
+  if (!E->EvaluateAsFloat(F, Ctx))
+    return std::nullopt;
+  bool LosesInfo = false;
+  F.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &LosesInfo);
+  return Number{F.convertToDouble(), true};
+}
+
+/// The category of a C++ scalar argument as ATen wraps it: bool -> Bool,
+/// integers -> Int64, floating -> Float64 (a double Scalar).
+std::optional<DType> FunctionEvaluator::scalarCategory(const Expr *E) {
+  E = stripConversions(E, [](const Expr *X) {
+    return X->getType()->isArithmeticType();
+  });
+  if (!E)
+    return std::nullopt;
+  QualType T = E->getType();
+  if (T->isBooleanType())
+    return DType::Bool;
+  if (T->isIntegralOrEnumerationType())
+    return DType::Int64;
+  if (T->isRealFloatingType())
+    return DType::Float64;
+  return std::nullopt;
+}
+
+ElemOperand FunctionEvaluator::operand(const Expr *E) {
+  const Expr *T = stripConversions(E, [](const Expr *X) {
+    return isTensorType(X->getType());
+  });
+  if (T && isTensorType(T->getType()))
+    return ElemOperand::tensor(I.value(tensor(T)));
+  return ElemOperand::scalar(scalarCategory(E));
+}
+
+/// An optional tensor argument (linear's bias): absent when it is a
+/// default, `{}`, c10::nullopt or an empty Tensor().
+FunctionEvaluator::OptTensor FunctionEvaluator::optionalTensor(const Expr *E) {
+  OptTensor R;
+  if (!E || isDefaultArg(E))
+    return R;
+  const Expr *S = stripConversions(E, [](const Expr *X) {
+    return isTensorType(X->getType());
+  });
+  if (!S)
+    return R;
+  if (isTensorType(S->getType())) {
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(S); CE && CE->getNumArgs() == 0)
+      return R;
+    R.Present = true;
+    R.E = S;
+    return R;
+  }
+  std::string T = recordName(S->getType());
+  if (T == "c10::nullopt_t" || T == "std::nullopt_t")
+    return R;
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(S); CE && CE->getNumArgs() == 0)
+    return R;
+  R.Understood = false;
+  return R;
+}
+
+/// Reads an optional integer argument: absent (default / nullopt), a
+/// value, or not derivable.
+FunctionEvaluator::OptInt FunctionEvaluator::optionalInt(const Expr *E) {
+  OptInt R;
+  if (const Expr *S = presentOptional(
+          E, [](const Expr *X) { return X->getType()->isIntegerType(); })) {
+    R.Present = true;
+    R.Value = integer(S);
+  }
+  return R;
+}
+
+/// An optional ScalarType argument: absent, a dtype, or not derivable.
+FunctionEvaluator::OptDType FunctionEvaluator::optionalDType(const Expr *E) {
+  OptDType R;
+  if (const Expr *S = presentOptional(
+          E, [](const Expr *X) { return X->getType()->isEnumeralType(); })) {
+    R.Present = true;
+    R.Value = scalarType(S);
+  }
+  return R;
+}
+
+} // namespace tma

@@ -1,0 +1,130 @@
+#include "frontend/AstQueries.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+
+using namespace clang;
+
+namespace tma {
+
+std::string recordName(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType().getUnqualifiedType();
+  if (const auto *RD = T->getAsCXXRecordDecl())
+    return RD->getQualifiedNameAsString();
+  if (const auto *ET = T->getAs<EnumType>())
+    return ET->getDecl()->getQualifiedNameAsString();
+  return {};
+}
+
+bool isTensorType(QualType T) {
+  std::string N = recordName(T);
+  return N == "at::Tensor" || N == "at::TensorBase";
+}
+bool isOptionsType(QualType T) { return recordName(T) == "c10::TensorOptions"; }
+bool isTensorVectorType(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType();
+  const auto *Spec =
+      dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
+  if (!Spec || Spec->getQualifiedNameAsString() != "std::vector")
+    return false;
+  const auto &Args = Spec->getTemplateArgs();
+  return Args.size() >= 1 && Args[0].getKind() == TemplateArgument::Type &&
+         isTensorType(Args[0].getAsType());
+}
+
+/// std::tuple / std::pair whose elements are all tensors (or references to
+/// tensors, as std::tie makes).
+bool isTensorTupleType(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType();
+  const auto *Spec =
+      dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
+  if (!Spec)
+    return false;
+  std::string N = Spec->getQualifiedNameAsString();
+  if (N != "std::tuple" && N != "std::pair")
+    return false;
+  const auto &Args = Spec->getTemplateArgs();
+  auto IsTensor = [](const TemplateArgument &A) {
+    return A.getKind() == TemplateArgument::Type && isTensorType(A.getAsType());
+  };
+  if (N == "std::pair")
+    return Args.size() == 2 && IsTensor(Args[0]) && IsTensor(Args[1]);
+  if (Args.size() != 1 || Args[0].getKind() != TemplateArgument::Pack ||
+      Args[0].pack_size() == 0)
+    return false;
+  for (const TemplateArgument &A : Args[0].pack_elements())
+    if (!IsTensor(A))
+      return false;
+  return true;
+}
+
+/// The top-level namespace a declaration lives in ("at", "torch", "c10").
+std::string topNamespace(const Decl *D) {
+  std::string Top;
+  for (const DeclContext *C = D->getDeclContext(); C; C = C->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(C))
+      if (!NS->isAnonymousNamespace() && !NS->isInline())
+        Top = NS->getName().str();
+  return Top;
+}
+
+bool isLibTorchDecl(const Decl *D) {
+  std::string Top = topNamespace(D);
+  return Top == "at" || Top == "torch" || Top == "c10" || Top == "caffe2";
+}
+
+/// Strips the nodes that do not change a value: parentheses, implicit
+/// casts, temporaries, cleanups.
+const Expr *strip(const Expr *E) {
+  while (E) {
+    E = E->IgnoreParens();
+    if (const auto *EWC = dyn_cast<ExprWithCleanups>(E))
+      E = EWC->getSubExpr();
+    else if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = MTE->getSubExpr();
+    else if (const auto *BTE = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = BTE->getSubExpr();
+    else if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E))
+      E = ICE->getSubExpr();
+    else if (const auto *FCE = dyn_cast<CXXFunctionalCastExpr>(E);
+             FCE && FCE->getCastKind() == CK_NoOp)
+      E = FCE->getSubExpr();
+    else if (const auto *DAE = dyn_cast<CXXDefaultArgExpr>(E))
+      E = DAE->getExpr();
+    else
+      break;
+  }
+  return E;
+}
+
+bool isDefaultArg(const Expr *E) {
+  return E && isa<CXXDefaultArgExpr>(E->IgnoreParens());
+}
+
+std::string calleeName(const FunctionDecl *FD) {
+  if (!FD)
+    return {};
+  if (FD->getDeclName().isIdentifier())
+    return FD->getName().str();
+  return FD->getNameAsString();
+}
+
+/// Whether E does any tensor work (a tensor-typed subexpression that is not
+/// just a name), so that a statement is worth opening for it.
+bool hasTensorWork(const Expr *E) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool Found = false;
+    bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+    bool VisitExpr(Expr *X) {
+      if (isa<DeclRefExpr>(X) || isa<MemberExpr>(X) || isa<ImplicitCastExpr>(X))
+        return true;
+      if (isTensorType(X->getType()) || isTensorVectorType(X->getType()) ||
+          isTensorTupleType(X->getType()))
+        Found = true;
+      return !Found;
+    }
+  } Find;
+  Find.TraverseStmt(const_cast<Expr *>(E));
+  return Find.Found;
+}
+
+} // namespace tma

@@ -1,0 +1,315 @@
+// Declarations: a tensor, a reference to one, a std::vector or std::tuple
+// of them, a pointer, an aggregate holding them, a closure capturing them,
+// options and devices; each statement opened for the Interpreter with its
+// probe position.
+#include "frontend/FunctionEvaluator.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Lex/Lexer.h"
+
+using namespace clang;
+
+namespace tma {
+
+void FunctionEvaluator::openStatement(const Stmt *S, Flow F, bool Insertable) {
+  CurrentStatement = S->getSourceRange();
+  Evaluated.clear();
+  EvaluatedLists.clear();
+  EvaluatedTuples.clear();
+  Statement St;
+  St.Where = span(S->getSourceRange());
+  St.InLoop = F.InLoop;
+  St.InBranch = F.InBranch;
+  St.Insertable = Insertable && !St.Where.InMacro;
+  // The probe position: right after the statement's ';'.
+  SourceLocation End = S->getEndLoc();
+  if (!isa<DeclStmt>(S)) {
+    SourceLocation Semi = Lexer::findLocationAfterToken(
+        End, tok::semi, SM, Ctx.getLangOpts(), /*SkipTrailingWhitespaceAndNewLine=*/false);
+    End = Semi.isValid() ? Semi.getLocWithOffset(-1) : SourceLocation();
+  }
+  if (End.isValid() && End.isFileID() && SM.isWrittenInMainFile(End))
+    St.EndOffset = SM.getFileOffset(End) + 1;
+  else
+    St.Insertable = false;
+  I.beginStatement(St);
+}
+
+void FunctionEvaluator::declaration(const DeclStmt *DS, Flow F, bool Insertable) {
+  for (const Decl *D : DS->decls()) {
+    if (const auto *DD = dyn_cast<DecompositionDecl>(D)) {
+      // `auto [values, indices] = torch::max(x, 1);`: the hidden variable
+      // holds the tuple, each binding names one element.
+      if (!DD->hasInit())
+        continue;
+      openStatement(DS, F, Insertable);
+      auto Tuple = isTensorTupleType(DD->getType())
+                       ? tensorTuple(DD->getInit())
+                       : std::nullopt;
+      auto Bindings = DD->bindings();
+      for (size_t K = 0; K < Bindings.size(); ++K) {
+        const BindingDecl *B = Bindings[K];
+        ValueId V = NoValue;
+        if (Tuple && K < Tuple->size())
+          V = (*Tuple)[K];
+        else if (isTensorType(B->getType()))
+          V = I.unknown(B->getName().str(),
+                        "structured binding of a value not followed",
+                        span(DS->getSourceRange()));
+        else
+          continue;
+        I.bind(key(B), B->getName().str(), V, span(DS->getSourceRange()),
+               span(SourceRange(B->getLocation(), B->getLocation())), false);
+      }
+      if (!Tuple)
+        sideEffects(DD->getInit());
+      I.endStatement();
+      continue;
+    }
+    if (const auto *VD = dyn_cast<VarDecl>(D))
+      declareVariable(VD, DS, F, Insertable);
+  }
+}
+
+void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
+                                        Flow F, bool Insertable) {
+  QualType T = VD->getType();
+  SourceSpan Where = span(DS->getSourceRange());
+  SourceSpan NameWhere = span(SourceRange(VD->getLocation(), VD->getLocation()));
+  std::string Name = VD->getName().str();
+  const Expr *Init = VD->hasInit() ? VD->getInit() : nullptr;
+  if (!Init) {
+    // `torch::Tensor a;` is an undefined tensor until assigned; the name
+    // lives in this scope. `std::vector<torch::Tensor> v;` is empty.
+    if (isTensorType(T) && !T->isReferenceType())
+      I.hold(key(VD), I.undefined("'" + Name + "' is an undefined tensor"));
+    else if (isTensorVectorType(T) && !T->isReferenceType())
+      TensorLists[key(VD)] = {};
+    return;
+  }
+  if (isOptionsType(T)) {
+    OptionVars[key(VD)] = options(Init);
+    return;
+  }
+  if (recordName(T) == "c10::Device" && !T->isReferenceType()) {
+    DeviceVars[key(VD)] = device(Init);
+    return;
+  }
+  if (isTensorType(T) && !T->isReferenceType()) {
+    openStatement(DS, F, Insertable);
+    ValueId V = tensor(Init);
+    const Expr *S = strip(Init);
+    // `auto y = x;` binds another handle to the same tensor.
+    if (auto Sl = isa<DeclRefExpr>(S) ? slotOf(S) : std::nullopt;
+        Sl && Sl->Known && V >= 0 && readSlot(*Sl, S) == V) {
+      OpOutcome Same;
+      Same.Kind = OpKind::Self;
+      Same.Value = I.value(V);
+      Same.ReadBytes = Same.WrittenBytes = 0;
+      Same.Note = "another handle to the same tensor";
+      V = apply("alias", Init, {V}, Same);
+    }
+    I.bind(key(VD), Name, V, Where, NameWhere, false);
+    if (VD->isStaticLocal())
+      I.markStatic();
+    // `auto b = std::move(a);` leaves a an undefined tensor.
+    if (const auto *CE = dyn_cast<CallExpr>(S))
+      if (const FunctionDecl *C = CE->getDirectCallee();
+          C && C->getQualifiedNameAsString() == "std::move" &&
+          CE->getNumArgs() == 1)
+        if (auto From = slotOf(CE->getArg(0)); From && From->Known)
+          I.rebind(From->Key, I.undefined("moved from: an undefined tensor"));
+    I.endStatement();
+    return;
+  }
+  if (isTensorType(T) && T->isReferenceType()) {
+    openStatement(DS, F, Insertable);
+    const Expr *S = strip(Init);
+    if (S->isPRValue() || isa<MaterializeTemporaryExpr>(Init->IgnoreParens()) ||
+        !Init->isGLValue()) {
+      // A reference to a temporary extends its life to the reference's.
+      ValueId V = tensor(Init);
+      I.bind(key(VD), Name, V, Where, NameWhere, false);
+      I.endStatement();
+      return;
+    }
+    std::optional<Slot> Target;
+    if (const auto *CO = dyn_cast<AbstractConditionalOperator>(S)) {
+      if (auto C = integer(CO->getCond())) {
+        Target = slotOf(*C ? CO->getTrueExpr() : CO->getFalseExpr());
+      } else {
+        sideEffects(CO->getCond());
+        Slot Either;
+        Either.Known = false;
+        Either.Display = "'" + Name + "'";
+        Either.Why = "one of two tensors, chosen at run time";
+        for (const Expr *Arm : {CO->getTrueExpr(), CO->getFalseExpr()})
+          if (auto A = slotOf(Arm); A && A->Known)
+            Either.Candidates.push_back(A->Key);
+        Target = Either;
+      }
+    } else if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(S);
+               OCE && OCE->getOperator() == OO_Subscript &&
+               OCE->getNumArgs() == 2 &&
+               isTensorVectorType(OCE->getArg(0)->getType())) {
+      // `torch::Tensor &e = v[0];` names the vector's element.
+      const auto *V = dyn_cast<DeclRefExpr>(strip(OCE->getArg(0)));
+      auto K = integer(OCE->getArg(1));
+      if (V && K && *K >= 0) {
+        Slot El;
+        El.Vector = resolveKey(V->getDecl());
+        El.Index = static_cast<size_t>(*K);
+        El.Key = El.Vector + "#" + std::to_string(*K);
+        El.Display = V->getDecl()->getName().str() + "[" + std::to_string(*K) + "]";
+        Target = El;
+      }
+    } else {
+      Target = slotOf(S);
+    }
+    if (!Target) {
+      Slot Unknown;
+      Unknown.Known = false;
+      Unknown.Display = "'" + Name + "'";
+      Unknown.Why = "a tensor the analysis does not follow";
+      // A reference returned by a method may name any member of its object.
+      if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(S))
+        if (const auto *Obj =
+                dyn_cast<DeclRefExpr>(strip(MCE->getImplicitObjectArgument()))) {
+          std::string Prefix = resolveKey(Obj->getDecl()) + ".";
+          for (const std::string &K : I.keysWithPrefix(Prefix))
+            Unknown.Candidates.push_back(K);
+        }
+      Target = Unknown;
+    }
+    References[key(VD)] = *Target;
+    ValueId V = readSlot(*Target, S);
+    I.note(Name, V, Where, NameWhere);
+    I.endStatement();
+    return;
+  }
+  if (isTensorVectorType(T) && !T->isReferenceType()) {
+    // A std::vector<Tensor> local (chunk/split/unbind results, a braced
+    // list): its elements stay alive with it, under hidden names.
+    openStatement(DS, F, Insertable);
+    auto List = tensorList(Init);
+    if (List) {
+      TensorLists[key(VD)] = *List;
+      for (size_t K = 0; K < List->size(); ++K)
+        I.hold(key(VD) + "#" + std::to_string(K), (*List)[K]);
+    } else {
+      TensorLists.erase(key(VD));
+    }
+    I.endStatement();
+    return;
+  }
+  if (isTensorTupleType(T) && !T->isReferenceType()) {
+    openStatement(DS, F, Insertable);
+    auto Tuple = tensorTuple(Init);
+    if (Tuple) {
+      TensorTuples[key(VD)] = *Tuple;
+      for (size_t K = 0; K < Tuple->size(); ++K)
+        I.hold(key(VD) + "#" + std::to_string(K), (*Tuple)[K]);
+    } else {
+      sideEffects(Init);
+      I.totalsUnknown("the tensors of '" + Name + "' are not followed");
+    }
+    I.endStatement();
+    return;
+  }
+  if (T->isPointerType() && isTensorType(T->getPointeeType())) {
+    openStatement(DS, F, Insertable);
+    const Expr *S = strip(Init);
+    Slot Target;
+    Target.Known = false;
+    Target.Display = "'*" + Name + "'";
+    Target.Why = "a tensor the analysis does not follow";
+    if (const auto *UO = dyn_cast<UnaryOperator>(S);
+        UO && UO->getOpcode() == UO_AddrOf) {
+      if (auto Sl = slotOf(UO->getSubExpr()); Sl && Sl->Known) {
+        Target = *Sl;
+        AddressTaken[Sl->Key] = Sl->Display;
+      }
+    } else if (const auto *NE = dyn_cast<CXXNewExpr>(S);
+               NE && !NE->isArray() && NE->getConstructExpr() &&
+               NE->getConstructExpr()->getNumArgs() == 1) {
+      // `new torch::Tensor(...)`: a heap handle that holds its tensor until
+      // deleted, whatever scope the pointer is in.
+      ValueId V = tensor(NE->getConstructExpr()->getArg(0));
+      Target = Slot{};
+      Target.Key = "heap@" + std::to_string(reinterpret_cast<uintptr_t>(NE));
+      Target.Display = "*" + Name;
+      I.holdUntilReturn(Target.Key, V);
+    } else {
+      sideEffects(Init);
+    }
+    Pointers[key(VD)] = Target;
+    I.endStatement();
+    return;
+  }
+  if (const auto *LE = dyn_cast<LambdaExpr>(strip(Init))) {
+    // The closure holds what it captures by copy, and what its init
+    // captures compute, for as long as it lives.
+    openStatement(DS, F, Insertable);
+    unsigned K = 0;
+    for (const LambdaCapture &C : LE->captures()) {
+      ++K;
+      if (!C.capturesVariable() || C.getCaptureKind() != LCK_ByCopy)
+        continue;
+      const auto *CV = dyn_cast<VarDecl>(C.getCapturedVar());
+      if (!CV || !isTensorType(CV->getType()))
+        continue;
+      ValueId V = NoValue;
+      if (CV->isInitCapture())
+        V = tensor(CV->getInit());
+      else if (auto It = I.lookup(resolveKey(CV)); It != NoValue)
+        V = It;
+      if (V != NoValue)
+        I.hold(key(VD) + ".capture" + std::to_string(K), V);
+    }
+    I.endStatement();
+    return;
+  }
+  const auto *RD = T->getAsCXXRecordDecl();
+  if (const auto *IL = dyn_cast<InitListExpr>(strip(Init));
+      IL && RD && RD->isAggregate() && !T->isReferenceType()) {
+    // `Holder h{torch::randn(...)}`: each tensor member holds its tensor
+    // as long as h lives.
+    if (!hasTensorWork(Init))
+      return;
+    openStatement(DS, F, Insertable);
+    unsigned K = 0;
+    for (const FieldDecl *Field : RD->fields()) {
+      if (K >= IL->getNumInits())
+        break;
+      const Expr *FI = IL->getInit(K++);
+      if (isTensorType(Field->getType()) && !Field->getType()->isReferenceType())
+        I.hold(key(VD) + "." + Field->getName().str(), tensor(FI));
+      else
+        sideEffects(FI);
+    }
+    I.endStatement();
+    return;
+  }
+  // Other declarations may still run tensor ops (int64_t n = x.size(0)).
+  // Their temporaries matter for the peak, so evaluate tensor subexprs.
+  if (!hasTensorWork(Init))
+    return;
+  openStatement(DS, F, Insertable);
+  size_t OpsBefore = I.trace().Ops.size();
+  sideEffects(Init);
+  // An object built by a constructor the analysis does not follow may
+  // keep the tensors it was given.
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(strip(Init));
+      CE && RD && !isLibTorchDecl(RD) && !T->isReferenceType()) {
+    bool TakesTensor = false;
+    for (const Expr *A : CE->arguments())
+      TakesTensor |= isTensorType(A->getType());
+    if (TakesTensor)
+      I.totalsUnknown("'" + Name + "' may keep the tensors its constructor "
+                      "is given (line " + std::to_string(Where.Line) + ")");
+  }
+  (void)OpsBefore;
+  I.endStatement();
+}
+
+} // namespace tma

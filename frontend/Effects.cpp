@@ -1,0 +1,214 @@
+// Code the analysis does not follow, and what it may still do to the
+// caller's tensors: calls of user code that may allocate, lambdas assigning
+// what they capture by reference, functions taking a tensor by non-const
+// reference or pointer; and the tensor work inside expressions that are not
+// tensors themselves (conditions, `int64_t n = x.sum().item<int64_t>()`).
+#include "frontend/FunctionEvaluator.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+
+using namespace clang;
+
+namespace tma {
+
+// ---- Calls the analysis does not follow ------------------------------------------------
+
+/// Whether calling FD may allocate tensor storage: code that works with
+/// tensors, or whose body is not visible. The standard library and C do
+/// not (they hold tensors only as the caller gives them).
+bool FunctionEvaluator::mayAllocateTensors(const FunctionDecl *Callee,
+                                           int Depth) {
+  if (!Callee)
+    return true;
+  if (isLibTorchDecl(Callee))
+    return false; // a LibTorch call returning no tensor: item(), size()
+  if (topNamespace(Callee) == "std" || topNamespace(Callee) == "__gnu_cxx" ||
+      SM.isInSystemHeader(SM.getExpansionLoc(Callee->getLocation())))
+    return false;
+  if (auto It = MayAllocate.find(Callee); It != MayAllocate.end())
+    return It->second;
+  const FunctionDecl *Def = nullptr;
+  if (!Callee->hasBody(Def) || !Def || Depth > 8) {
+    MayAllocate[Callee] = true;
+    return true;
+  }
+  MayAllocate[Callee] = true; // a cycle: assume it may
+  struct Finder : RecursiveASTVisitor<Finder> {
+    std::vector<const FunctionDecl *> Calls;
+    bool Tensors = false;
+    bool VisitExpr(Expr *X) {
+      if (isTensorType(X->getType()) || isTensorVectorType(X->getType()))
+        Tensors = true;
+      if (const auto *C = dyn_cast<CallExpr>(X))
+        Calls.push_back(C->getDirectCallee());
+      return !Tensors;
+    }
+  } Find;
+  Find.TraverseStmt(Def->getBody());
+  bool May = Find.Tensors;
+  for (const FunctionDecl *C : Find.Calls)
+    if (!May && C != Callee)
+      May = mayAllocateTensors(C, Depth + 1);
+  MayAllocate[Callee] = May;
+  return May;
+}
+
+// ---- Expressions without a tensor value ----------------------------------------------
+
+void FunctionEvaluator::allocationsAreUncertain(size_t OpsBefore,
+                                                const std::string &Why) {
+  for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
+    const OpEvent &Op = I.trace().Ops[K];
+    if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy ||
+        Op.Kind == OpKind::Unknown) {
+      I.totalsUnknown(Why);
+      return;
+    }
+  }
+}
+
+/// The tensor work inside E: every outermost subexpression of tensor
+/// (or tensor list, or tensor tuple) type is evaluated once; names are
+/// not work. Lambda bodies are functions of their own. Operands evaluated
+/// only on some paths (`?:` arms, the right of `&&` and `||`) make their
+/// allocations uncertain.
+void FunctionEvaluator::sideEffects(const Expr *E) {
+  if (!E)
+    return;
+  struct Item {
+    const Stmt *S;
+    bool Conditional;
+  };
+  std::vector<Item> Work = {{E, false}};
+  while (!Work.empty()) {
+    Item It = Work.back();
+    Work.pop_back();
+    const auto *X = dyn_cast_or_null<Expr>(It.S);
+    if (!X)
+      continue;
+    if (isa<LambdaExpr>(X) || isa<UnaryExprOrTypeTraitExpr>(X) ||
+        isa<CXXTypeidExpr>(X) || isa<CXXNoexceptExpr>(X))
+      continue;
+    const Expr *SX = strip(X);
+    size_t OpsBefore = I.trace().Ops.size();
+    bool Evaluated = false;
+    if (SX && !isa<DeclRefExpr>(SX) && !isa<MemberExpr>(SX)) {
+      QualType T = SX->getType();
+      if (isTensorType(T)) {
+        tensor(SX);
+        Evaluated = true;
+      } else if (isTensorVectorType(T)) {
+        tensorList(SX);
+        Evaluated = true;
+      } else if (isTensorTupleType(T)) {
+        tensorTuple(SX);
+        Evaluated = true;
+      }
+    }
+    if (Evaluated) {
+      if (It.Conditional)
+        allocationsAreUncertain(OpsBefore,
+                                "allocates in a conditionally evaluated "
+                                "operand (line " +
+                                    std::to_string(span(SX->getSourceRange()).Line) +
+                                    ")");
+      continue;
+    }
+    if (const auto *CE = dyn_cast<CallExpr>(X))
+      opaqueCallEffects(CE);
+    // Children, pushed in reverse so they are evaluated left to right.
+    std::vector<Item> Children;
+    if (const auto *CO = dyn_cast<AbstractConditionalOperator>(X)) {
+      auto Cond = integer(CO->getCond());
+      Children.push_back({CO->getCond(), It.Conditional});
+      if (Cond)
+        Children.push_back({*Cond ? CO->getTrueExpr() : CO->getFalseExpr(),
+                            It.Conditional});
+      else {
+        Children.push_back({CO->getTrueExpr(), true});
+        Children.push_back({CO->getFalseExpr(), true});
+      }
+    } else if (const auto *BO = dyn_cast<BinaryOperator>(X); BO && BO->isLogicalOp()) {
+      Children.push_back({BO->getLHS(), It.Conditional});
+      Children.push_back({BO->getRHS(), true});
+    } else {
+      for (const Stmt *C : X->children())
+        Children.push_back({C, It.Conditional});
+    }
+    for (auto R = Children.rbegin(); R != Children.rend(); ++R)
+      Work.push_back(*R);
+  }
+}
+
+/// A call the analysis does not follow may still change the caller's
+/// tensors: a lambda assigning what it captured by reference, a function
+/// taking a tensor by non-const reference or pointer.
+void FunctionEvaluator::opaqueCallEffects(const CallExpr *CE) {
+  const FunctionDecl *Callee = CE->getDirectCallee();
+  if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(CE);
+      OCE && OCE->getOperator() == OO_Call && OCE->getNumArgs() >= 1) {
+    const CXXRecordDecl *RD =
+        OCE->getArg(0)->getType().getNonReferenceType()->getAsCXXRecordDecl();
+    if (RD && RD->isLambda()) {
+      const CXXMethodDecl *Op = RD->getLambdaCallOperator();
+      unsigned Line = span(CE->getSourceRange()).Line;
+      if (Op && Op->getBody()) {
+        struct Finder : RecursiveASTVisitor<Finder> {
+          std::vector<const VarDecl *> Assigned;
+          bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *E) {
+            if (E->getOperator() == OO_Equal && E->getNumArgs() == 2)
+              if (const auto *D = dyn_cast<DeclRefExpr>(strip(E->getArg(0))))
+                if (const auto *V = dyn_cast<VarDecl>(D->getDecl()))
+                  Assigned.push_back(V);
+            return true;
+          }
+        } Find;
+        Find.TraverseStmt(Op->getBody());
+        for (const VarDecl *V : Find.Assigned)
+          forgetSlot(resolveKey(V), V->getName().str(),
+                     "is assigned by the lambda called at line " +
+                         std::to_string(Line),
+                     span(CE->getSourceRange()));
+      }
+      if (mayAllocateTensors(Op))
+        I.totalsUnknown("the lambda called at line " + std::to_string(Line) +
+                        " is not analysed: what it allocates is unknown");
+      return;
+    }
+  }
+  if (!Callee || isLibTorchDecl(Callee))
+    return;
+  std::string Name = Callee->getQualifiedNameAsString();
+  if (Name == "std::move" || Name == "std::forward" || Name == "std::get" ||
+      Name == "std::tie" || Name == "std::swap")
+    return;
+  if (mayAllocateTensors(Callee))
+    I.totalsUnknown("call to '" + Name + "' (line " +
+                    std::to_string(span(CE->getSourceRange()).Line) +
+                    ") is not analysed: what it allocates is unknown");
+  unsigned Skip = isa<CXXOperatorCallExpr>(CE) &&
+                          isa<CXXMethodDecl>(Callee) ? 1 : 0;
+  for (unsigned K = 0; K + Skip < CE->getNumArgs() && K < Callee->getNumParams();
+       ++K) {
+    QualType PT = Callee->getParamDecl(K)->getType();
+    const Expr *A = CE->getArg(K + Skip);
+    bool ByRef = PT->isReferenceType() &&
+                 !PT.getNonReferenceType().isConstQualified() && isTensorType(PT);
+    bool ByPointer = PT->isPointerType() &&
+                     !PT->getPointeeType().isConstQualified() &&
+                     isTensorType(PT->getPointeeType());
+    const Expr *Target = A;
+    if (ByPointer)
+      if (const auto *UO = dyn_cast<UnaryOperator>(strip(A));
+          UO && UO->getOpcode() == UO_AddrOf)
+        Target = UO->getSubExpr();
+    if ((ByRef || ByPointer))
+      if (auto Sl = slotOf(Target); Sl && Sl->Known)
+        forgetSlot(Sl->Key, Sl->Display,
+                   std::string(ByRef ? "passed by reference" : "passed by pointer") +
+                       " to '" + Name + "'",
+                   span(A->getSourceRange()));
+  }
+}
+
+} // namespace tma

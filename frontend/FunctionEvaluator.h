@@ -1,0 +1,291 @@
+// FunctionEvaluator: evaluates one function body's LibTorch expressions in
+// statement order and feeds the Interpreter. The class is shared by the
+// rooms of frontend/, each a file with one job:
+//
+//   AstQueries.cpp     what a Clang type or expression is (a tensor, a list)
+//   Arguments.cpp      integers, lists, dtypes, devices, options as values
+//   ArgBinder.cpp      a call bound to an op's schema (model/ops/OpTable.def)
+//   Expressions.cpp    an expression -> the table -> the rule -> the trace
+//   Factories.cpp      torch::tensor({...}) literals
+//   Slots.cpp          names, references, pointers, members: where a
+//                      tensor handle lives, and assignment through them
+//   Effects.cpp        code the analysis does not follow, and what it may do
+//   Declarations.cpp   declarations: tensors, lists, tuples, options, ...
+//   Statements.cpp     statement order and control flow, with lifetimes
+//   Invalidation.cpp   what a branch or loop may have changed
+//   Evaluator.cpp      the entry points, per function and per file
+//
+// Design:
+// - Expressions are matched by what Clang resolved them to (the callee's
+//   FunctionDecl, the record a type names), never by spelling, so every
+//   spelling of an API (torch:: or at::, a using-declaration, an alias)
+//   lands on the same rule.
+// - Integers are whatever Clang can fold (constexpr, const locals,
+//   `16 * 4096`); enumerators (c10::ScalarType, c10::DeviceType) are read by
+//   name, so the numbering of the LibTorch headers never matters.
+// - Anything not understood becomes an unknown with a reason; the evaluator
+//   never substitutes a default it did not see in the source. Default
+//   arguments are read from the declaration (torch::randint's `= at::kLong`).
+// - Control flow: names assigned in a branch or carried around a loop become
+//   unknown after it; allocations inside loops or branches make the totals
+//   unknown, with that reason.
+#pragma once
+
+#include "frontend/Analyzer.h"
+#include "frontend/AstQueries.h"
+#include "model/Interpreter.h"
+#include "model/ops/OpTable.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tma {
+
+// The Clang names the evaluator's interface uses.
+using clang::AbstractConditionalOperator;
+using clang::ASTContext;
+using clang::CallExpr;
+using clang::CompoundStmt;
+using clang::CXXMethodDecl;
+using clang::CXXTryStmt;
+using clang::DeclStmt;
+using clang::Expr;
+using clang::FunctionDecl;
+using clang::IfStmt;
+using clang::LabelDecl;
+using clang::QualType;
+using clang::SourceLocation;
+using clang::SourceManager;
+using clang::SourceRange;
+using clang::Stmt;
+using clang::SwitchStmt;
+using clang::ValueDecl;
+using clang::VarDecl;
+
+/// A c10::TensorOptions as far as the source determines it.
+using Options = OptionsValue;
+
+class FunctionEvaluator {
+public:
+  /// Name overrides the qualified name (lambdas: "f::lambda@L12").
+  FunctionEvaluator(ASTContext &Ctx, const FunctionDecl &FD,
+                    const AnalysisOptions &Opts, const std::string &Name = "")
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), FD(FD), Opts(Opts),
+        I(Opts.DisplayFile,
+          Name.empty() ? FD.getQualifiedNameAsString() : Name,
+          span(FD.getSourceRange())) {}
+
+  FunctionTrace run();
+
+  // The rest is the evaluator's own, spread over the room files of
+  // frontend/ (each names what it defines at its top).
+  struct Flow {
+    bool InLoop = false;
+    bool InBranch = false;
+  };
+  /// How a statement ends, as C++ defines it: normally, or by a jump that
+  /// skips what follows it.
+  struct Completion {
+    enum Kind { Normal, Break, Continue, Return, Goto, Throw } K = Normal;
+    const LabelDecl *Label = nullptr; // Goto
+    const Stmt *Where = nullptr;      // the jump
+    QualType Thrown;                  // Throw: the exception's type
+    bool abrupt() const { return K != Normal; }
+  };
+
+  // Statements.
+  Completion statement(const Stmt *S, Flow F, bool Insertable);
+  Completion compound(const CompoundStmt *CS, Flow F);
+  Completion statementList(llvm::ArrayRef<const Stmt *> Body, Flow F);
+  Completion loop(const Stmt *Body, const Stmt *Whole, Flow F);
+  Completion branch(const Stmt *Body, Flow F);
+  Completion ifStatement(const IfStmt *IS, Flow F);
+  Completion switchStatement(const SwitchStmt *SS, Flow F);
+  Completion tryStatement(const CXXTryStmt *TS, Flow F);
+  void declaration(const DeclStmt *DS, Flow F, bool Insertable);
+  void declareVariable(const VarDecl *VD, const DeclStmt *DS, Flow F,
+                       bool Insertable);
+  Completion expressionStatement(const Expr *E, Flow F, bool Insertable);
+  void openStatement(const Stmt *S, Flow F, bool Insertable);
+  /// The storage each name that Body may assign holds now.
+  using StorageSnapshot = std::map<std::string, StorageId>;
+  StorageSnapshot snapshotAssignedIn(const Stmt *Body);
+  void invalidateAssignedIn(const Stmt *Body, const std::string &Reason,
+                            SourceRange Where,
+                            const StorageSnapshot *Before = nullptr);
+  /// Allocations among the ops since OpsBefore make the totals unknown
+  /// (they ran a number of times the analysis does not know).
+  void allocationsAreUncertain(size_t OpsBefore, const std::string &Why);
+  /// Evaluates the tensor work inside an expression that is not itself a
+  /// tensor (`int64_t n = x.sum().item<int64_t>()`, a condition, `(void)`).
+  void sideEffects(const Expr *E);
+
+  // Where a tensor handle lives: a named variable, a member of an
+  // aggregate local, an element of a tensor vector, a heap object. A
+  // reference or a pointer resolves to the slot it names, so assigning
+  // through it rebinds that slot (issue 10 item 4).
+  struct Slot {
+    std::string Key;     // the Interpreter's name key
+    std::string Display; // how the source names it
+    std::string Vector;  // set for an element of a tensor vector
+    size_t Index = 0;
+    bool Known = true;   // false: one of Candidates, or unknown
+    std::vector<std::string> Candidates;
+    std::string Why;     // Known == false: why
+  };
+  std::optional<Slot> slotOf(const Expr *E);
+  ValueId readSlot(const Slot &S, const Expr *E);
+  void assignSlot(const Slot &S, ValueId V, const SourceSpan &Where,
+                  const SourceSpan &NameWhere);
+  void forgetSlot(const std::string &Key, const std::string &Display,
+                  const std::string &Why, const SourceSpan &Where);
+  ValueId assignment(const Expr *E, const Expr *LHS, const Expr *RHS);
+  std::string resolveKey(const ValueDecl *D) const;
+
+  // Expressions.
+  ValueId tensor(const Expr *E);
+  ValueId evaluate(const Expr *S);
+  const Expr *spineChild(const Expr *S) const;
+  std::optional<std::vector<ValueId>> tensorTuple(const Expr *E);
+  std::optional<std::vector<ValueId>> evaluateTuple(const Expr *S);
+  ValueId conditional(const AbstractConditionalOperator *CO);
+  void opaqueCallEffects(const CallExpr *CE);
+  bool mayAllocateTensors(const FunctionDecl *Callee, int Depth = 0);
+  std::map<const FunctionDecl *, bool> MayAllocate;
+  ValueId call(const Expr *E, const FunctionDecl *Callee, const Expr *Object,
+               llvm::ArrayRef<const Expr *> Args);
+  ValueId method(const Expr *E, const CXXMethodDecl *MD, const Expr *Object,
+                 llvm::ArrayRef<const Expr *> Args);
+  ValueId freeFunction(const Expr *E, const FunctionDecl *FD,
+                       llvm::ArrayRef<const Expr *> Args);
+  ValueId tensorLiteral(const Expr *E, const FunctionDecl *Callee,
+                        llvm::ArrayRef<const Expr *> Args);
+
+  // Ops of the table (model/ops/OpTable.def): the binder reads a call's
+  // arguments by the chosen overload's schema; the op's rule does the rest.
+  struct CallSite {
+    const Expr *E = nullptr; // the call
+    const FunctionDecl *Callee = nullptr;
+    const Expr *Receiver = nullptr; // a method call's object: self
+    llvm::SmallVector<const Expr *, 6> Args; // the explicit arguments
+    bool Functional = false; // torch::nn::functional's spelling
+  };
+  /// Evaluates a call of a table op; nullopt when Name is not one.
+  std::optional<ValueId> tableOp(const CallSite &S, const std::string &Name);
+  /// The values of a table op that returns several tensors (a split's
+  /// pieces, max(dim)'s values and indices); nullopt when they are not
+  /// known.
+  /// Entry is the table's name for the op in that role ("max.dim").
+  std::optional<std::vector<ValueId>> tableOpValues(const CallSite &S,
+                                                    const std::string &Name,
+                                                    const std::string &Entry);
+  /// The call bound to one of Op's overloads, or nullopt with the reason.
+  std::optional<OpCall> bind(const OpInfo &Op, const CallSite &S,
+                             const std::string &Name, std::string &Why);
+  ArgValue bindArg(const Expr *E, ArgType T);
+  ArgValue bindIndices(const Expr *IndexList);
+  /// Records a rule's outcomes as ops; one value per outcome.
+  std::vector<ValueId> applyResult(const CallSite &S, const OpCall &C,
+                                   const RuleResult &R);
+  std::optional<std::vector<ValueId>> tensorList(const Expr *E);
+  std::optional<std::vector<ValueId>> evaluateList(const Expr *S);
+  ValueId listElement(const Expr *E, const Expr *List, const Expr *Index);
+  void forgetObject(const Expr *Object, const std::string &Why);
+  ValueId apply(const std::string &Op, const Expr *E,
+                const std::vector<ValueId> &Inputs, const OpOutcome &Out);
+  ValueId unmodelledCall(const std::string &Op, const Expr *E,
+                         const std::vector<ValueId> &Inputs,
+                         const std::string &Reason);
+
+  // Arguments.
+  std::optional<int64_t> integer(const Expr *E);
+  std::optional<Dims> intList(const Expr *E);
+  std::optional<DType> scalarType(const Expr *E);
+  std::optional<Device> device(const Expr *E);
+  std::optional<MemoryFormat> memoryFormat(const Expr *E);
+  Options options(const Expr *E);
+  const Expr *constantInitializer(const ValueDecl *D) const;
+  std::optional<DType> scalarLiteralType(const Expr *E);
+  std::optional<std::string> enumeratorName(const Expr *E);
+  struct Number {
+    double Value;
+    bool Floating;
+  };
+  std::optional<Number> number(const Expr *E);
+  std::optional<DType> scalarCategory(const Expr *E);
+  ElemOperand operand(const Expr *E);
+  struct OptTensor {
+    bool Present = false;
+    bool Understood = true;
+    const Expr *E = nullptr;
+  };
+  OptTensor optionalTensor(const Expr *E);
+  struct OptInt {
+    bool Present = false;
+    std::optional<int64_t> Value;
+  };
+  OptInt optionalInt(const Expr *E);
+  struct OptDType {
+    bool Present = false;
+    std::optional<DType> Value;
+  };
+  OptDType optionalDType(const Expr *E);
+
+public:
+  SourceSpan span(SourceRange R) const;
+  SourceLocation inMainFile(SourceLocation L) const;
+  /// The statement being evaluated (openStatement), for locations that
+  /// are not in the analysed file.
+  SourceRange CurrentStatement;
+  SourceSpan nameSpan(const Expr *E) const;
+  std::string key(const ValueDecl *D) const {
+    return std::to_string(reinterpret_cast<uintptr_t>(D->getCanonicalDecl()));
+  }
+
+  ASTContext &Ctx;
+  SourceManager &SM;
+  const FunctionDecl &FD;
+  const AnalysisOptions &Opts;
+  Interpreter I;
+  std::map<std::string, Options> OptionVars;
+  std::map<std::string, std::optional<Device>> DeviceVars;
+  /// Elements of std::vector<Tensor> locals (chunk/split/unbind results).
+  std::map<std::string, std::vector<ValueId>> TensorLists;
+  /// Elements of std::tuple / std::pair locals of tensors.
+  std::map<std::string, std::vector<ValueId>> TensorTuples;
+  /// Each expression node is evaluated once per statement: an operand
+  /// read twice (once for its dtype, once for its value) must not count
+  /// its allocation twice (issue 10 item 1).
+  std::map<const Expr *, ValueId> Evaluated;
+  std::map<const Expr *, std::optional<std::vector<ValueId>>> EvaluatedLists;
+  std::map<const Expr *, std::optional<std::vector<ValueId>>> EvaluatedTuples;
+  /// References: the slot each one names (its key maps to the target's).
+  std::map<std::string, Slot> References;
+  /// Pointers to tensors: the slot each points to (Known false: unknown).
+  std::map<std::string, Slot> Pointers;
+  /// Slots whose address was taken: an assignment through an unknown
+  /// pointer may have changed any of them.
+  std::map<std::string, std::string> AddressTaken;
+  /// A branch may have left the function or jumped (line and what): later
+  /// allocations happen on some paths only.
+  std::string MayHaveLeft;
+  size_t MayHaveLeftOps = 0;
+  void mayHaveLeft(const Completion &C);
+  /// Labels that a goto jumps back to: a goto to one ends an iteration.
+  std::set<const LabelDecl *> BackEdges;
+  /// Depth of options()/device() calls following global initializers.
+  int FollowDepth = 0;
+};
+
+} // namespace tma

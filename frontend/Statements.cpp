@@ -1,0 +1,520 @@
+// Statements in order and control flow, as C++ defines them: each returns
+// how it completed (normally, break, continue, return, goto, throw).
+// Constant conditions pick their branch; unknown ones evaluate every branch
+// and make what they allocate uncertain; loops run their body once for its
+// per-iteration shapes; try blocks, switches, labels and goto follow C++'s
+// rules for which code runs.
+#include "frontend/FunctionEvaluator.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+
+using namespace clang;
+
+namespace tma {
+
+FunctionEvaluator::Completion FunctionEvaluator::compound(const CompoundStmt *CS, Flow F) {
+  I.enterScope();
+  llvm::SmallVector<const Stmt *, 16> Body(CS->body_begin(), CS->body_end());
+  Completion C = statementList(Body, F);
+  I.exitScope();
+  return C;
+}
+
+/// The label a statement carries, looking through nested labels.
+static const LabelStmt *labelOf(const Stmt *S) {
+  return dyn_cast_or_null<LabelStmt>(S);
+}
+
+/// Whether S contains a goto to L.
+static bool jumpsTo(const Stmt *S, const LabelDecl *L) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const LabelDecl *L;
+    bool Found = false;
+    bool VisitGotoStmt(GotoStmt *G) {
+      Found |= G->getLabel() == L;
+      return !Found;
+    }
+    bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  } Find;
+  Find.L = L;
+  Find.TraverseStmt(const_cast<Stmt *>(S));
+  return Find.Found;
+}
+
+/// Statements in order. A forward goto skips to its label when the label
+/// is later in this list; a label that a later statement jumps back to
+/// starts a loop that runs to the last statement jumping back.
+FunctionEvaluator::Completion FunctionEvaluator::statementList(llvm::ArrayRef<const Stmt *> Body,
+                                            Flow F) {
+  for (size_t K = 0; K < Body.size(); ++K) {
+    if (const LabelStmt *L = labelOf(Body[K])) {
+      size_t Last = K;
+      for (size_t J = K; J < Body.size(); ++J)
+        if (jumpsTo(Body[J], L->getDecl()))
+          Last = J;
+      if (Last > K || jumpsTo(L->getSubStmt(), L->getDecl())) {
+        // Body[K..Last] runs a number of times the analysis does not know.
+        SourceRange Region(Body[K]->getBeginLoc(), Body[Last]->getEndLoc());
+        BackEdges.insert(L->getDecl());
+        std::vector<StorageSnapshot> Before;
+        for (size_t J = K; J <= Last; ++J) {
+          Before.push_back(snapshotAssignedIn(Body[J]));
+          invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
+                               "differs per iteration", Region);
+        }
+        Flow Inner = F;
+        Inner.InLoop = true;
+        size_t OpsBefore = I.trace().Ops.size();
+        Completion C;
+        for (size_t J = K; J <= Last && !C.abrupt(); ++J)
+          C = statement(J == K ? L->getSubStmt() : Body[J], Inner, true);
+        allocationsAreUncertain(OpsBefore,
+                                "allocates in a loop made with goto (line " +
+                                    std::to_string(span(Region).Line) + ")");
+        for (size_t J = K; J <= Last; ++J)
+          invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
+                               "differs per iteration", Region,
+                               &Before[J - K]);
+        BackEdges.erase(L->getDecl());
+        if (C.K == Completion::Return || C.K == Completion::Throw ||
+            C.K == Completion::Goto)
+          return C;
+        K = Last;
+        continue;
+      }
+    }
+    Completion C = statement(Body[K], F, /*Insertable=*/true);
+    if (C.K == Completion::Goto && C.Label) {
+      size_t Target = Body.size();
+      for (size_t J = K + 1; J < Body.size(); ++J)
+        if (const LabelStmt *L = labelOf(Body[J]); L && L->getDecl() == C.Label)
+          Target = J;
+      if (Target < Body.size()) {
+        // Forward: what lies between is skipped. The label's statement
+        // runs next.
+        C = statement(labelOf(Body[Target])->getSubStmt(), F, true);
+        if (C.abrupt())
+          return C;
+        K = Target;
+        continue;
+      }
+    }
+    if (C.abrupt())
+      return C;
+  }
+  return {};
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::branch(const Stmt *Body, Flow F) {
+  if (!Body)
+    return {};
+  I.enterScope();
+  Completion C = statement(Body, F, isa<CompoundStmt>(Body));
+  I.exitScope();
+  return C;
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::loop(const Stmt *Body, const Stmt *Whole, Flow F) {
+  // Values carried around the loop change per iteration: forget them
+  // before evaluating the body once for its per-iteration shapes.
+  StorageSnapshot Before = snapshotAssignedIn(Body);
+  invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
+                       Whole->getSourceRange());
+  size_t OpsBefore = I.trace().Ops.size();
+  Flow Inner = F;
+  Inner.InLoop = true;
+  I.enterScope();
+  // The condition runs on every iteration too.
+  const Expr *Cond = nullptr;
+  if (const auto *FS = dyn_cast<ForStmt>(Whole))
+    Cond = FS->getCond();
+  else if (const auto *WS = dyn_cast<WhileStmt>(Whole))
+    Cond = WS->getCond();
+  else if (const auto *DS = dyn_cast<DoStmt>(Whole))
+    Cond = DS->getCond();
+  if (Cond && hasTensorWork(Cond)) {
+    openStatement(Cond, Inner, false);
+    sideEffects(Cond);
+    I.endStatement();
+  }
+  Completion C = statement(Body, Inner, isa<CompoundStmt>(Body));
+  if (const auto *FS = dyn_cast<ForStmt>(Whole); FS && FS->getInc() &&
+                                                 hasTensorWork(FS->getInc())) {
+    openStatement(FS->getInc(), Inner, false);
+    sideEffects(FS->getInc());
+    I.endStatement();
+  }
+  I.exitScope();
+  for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
+    const OpEvent &Op = I.trace().Ops[K];
+    if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy ||
+        Op.Kind == OpKind::Unknown) {
+      I.totalsUnknown("allocates inside a loop (line " +
+                      std::to_string(Op.Where.Line) + ")");
+      break;
+    }
+  }
+  invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
+                       Whole->getSourceRange(), &Before);
+  // A loop body leaving the function or jumping out runs on some
+  // iterations only.
+  if (C.K == Completion::Return || C.K == Completion::Goto)
+    mayHaveLeft(C);
+  return {};
+}
+
+void FunctionEvaluator::mayHaveLeft(const Completion &C) {
+  if (!MayHaveLeft.empty())
+    return;
+  unsigned Line = C.Where ? span(C.Where->getSourceRange()).Line : 0;
+  MayHaveLeft = std::string(C.K == Completion::Goto ? "jumps" : "returns") +
+                " on some paths at line " + std::to_string(Line) +
+                ", so what follows runs on some paths only";
+  MayHaveLeftOps = I.trace().Ops.size();
+}
+
+/// Both arms of a branch whose condition is not known: each is evaluated
+/// (their allocations make the totals unknown), names assigned in either
+/// are unknown after it.
+FunctionEvaluator::Completion FunctionEvaluator::ifStatement(const IfStmt *IS, Flow F) {
+  I.enterScope();
+  if (IS->getInit())
+    statement(IS->getInit(), F, false);
+  if (const DeclStmt *CV = IS->getConditionVariableDeclStmt())
+    declaration(CV, F, false);
+  else if (IS->getCond() && hasTensorWork(IS->getCond())) {
+    openStatement(IS->getCond(), F, false);
+    sideEffects(IS->getCond());
+    I.endStatement();
+  }
+  std::optional<int64_t> Known;
+  if (IS->isConstexpr() || !IS->getConditionVariable())
+    Known = integer(IS->getCond());
+  if (Known) {
+    Completion C = branch(*Known ? IS->getThen() : IS->getElse(), F);
+    I.exitScope();
+    return C;
+  }
+  size_t OpsBefore = I.trace().Ops.size();
+  StorageSnapshot Before = snapshotAssignedIn(IS);
+  Flow Inner = F;
+  Inner.InBranch = true;
+  Completion Then = branch(IS->getThen(), Inner);
+  Completion Else = branch(IS->getElse(), Inner);
+  for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
+    const OpEvent &Op = I.trace().Ops[K];
+    if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy) {
+      I.totalsUnknown("allocates in a branch (line " +
+                      std::to_string(Op.Where.Line) + ")");
+      break;
+    }
+  }
+  invalidateAssignedIn(IS, "assigned in a branch: depends on the condition",
+                       IS->getSourceRange(), &Before);
+  I.exitScope();
+  if (Then.abrupt() && Else.abrupt() && Then.K == Else.K)
+    return Then;
+  for (const Completion &C : {Then, Else})
+    if (C.K == Completion::Return || C.K == Completion::Goto)
+      mayHaveLeft(C);
+  return {};
+}
+
+/// A case label's statement, looking through the labels stacked on it.
+static const Stmt *caseBody(const Stmt *S) {
+  while (const auto *SC = dyn_cast_or_null<SwitchCase>(S))
+    S = SC->getSubStmt();
+  return S;
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStmt *SS, Flow F) {
+  I.enterScope();
+  if (SS->getInit())
+    statement(SS->getInit(), F, false);
+  if (const DeclStmt *CV = SS->getConditionVariableDeclStmt())
+    declaration(CV, F, false);
+  else if (SS->getCond() && hasTensorWork(SS->getCond())) {
+    openStatement(SS->getCond(), F, false);
+    sideEffects(SS->getCond());
+    I.endStatement();
+  }
+  llvm::SmallVector<const Stmt *, 16> Body;
+  if (const auto *CS = dyn_cast_or_null<CompoundStmt>(SS->getBody()))
+    Body.append(CS->body_begin(), CS->body_end());
+  else if (SS->getBody())
+    Body.push_back(SS->getBody());
+  // The value, when the condition is a constant or a const local.
+  std::optional<int64_t> Value = integer(SS->getCond());
+  if (!Value)
+    if (const VarDecl *CV = SS->getConditionVariable())
+      if (CV->getInit())
+        Value = integer(CV->getInit());
+  auto Matches = [&](const Stmt *S, bool Default) {
+    for (const auto *SC = dyn_cast_or_null<SwitchCase>(S); SC;
+         SC = dyn_cast_or_null<SwitchCase>(SC->getSubStmt())) {
+      if (Default && isa<DefaultStmt>(SC))
+        return true;
+      if (const auto *C = dyn_cast<CaseStmt>(SC); C && !Default) {
+        auto Lo = integer(C->getLHS());
+        auto Hi = C->getRHS() ? integer(C->getRHS()) : Lo;
+        if (Lo && Hi && *Value >= *Lo && *Value <= *Hi)
+          return true;
+      }
+    }
+    return false;
+  };
+  I.enterScope();
+  Completion Result;
+  if (Value) {
+    size_t Start = Body.size();
+    for (size_t K = 0; K < Body.size() && Start == Body.size(); ++K)
+      if (Matches(Body[K], false))
+        Start = K;
+    for (size_t K = 0; K < Body.size() && Start == Body.size(); ++K)
+      if (Matches(Body[K], true))
+        Start = K;
+    // From the matching label on, falling through the labels that follow,
+    // until a break.
+    for (size_t K = Start; K < Body.size(); ++K) {
+      Completion C = statement(caseBody(Body[K]), F, true);
+      if (C.K == Completion::Break)
+        break;
+      if (C.abrupt()) {
+        Result = C;
+        break;
+      }
+    }
+  } else {
+    size_t OpsBefore = I.trace().Ops.size();
+    StorageSnapshot Before = snapshotAssignedIn(SS);
+    Flow Inner = F;
+    Inner.InBranch = true;
+    bool Live = false;
+    for (const Stmt *S : Body) {
+      if (isa<SwitchCase>(S))
+        Live = true;
+      if (!Live)
+        continue;
+      Completion C = statement(caseBody(S), Inner, true);
+      if (C.abrupt()) {
+        Live = false;
+        if (C.K == Completion::Return || C.K == Completion::Goto)
+          mayHaveLeft(C);
+      }
+    }
+    allocationsAreUncertain(OpsBefore,
+                            "allocates in a switch case (line " +
+                                std::to_string(span(SS->getSourceRange()).Line) +
+                                ")");
+    invalidateAssignedIn(SS, "assigned in a switch: depends on the condition",
+                         SS->getSourceRange(), &Before);
+  }
+  I.exitScope();
+  I.exitScope();
+  return Result;
+}
+
+/// Whether a handler for Caught catches an exception of type Thrown
+/// (both known): the same class, or a public base of it, or catch (...).
+static bool catches(QualType Caught, QualType Thrown) {
+  if (Caught.isNull())
+    return true;
+  const CXXRecordDecl *C =
+      Caught.getNonReferenceType()->getAsCXXRecordDecl();
+  const CXXRecordDecl *T = Thrown.getNonReferenceType()->getAsCXXRecordDecl();
+  if (!C || !T || !T->hasDefinition())
+    return false;
+  C = C->getCanonicalDecl();
+  return T->getCanonicalDecl() == C || T->isDerivedFrom(C);
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::tryStatement(const CXXTryStmt *TS, Flow F) {
+  std::string ThrowsBefore = I.trace().Throws;
+  size_t OpsBefore = I.trace().Ops.size();
+  Completion C = compound(TS->getTryBlock(), F);
+  // A LibTorch op that throws inside the block is caught, not the
+  // function's fate; where the block stopped is not followed.
+  bool LibTorchThrew = ThrowsBefore.empty() && !I.trace().Throws.empty();
+  if (LibTorchThrew) {
+    std::string Message = I.trace().Throws;
+    I.trace().Throws.clear();
+    I.totalsUnknown("LibTorch throws inside a try block (" + Message.substr(0, 80) +
+                    "): where the block stops is not followed");
+  }
+  auto Handler = [&](const CXXCatchStmt *H, Flow HF) {
+    I.enterScope();
+    Completion HC = statement(H->getHandlerBlock(), HF, true);
+    I.exitScope();
+    return HC;
+  };
+  if (C.K == Completion::Throw && !C.Thrown.isNull() && !LibTorchThrew) {
+    // The block certainly throws: the first handler that catches it runs.
+    for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
+      if (catches(TS->getHandler(K)->getCaughtType(), C.Thrown))
+        return Handler(TS->getHandler(K), F);
+    bool Undecided = false;
+    for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
+      Undecided |= !TS->getHandler(K)->getCaughtType()
+                        .getNonReferenceType()->getAsCXXRecordDecl();
+    if (!Undecided)
+      return C; // no handler catches it: it propagates
+  }
+  // Handlers may run when something in the block may throw: a throw,
+  // a call the analysis does not follow, a LibTorch error.
+  bool MayThrow = LibTorchThrew || C.K == Completion::Throw;
+  for (size_t K = OpsBefore; K < I.trace().Ops.size() && !MayThrow; ++K)
+    MayThrow = I.trace().Ops[K].Kind == OpKind::Unknown ||
+               I.trace().Ops[K].Kind == OpKind::Use;
+  if (!MayThrow) {
+    struct Finder : RecursiveASTVisitor<Finder> {
+      bool Found = false;
+      bool VisitCXXThrowExpr(CXXThrowExpr *) { return !(Found = true); }
+      bool VisitCallExpr(CallExpr *CE) {
+        const FunctionDecl *F = CE->getDirectCallee();
+        if (!F || !isLibTorchDecl(F))
+          Found = true;
+        return !Found;
+      }
+      bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+    } Find;
+    Find.TraverseStmt(const_cast<CompoundStmt *>(TS->getTryBlock()));
+    MayThrow = Find.Found;
+  }
+  if (!MayThrow)
+    return C; // nothing in the block throws as far as the model knows
+  size_t HandlerOps = I.trace().Ops.size();
+  std::vector<StorageSnapshot> Before;
+  for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
+    Before.push_back(snapshotAssignedIn(TS->getHandler(K)));
+  Flow Inner = F;
+  Inner.InBranch = true;
+  for (unsigned K = 0; K < TS->getNumHandlers(); ++K) {
+    Completion HC = Handler(TS->getHandler(K), Inner);
+    if (HC.K == Completion::Return || HC.K == Completion::Goto)
+      mayHaveLeft(HC);
+  }
+  allocationsAreUncertain(HandlerOps,
+                          "allocates in a catch handler that may run (line " +
+                              std::to_string(span(TS->getSourceRange()).Line) +
+                              ")");
+  for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
+    invalidateAssignedIn(TS->getHandler(K), "assigned in a catch handler that "
+                         "may run", TS->getSourceRange(), &Before[K]);
+  if (C.K == Completion::Throw)
+    return {}; // caught, probably; what follows runs when it is
+  return C;
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F, bool Insertable) {
+  Completion Done;
+  if (!S || isa<NullStmt>(S))
+    return Done;
+  if (const auto *CS = dyn_cast<CompoundStmt>(S))
+    return compound(CS, F);
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    declaration(DS, F, Insertable);
+    return Done;
+  }
+  if (const auto *E = dyn_cast<Expr>(S))
+    return expressionStatement(E, F, Insertable);
+  if (const auto *RS = dyn_cast<ReturnStmt>(S)) {
+    Done.K = Completion::Return;
+    Done.Where = S;
+    const Expr *R = RS->getRetValue();
+    if (!R)
+      return Done;
+    if (isTensorType(R->getType())) {
+      openStatement(S, F, false);
+      I.trace().Returned.push_back(tensor(R));
+      I.endStatement();
+    } else if (isTensorVectorType(R->getType()) ||
+               isTensorTupleType(R->getType())) {
+      openStatement(S, F, false);
+      auto Elements = isTensorVectorType(R->getType()) ? tensorList(R)
+                                                        : tensorTuple(R);
+      if (Elements)
+        for (ValueId V : *Elements)
+          I.trace().Returned.push_back(V);
+      else
+        I.totalsUnknown("returns tensors the analysis does not follow");
+      I.endStatement();
+    } else if (hasTensorWork(R)) {
+      openStatement(S, F, false);
+      sideEffects(R);
+      I.endStatement();
+    }
+    return Done;
+  }
+  if (isa<BreakStmt>(S)) {
+    Done.K = Completion::Break;
+    Done.Where = S;
+    return Done;
+  }
+  if (isa<ContinueStmt>(S)) {
+    Done.K = Completion::Continue;
+    Done.Where = S;
+    return Done;
+  }
+  if (const auto *GS = dyn_cast<GotoStmt>(S)) {
+    Done.K = BackEdges.count(GS->getLabel()) ? Completion::Continue
+                                             : Completion::Goto;
+    Done.Label = GS->getLabel();
+    Done.Where = S;
+    return Done;
+  }
+  if (const auto *LS = dyn_cast<LabelStmt>(S))
+    return statement(LS->getSubStmt(), F, Insertable);
+  if (const auto *AS = dyn_cast<AttributedStmt>(S))
+    return statement(AS->getSubStmt(), F, Insertable);
+  if (const auto *FS = dyn_cast<ForStmt>(S)) {
+    I.enterScope();
+    statement(FS->getInit(), F, false);
+    if (const DeclStmt *CV = FS->getConditionVariableDeclStmt())
+      declaration(CV, F, false);
+    loop(FS->getBody(), S, F);
+    I.exitScope();
+    return Done;
+  }
+  if (const auto *RFS = dyn_cast<CXXForRangeStmt>(S)) {
+    I.enterScope();
+    if (RFS->getInit())
+      statement(RFS->getInit(), F, false);
+    if (const Expr *Range = RFS->getRangeInit(); Range && hasTensorWork(Range)) {
+      openStatement(Range, F, false);
+      sideEffects(Range);
+      I.endStatement();
+    }
+    loop(RFS->getBody(), S, F);
+    I.exitScope();
+    return Done;
+  }
+  if (const auto *WS = dyn_cast<WhileStmt>(S)) {
+    I.enterScope();
+    if (const DeclStmt *CV = WS->getConditionVariableDeclStmt())
+      declaration(CV, F, false);
+    loop(WS->getBody(), S, F);
+    I.exitScope();
+    return Done;
+  }
+  if (const auto *DS = dyn_cast<DoStmt>(S)) {
+    loop(DS->getBody(), S, F);
+    return Done;
+  }
+  if (const auto *IS = dyn_cast<IfStmt>(S))
+    return ifStatement(IS, F);
+  if (const auto *SS = dyn_cast<SwitchStmt>(S))
+    return switchStatement(SS, F);
+  if (const auto *TS = dyn_cast<CXXTryStmt>(S))
+    return tryStatement(TS, F);
+  if (const auto *SC = dyn_cast<SwitchCase>(S))
+    return statement(SC->getSubStmt(), F, Insertable);
+  // Anything else (inline assembly, coroutines, SEH): not followed.
+  StorageSnapshot Nothing; // nothing was evaluated: every name may differ
+  invalidateAssignedIn(S, "assigned in a statement the analysis does not follow",
+                       S->getSourceRange(), &Nothing);
+  I.totalsUnknown("a statement the analysis does not follow (line " +
+                  std::to_string(span(S->getSourceRange()).Line) + ")");
+  return Done;
+}
+
+} // namespace tma

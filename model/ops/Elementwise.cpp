@@ -1,0 +1,491 @@
+// TensorIterator ops (TensorIterator.cpp, TypeProperties.cpp): broadcast
+// shapes, result_type promotion, output strides, in-place casting.
+//
+// Traffic accounting, the same for every rule:
+// - ReadBytes counts each input tensor's logical bytes (numel * itemsize)
+//   once, even when broadcasting makes the kernel revisit elements; C++
+//   scalars count nothing. Index tensors count their own bytes.
+// - WrittenBytes counts the output's logical bytes once.
+// - TransientBytes counts storages an op allocates and frees inside itself
+//   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
+//   inputs whose dtype differs from the common dtype).
+#include "model/Ops.h"
+#include "model/ops/OpTable.h"
+#include "model/ops/OpsDetail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tma {
+
+using namespace detail;
+
+// at::native::result_type (TypeProperties.cpp): dimensioned tensors, zero-dim
+// tensors and wrapped numbers are promoted separately and then combined so
+// that a lower group only wins with a higher category. A wrapped floating
+// number counts as the default dtype (float32), a complex one as
+// complex64.
+std::optional<DType> resultType(const std::vector<ElemOperand> &Ops) {
+  std::optional<DType> DimR, ZeroR, WrapR;
+  auto Add = [](std::optional<DType> &Acc, DType T) {
+    Acc = Acc ? promoteTypes(*Acc, T) : T;
+  };
+  for (const ElemOperand &O : Ops) {
+    if (O.IsScalar) {
+      if (!O.ScalarType)
+        return std::nullopt;
+      DType T = *O.ScalarType;
+      if (isComplex(T))
+        T = DType::Complex64;
+      else if (isFloating(T))
+        T = DType::Float32;
+      Add(WrapR, T);
+      continue;
+    }
+    if (!O.T.Type || !O.T.Sizes)
+      return std::nullopt;
+    Add(O.T.Sizes->empty() ? ZeroR : DimR, *O.T.Type);
+  }
+  // combine_categories(higher, lower).
+  auto Combine = [](std::optional<DType> Higher,
+                    std::optional<DType> Lower) -> std::optional<DType> {
+    if (!Higher)
+      return Lower;
+    if (!Lower)
+      return Higher;
+    if (isComplex(*Higher))
+      return Higher;
+    if (isComplex(*Lower))
+      return isFloating(*Higher) ? toComplex(*Higher) : *Lower;
+    if (isFloating(*Higher))
+      return Higher;
+    if (*Higher == DType::Bool || isFloating(*Lower))
+      return promoteTypes(*Higher, *Lower);
+    return Higher;
+  };
+  return Combine(DimR, Combine(ZeroR, WrapR));
+}
+
+OpOutcome elementwise(const std::string &Op,
+                      const std::vector<ElemOperand> &Ops, ElemDType Rule) {
+  OpOutcome Out;
+  Out.Kind = OpKind::Copy;
+  std::optional<Device> Dev;
+  for (const ElemOperand &O : Ops)
+    if (!O.IsScalar) {
+      Dev = O.T.Dev;
+      break;
+    }
+  Out.Value.Dev = Dev;
+  // An unknown operand's own reason explains the most.
+  for (const ElemOperand &O : Ops)
+    if (!O.IsScalar && !O.T.UnknownReason.empty())
+      Out.Value.markUnknown(O.T.UnknownReason);
+  if (!Dev)
+    Out.Value.markUnknown("device of an input is unknown");
+  // The common dtype, then what the op makes of it.
+  std::optional<DType> Common = resultType(Ops);
+  std::optional<DType> Type = Common;
+  if (Common) {
+    switch (Rule) {
+    case ElemDType::Promote:
+      break;
+    case ElemDType::FloatPromote:
+      if (isIntegral(*Common, true))
+        Type = DType::Float32;
+      break;
+    case ElemDType::Bool:
+      Type = DType::Bool;
+      break;
+    case ElemDType::FloatOnly:
+      if (!isFloating(*Common)) {
+        OpOutcome U = unknownCopy("'" + Op + "' of a " + dtypeName(*Common) +
+                                      " tensor is not modelled",
+                                  std::nullopt, Dev);
+        return U;
+      }
+      break;
+    }
+  } else {
+    Out.Value.markUnknown("dtype of an operand is unknown");
+  }
+  Out.Value.Type = Type;
+  // The broadcast shape and TensorIterator's output layout.
+  std::optional<Dims> Shape = Dims{};
+  std::vector<IterOperand> Iter;
+  std::vector<const TensorValue *> Tensors;
+  for (const ElemOperand &O : Ops) {
+    if (O.IsScalar) {
+      Iter.push_back({Dims{}, Dims{}});
+      continue;
+    }
+    Tensors.push_back(&O.T);
+    if (!O.T.Sizes || !O.T.Strides) {
+      Out.Value.markUnknown(shapeReason(O.T));
+      Shape.reset();
+      continue;
+    }
+    if (Shape) {
+      Shape = broadcastShapes(*Shape, *O.T.Sizes);
+      if (!Shape)
+        return throws("The size of tensor a must match the size of tensor b "
+                      "at a non-singleton dimension (" + Op + ": shapes do "
+                      "not broadcast)");
+    }
+    Iter.push_back({*O.T.Sizes, *O.T.Strides});
+  }
+  if (Shape) {
+    Out.Value.Sizes = *Shape;
+    Out.Value.Strides = tensorIteratorOutputStrides(*Shape, Iter);
+    Out.Value.Offset = 0;
+  }
+  Out.ReadBytes = sumBytes(Tensors);
+  Out.WrittenBytes = Out.Value.logicalBytes();
+  // On CPU, TensorIterator converts an input whose dtype differs from the
+  // common dtype into a temporary first (compute_types).
+  if (Dev && Dev->Kind == DeviceKind::CPU && Common) {
+    std::optional<int64_t> Transient = 0;
+    for (const TensorValue *T : Tensors)
+      if (T->Type && *T->Type != *Common && T->Sizes) {
+        auto B = denseBytes(*T->Sizes, *Common);
+        Transient = Transient && B ? checkedAdd(*Transient, *B) : std::nullopt;
+      }
+    Out.TransientBytes = Transient;
+  }
+  return Out;
+}
+
+OpOutcome reverseScalarOp(const std::string &Op, const ElemOperand &Scalar,
+                          const TensorValue &T, bool TrueDivide) {
+  OpOutcome Out = likeFactory(T, std::nullopt, std::nullopt,
+                              MemoryFormat::Preserve, FillKind::Filled);
+  if (Out.Kind == OpKind::Throws)
+    return Out;
+  Out.Kind = OpKind::Copy;
+  std::optional<DType> Common =
+      resultType({ElemOperand::tensor(T), Scalar});
+  if (Common && TrueDivide && isIntegral(*Common, true))
+    Common = DType::Float32;
+  if (Common && T.Type && !canCast(*Common, *T.Type))
+    return throws(std::string("result type ") + dtypeName(*Common) +
+                  " can't be cast to the desired output type " +
+                  dtypeName(*T.Type));
+  if (!Common)
+    Out.Value.markUnknown("dtype of an operand is unknown");
+  // empty_like + fill_ writes the output once, the in-place op reads it
+  // and the tensor and writes it again.
+  auto N = Out.Value.logicalBytes();
+  auto TB = T.logicalBytes();
+  Out.WrittenBytes = N ? checkedMul(2, *N) : std::nullopt;
+  Out.ReadBytes = N && TB ? checkedAdd(*N, *TB) : std::nullopt;
+  Out.Note = "scalar " + Op + " tensor: empty_like(tensor).fill_(scalar)." +
+             Op + "_(tensor), so the result keeps the tensor's dtype";
+  return Out;
+}
+
+OpOutcome inPlace(const std::string &Op, const TensorValue &Self,
+                  const std::vector<ElemOperand> &Others, ElemDType ResultRule,
+                  bool ReadsSelf) {
+  OpOutcome Out;
+  Out.Kind = OpKind::InPlace;
+  Out.Value = Self;
+  Out.Note = "in-place: returns self";
+  if (Self.Sizes && Self.Strides) {
+    // An expanded (internally overlapping) self cannot be written in place
+    // by most ops; which ones check is not modelled.
+    for (size_t K = 0; K < Self.Sizes->size(); ++K)
+      if ((*Self.Strides)[K] == 0 && (*Self.Sizes)[K] > 1) {
+        OpOutcome U;
+        U.Kind = OpKind::Unknown;
+        U.Value.markUnknown("in-place '" + Op + "' on a tensor whose elements "
+                            "overlap is not modelled");
+        return U;
+      }
+  }
+  for (const ElemOperand &O : Others) {
+    if (O.IsScalar || !O.T.Sizes || !Self.Sizes)
+      continue;
+    auto B = broadcastShapes(*Self.Sizes, *O.T.Sizes);
+    if (!B || *B != *Self.Sizes)
+      return throws("output with shape " + dimsText(*Self.Sizes) +
+                    " doesn't match the broadcast shape " +
+                    (B ? dimsText(*B) : std::string("(none)")));
+  }
+  if (ResultRule != ElemDType::Bool && Self.Type) {
+    std::vector<ElemOperand> All = {ElemOperand::tensor(Self)};
+    All.insert(All.end(), Others.begin(), Others.end());
+    std::optional<DType> Common = resultType(All);
+    if (Common && ResultRule == ElemDType::FloatPromote &&
+        isIntegral(*Common, true))
+      Common = DType::Float32;
+    if (Common && !canCast(*Common, *Self.Type))
+      return throws(std::string("result type ") + dtypeName(*Common) +
+                    " can't be cast to the desired output type " +
+                    dtypeName(*Self.Type));
+  }
+  std::vector<const TensorValue *> Reads;
+  if (ReadsSelf)
+    Reads.push_back(&Self);
+  for (const ElemOperand &O : Others)
+    if (!O.IsScalar)
+      Reads.push_back(&O.T);
+  Out.ReadBytes = sumBytes(Reads);
+  Out.WrittenBytes = Self.logicalBytes();
+  return Out;
+}
+
+} // namespace tma
+
+// ---- Rules (OpTable.def) ------------------------------------------------------------
+
+namespace tma {
+
+using namespace detail;
+
+namespace {
+
+/// The operand an argument is: a tensor, or a C++ scalar that ATen wraps.
+ElemOperand operandOf(const ArgValue &A) {
+  if (A.K == ArgValue::Kind::Tensor)
+    return ElemOperand::tensor(A.TV);
+  if (A.K == ArgValue::Kind::Scalar)
+    return A.Scalar;
+  return ElemOperand::scalar(std::nullopt);
+}
+
+const char *const BoolNegError =
+    "Negation, the `-` operator, on a bool tensor is not supported. If you "
+    "are trying to invert a mask, use the `~` or `logical_not()` operator "
+    "instead.";
+const char *const BoolSubError =
+    "Subtraction, the `-` operator, with a bool tensor is not supported. If "
+    "you are trying to invert a mask, use the `~` or `logical_not()` "
+    "operator instead.";
+
+/// A unary op: relu, exp, ... (gelu takes no options here).
+RuleResult unary(const OpCall &C, const std::string &Op, ElemDType Rule) {
+  const TensorValue &In = C.self().TV;
+  if (In.Type && *In.Type == DType::Bool) {
+    if (Op == "neg")
+      return one(throws(BoolNegError), Op);
+    if (Op == "relu")
+      return one(throws("Boolean inputs not supported for relu"), Op);
+    if (Op == "abs")
+      return notModelled(C, "abs of a bool tensor is not modelled");
+  }
+  return one(elementwise(Op, {ElemOperand::tensor(In)}, Rule), Op);
+}
+
+/// A binary op written with the C++ scalar on the left (ATen/
+/// TensorOperators.h): `2 * x` is mul(x, 2), `2 < x` is gt(x, 2),
+/// `2 - x` and `2 / x` are empty_like(x).fill_(2).sub_(x) / div_(x).
+RuleResult scalarOnTheLeft(const OpCall &C, const std::string &Flipped,
+                           bool Compare) {
+  const ArgValue &S = C.arg(0), &T = C.arg(1);
+  if (Flipped == "rsub" || Flipped == "rdiv")
+    return one(reverseScalarOp(Flipped == "rsub" ? "sub" : "div",
+                               operandOf(S), T.TV, Flipped == "rdiv"),
+               Flipped);
+  return one(elementwise(Flipped, {ElemOperand::tensor(T.TV), operandOf(S)},
+                         Compare ? ElemDType::Bool : ElemDType::Promote),
+             Flipped);
+}
+
+/// add/sub/mul/div/maximum/minimum/pow and the comparisons, with a tensor
+/// self: (self, other[, alpha | rounding_mode]).
+RuleResult binary(const OpCall &C, const std::string &Op, ElemDType Rule) {
+  const TensorValue &In = C.self().TV;
+  std::vector<ElemOperand> Ops = {ElemOperand::tensor(In), operandOf(C.arg(1))};
+  // add/sub alpha; div rounding_mode.
+  if (C.arg(2).given()) {
+    if (Op == "div")
+      return notModelledOnAll(C, "div with a rounding mode is not modelled");
+    auto Common = resultType(Ops);
+    const ArgValue &Alpha = C.arg(2);
+    auto AlphaType = Alpha.K == ArgValue::Kind::Scalar ? Alpha.Scalar.ScalarType
+                                                       : std::nullopt;
+    if (!AlphaType || !Common ||
+        (isIntegral(*Common, true) && *AlphaType == DType::Float64))
+      return notModelledOnAll(C, "this alpha argument is not modelled");
+  }
+  if (Op == "sub") {
+    // sub_check: any bool operand (a `true` scalar included) throws.
+    bool AnyBool = false;
+    for (const ElemOperand &O : Ops)
+      AnyBool |= O.IsScalar ? O.ScalarType == DType::Bool
+                            : O.T.Type == DType::Bool;
+    if (AnyBool)
+      return one(throws(BoolSubError), Op);
+  }
+  return one(elementwise(Op, Ops, Rule), Op);
+}
+
+/// An op with scalar-left, tensor-self and (for sub) unary overloads.
+RuleResult arithmetic(const OpCall &C, const std::string &Op, ElemDType Rule,
+                      const std::string &Flipped, bool Compare) {
+  if (C.arg(0).Type == ArgType::Scalar)
+    return scalarOnTheLeft(C, Flipped, Compare);
+  return binary(C, Op, Rule);
+}
+
+} // namespace
+
+RuleResult rule_add(const OpCall &C) {
+  return arithmetic(C, "add", ElemDType::Promote, "add", false);
+}
+RuleResult rule_sub(const OpCall &C) {
+  if (C.Args.size() == 1) // unary minus: Tensor::operator-()
+    return unary(C, "neg", ElemDType::Promote);
+  return arithmetic(C, "sub", ElemDType::Promote, "rsub", false);
+}
+RuleResult rule_mul(const OpCall &C) {
+  return arithmetic(C, "mul", ElemDType::Promote, "mul", false);
+}
+RuleResult rule_div(const OpCall &C) {
+  return arithmetic(C, "div", ElemDType::FloatPromote, "rdiv", false);
+}
+RuleResult rule_maximum(const OpCall &C) {
+  return binary(C, "maximum", ElemDType::Promote);
+}
+RuleResult rule_minimum(const OpCall &C) {
+  return binary(C, "minimum", ElemDType::Promote);
+}
+RuleResult rule_pow(const OpCall &C) {
+  if (C.arg(0).Type == ArgType::Scalar)
+    return notModelled(C, "'" + C.Written + "' is not modelled");
+  return binary(C, "pow", ElemDType::Promote);
+}
+// A comparison with the scalar on the left flips: 2 < x is x > 2.
+RuleResult rule_gt(const OpCall &C) {
+  return arithmetic(C, "gt", ElemDType::Bool, "lt", true);
+}
+RuleResult rule_lt(const OpCall &C) {
+  return arithmetic(C, "lt", ElemDType::Bool, "gt", true);
+}
+RuleResult rule_ge(const OpCall &C) {
+  return arithmetic(C, "ge", ElemDType::Bool, "le", true);
+}
+RuleResult rule_le(const OpCall &C) {
+  return arithmetic(C, "le", ElemDType::Bool, "ge", true);
+}
+RuleResult rule_eq(const OpCall &C) {
+  return arithmetic(C, "eq", ElemDType::Bool, "eq", true);
+}
+RuleResult rule_ne(const OpCall &C) {
+  return arithmetic(C, "ne", ElemDType::Bool, "ne", true);
+}
+
+RuleResult rule_exp(const OpCall &C) { return unary(C, "exp", ElemDType::FloatPromote); }
+RuleResult rule_log(const OpCall &C) { return unary(C, "log", ElemDType::FloatPromote); }
+RuleResult rule_sqrt(const OpCall &C) { return unary(C, "sqrt", ElemDType::FloatPromote); }
+RuleResult rule_rsqrt(const OpCall &C) { return unary(C, "rsqrt", ElemDType::FloatPromote); }
+RuleResult rule_tanh(const OpCall &C) { return unary(C, "tanh", ElemDType::FloatPromote); }
+RuleResult rule_sigmoid(const OpCall &C) { return unary(C, "sigmoid", ElemDType::FloatPromote); }
+RuleResult rule_sin(const OpCall &C) { return unary(C, "sin", ElemDType::FloatPromote); }
+RuleResult rule_cos(const OpCall &C) { return unary(C, "cos", ElemDType::FloatPromote); }
+RuleResult rule_relu(const OpCall &C) { return unary(C, "relu", ElemDType::Promote); }
+RuleResult rule_neg(const OpCall &C) { return unary(C, "neg", ElemDType::Promote); }
+RuleResult rule_abs(const OpCall &C) { return unary(C, "abs", ElemDType::Promote); }
+
+RuleResult rule_gelu(const OpCall &C) {
+  if (C.arg(1).given())
+    return notModelled(C, "gelu options are not modelled");
+  return unary(C, "gelu", ElemDType::FloatOnly);
+}
+
+// where(cond, self, other): TensorIterator sees (cond, self, other) in that
+// order; the condition takes part in the layout, not in the dtype.
+RuleResult rule_where(const OpCall &C) {
+  const ArgValue &Cond = C.arg(0), &A = C.arg(1), &B = C.arg(2);
+  if (Cond.TV.Type && *Cond.TV.Type != DType::Bool)
+    return notModelledOnAll(C, "where with a non-bool condition is not modelled");
+  ElemOperand OA = operandOf(A), OB = operandOf(B);
+  OpOutcome Out = elementwise("where", {ElemOperand::tensor(Cond.TV), OA, OB},
+                              ElemDType::Promote);
+  if (Out.Kind == OpKind::Copy) {
+    Out.Value.Type = resultType({OA, OB});
+    if (!Out.Value.Type)
+      Out.Value.markUnknown("dtype of an operand is unknown");
+    Out.WrittenBytes = Out.Value.logicalBytes();
+    // where converts operands of another dtype with .to() first.
+    Out.TransientBytes.reset();
+  }
+  return one(Out, "where");
+}
+
+// ---- In place ----
+
+namespace {
+
+/// An in-place op on self: the further operands broadcast to self's shape
+/// and ResultRule's dtype must cast into self's (ElemDType::Bool here means
+/// "the value is cast into self": fill_, copy_, masked_fill_, clamp_).
+RuleResult inPlaceRule(const OpCall &C, const std::string &Op,
+                       ElemDType ResultRule, bool ReadsSelf,
+                       std::vector<size_t> Operands) {
+  const TensorValue &Self = C.self().TV;
+  std::vector<ElemOperand> Others;
+  for (size_t K : Operands) {
+    const ArgValue &A = C.arg(K);
+    if (!A.given())
+      continue;
+    Others.push_back(operandOf(A));
+  }
+  if (Op == "relu_" && Self.Type && *Self.Type == DType::Bool)
+    return one(throws("Boolean inputs not supported for relu"), Op);
+  return one(inPlace(Op, Self, Others, ResultRule, ReadsSelf), Op);
+}
+
+} // namespace
+
+RuleResult rule_add_(const OpCall &C) {
+  return inPlaceRule(C, "add_", ElemDType::Promote, true, {1});
+}
+RuleResult rule_sub_(const OpCall &C) {
+  return inPlaceRule(C, "sub_", ElemDType::Promote, true, {1});
+}
+RuleResult rule_mul_(const OpCall &C) {
+  return inPlaceRule(C, "mul_", ElemDType::Promote, true, {1});
+}
+RuleResult rule_div_(const OpCall &C) {
+  return inPlaceRule(C, "div_", ElemDType::FloatPromote, true, {1, 2});
+}
+RuleResult rule_exp_(const OpCall &C) {
+  return inPlaceRule(C, "exp_", ElemDType::FloatPromote, true, {});
+}
+RuleResult rule_sigmoid_(const OpCall &C) {
+  return inPlaceRule(C, "sigmoid_", ElemDType::FloatPromote, true, {});
+}
+RuleResult rule_tanh_(const OpCall &C) {
+  return inPlaceRule(C, "tanh_", ElemDType::FloatPromote, true, {});
+}
+RuleResult rule_neg_(const OpCall &C) {
+  return inPlaceRule(C, "neg_", ElemDType::Promote, true, {});
+}
+RuleResult rule_relu_(const OpCall &C) {
+  return inPlaceRule(C, "relu_", ElemDType::Promote, true, {});
+}
+// clamp_(min, max): only tensor bounds take part (a scalar bound is cast
+// into self and changes nothing of its geometry).
+RuleResult rule_clamp_(const OpCall &C) {
+  std::vector<size_t> TensorBounds;
+  for (size_t K : {size_t(1), size_t(2)})
+    if (C.arg(K).K == ArgValue::Kind::Tensor)
+      TensorBounds.push_back(K);
+  return inPlaceRule(C, "clamp_", ElemDType::Bool, true, TensorBounds);
+}
+RuleResult rule_masked_fill_(const OpCall &C) {
+  return inPlaceRule(C, "masked_fill_", ElemDType::Bool, true, {1, 2});
+}
+RuleResult rule_zero_(const OpCall &C) {
+  return inPlaceRule(C, "zero_", ElemDType::Bool, false, {});
+}
+RuleResult rule_fill_(const OpCall &C) {
+  return inPlaceRule(C, "fill_", ElemDType::Bool, false, {1});
+}
+RuleResult rule_copy_(const OpCall &C) {
+  return inPlaceRule(C, "copy_", ElemDType::Bool, false, {1});
+}
+
+} // namespace tma

@@ -1,0 +1,342 @@
+// Factories (TensorFactories.cpp, RangeFactories.cpp): fresh tensors from
+// sizes and options, and the *_like family.
+//
+// Traffic accounting, the same for every rule:
+// - ReadBytes counts each input tensor's logical bytes (numel * itemsize)
+//   once, even when broadcasting makes the kernel revisit elements; C++
+//   scalars count nothing. Index tensors count their own bytes.
+// - WrittenBytes counts the output's logical bytes once.
+// - TransientBytes counts storages an op allocates and frees inside itself
+//   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
+//   inputs whose dtype differs from the common dtype).
+#include "model/Ops.h"
+#include "model/ops/OpTable.h"
+#include "model/ops/OpsDetail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tma {
+
+using namespace detail;
+
+OpOutcome factory(const std::optional<Dims> &Sizes,
+                  const std::optional<DType> &Type,
+                  const std::optional<Device> &Dev, FillKind Fill) {
+  OpOutcome Out;
+  Out.Kind = OpKind::Alloc;
+  Out.ReadBytes = 0;
+  if (Sizes) {
+    for (int64_t S : *Sizes)
+      if (S < 0)
+        return throws("Trying to create tensor with negative dimension " +
+                      std::to_string(S) + ": " + dimsText(*Sizes));
+    Out.Value.Sizes = *Sizes;
+    Out.Value.Strides = contiguousStrides(*Sizes);
+    Out.Value.Offset = 0;
+  } else {
+    Out.Value.markUnknown("shape argument could not be derived");
+  }
+  Out.Value.Type = Type;
+  if (!Type)
+    Out.Value.markUnknown("dtype argument could not be derived");
+  Out.Value.Dev = Dev;
+  if (!Dev)
+    Out.Value.markUnknown("device argument could not be derived");
+  if (Fill == FillKind::Uninitialized)
+    Out.WrittenBytes = 0;
+  else
+    Out.WrittenBytes = Out.Value.logicalBytes();
+  return Out;
+}
+
+OpOutcome emptyStrided(const Dims &Sizes, const Dims &Strides,
+                       const std::optional<DType> &Type,
+                       const std::optional<Device> &Dev) {
+  if (Sizes.size() != Strides.size())
+    return throws("mismatch in length of strides and shape");
+  OpOutcome Out = factory(Sizes, Type, Dev, FillKind::Uninitialized);
+  if (Out.Kind == OpKind::Alloc)
+    Out.Value.Strides = Strides;
+  return Out;
+}
+
+// empty_like (TensorFactories.cpp) and the *_like factories built on it.
+OpOutcome likeFactory(const TensorValue &In, const std::optional<DType> &Type,
+                      const std::optional<Device> &Dev, MemoryFormat Fmt,
+                      FillKind Fill) {
+  OpOutcome Out;
+  Out.Kind = OpKind::Alloc;
+  Out.ReadBytes = 0;
+  Out.Value.Type = Type ? Type : In.Type;
+  Out.Value.Dev = Dev ? Dev : In.Dev;
+  Out.Value.UnknownReason = In.UnknownReason;
+  Out.Value.Sizes = In.Sizes;
+  Out.Value.Offset = 0;
+  if (In.Sizes) {
+    switch (Fmt) {
+    case MemoryFormat::Contiguous:
+      Out.Value.Strides = contiguousStrides(*In.Sizes);
+      break;
+    case MemoryFormat::ChannelsLast:
+      if (In.Sizes->size() != 4)
+        return throws("required rank 4 tensor to use channels_last format");
+      Out.Value.Strides = channelsLastStrides(*In.Sizes);
+      break;
+    case MemoryFormat::Preserve:
+      if (In.Strides)
+        Out.Value.Strides = preserveFormatStrides(*In.Sizes, *In.Strides);
+      else
+        Out.Value.markUnknown("strides of the input are unknown");
+      break;
+    }
+  } else {
+    Out.Value.markUnknown(In.UnknownReason.empty() ? "shape of the input is unknown"
+                                                   : In.UnknownReason);
+  }
+  if (!Out.Value.Type)
+    Out.Value.markUnknown("dtype of the input is unknown");
+  if (!Out.Value.Dev)
+    Out.Value.markUnknown("device of the input is unknown");
+  Out.WrittenBytes =
+      Fill == FillKind::Uninitialized ? std::optional<int64_t>(0)
+                                      : Out.Value.logicalBytes();
+  return Out;
+}
+
+std::optional<int64_t> arangeSize(double Start, double End, double Step) {
+  if (Step == 0)
+    return std::nullopt;
+  if ((Step > 0 && End < Start) || (Step < 0 && End > Start))
+    return std::nullopt;
+  double Size = std::ceil((End - Start) / Step);
+  if (!(Size >= 0) || Size > 9.0e18)
+    return std::nullopt;
+  return static_cast<int64_t>(Size);
+}
+
+} // namespace tma
+
+// ---- Rules (OpTable.def) ------------------------------------------------------------
+//
+// Factories are bound by their C++ parameter types, so that every overload
+// (randint(high, size), randint(low, high, size), full(size, value),
+// arange(start, end, step), randn(size, dtype, layout, device, pin)) is
+// read the same way: size lists, scalars, integers, options, dtypes.
+
+namespace tma {
+
+using namespace detail;
+
+static RuleResult factoryRule(const OpCall &C) {
+  const std::string &Name = C.Written;
+  std::vector<const ArgValue *> Lists, Scalars, Ints;
+  OptionsValue O;
+  bool SawOptions = false;
+  std::optional<DType> LooseType;
+  bool LooseTypeUnknown = false;
+  for (size_t K = 0; K < C.Args.size(); ++K) {
+    const ArgValue &A = C.Args[K];
+    switch (A.Type) {
+    case ArgType::IntList:
+      Lists.push_back(&A);
+      break;
+    case ArgType::Options:
+      // Read even when it is the declaration's default (randint's kLong).
+      SawOptions = true;
+      if (A.known())
+        O = A.Options;
+      break;
+    case ArgType::Scalar:
+      Scalars.push_back(&A);
+      break;
+    case ArgType::Int:
+      Ints.push_back(&A);
+      break;
+    case ArgType::ScalarType:
+      LooseType = A.known() ? std::optional<DType>(A.Type_) : std::nullopt;
+      LooseTypeUnknown = !LooseType;
+      break;
+    case ArgType::OptScalarType:
+      // at::randn(size, dtype, layout, device, pin_memory) style overloads.
+      if (A.given() && (A.known() || K == 1)) {
+        LooseType = A.known() ? std::optional<DType>(A.Type_) : std::nullopt;
+        LooseTypeUnknown = !LooseType;
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  auto IntArg = [&](size_t K) -> std::optional<int64_t> {
+    if (K >= Ints.size() || !Ints[K]->known())
+      return std::nullopt;
+    return Ints[K]->Int;
+  };
+  // The shape, per factory.
+  std::optional<Dims> Sizes;
+  std::string ShapeReason = "size argument could not be derived";
+  std::optional<DType> ValueType; // a dtype the arguments imply
+  if (Name == "arange") {
+    std::vector<double> Nums;
+    bool AllKnown = true, Floating = false;
+    for (const ArgValue *S : Scalars) {
+      if (!S->Number)
+        AllKnown = false;
+      else
+        Nums.push_back(*S->Number);
+      Floating |= S->Floating;
+    }
+    if (AllKnown && !Nums.empty() && Nums.size() <= 3) {
+      double Start = Nums.size() >= 2 ? Nums[0] : 0;
+      double End = Nums.size() >= 2 ? Nums[1] : Nums[0];
+      double Step = Nums.size() == 3 ? Nums[2] : 1;
+      ValueType = Floating ? DType::Float32 : DType::Int64;
+      if (auto N = arangeSize(Start, End, Step))
+        Sizes = Dims{*N};
+      else
+        return one(throws("upper bound and larger bound inconsistent with "
+                          "step sign"), Name);
+    } else {
+      ShapeReason = "arange bounds could not be derived";
+    }
+  } else if (Name == "linspace" || Name == "logspace") {
+    if (auto N = IntArg(0)) {
+      if (*N < 0)
+        return one(throws("number of steps must be non-negative"), Name);
+      Sizes = Dims{*N};
+    }
+  } else if (Name == "eye") {
+    auto N = IntArg(0);
+    auto M = Ints.size() >= 2 ? IntArg(1) : N;
+    if (N && M)
+      Sizes = Dims{*N, *M};
+  } else if (Name == "randperm") {
+    if (auto N = IntArg(0))
+      Sizes = Dims{*N};
+  } else if (Name == "scalar_tensor") {
+    Sizes = Dims{};
+  } else if (!Lists.empty()) {
+    if (Lists[0]->known())
+      Sizes = Lists[0]->List;
+  } else {
+    ShapeReason = "no size argument found";
+  }
+  if (Name == "full" && !Scalars.empty())
+    ValueType = Scalars[0]->LiteralType;
+
+  std::optional<DType> Type;
+  std::optional<Device> Dev = Device{DeviceKind::CPU, -1};
+  std::string Reason;
+  if (!O.Known) {
+    Type.reset();
+    Dev.reset();
+    Reason = O.UnknownReason.empty() ? "options could not be derived"
+                                     : O.UnknownReason;
+  } else {
+    if (O.HasDevice)
+      Dev = O.Dev;
+    if (O.HasType) {
+      Type = O.Type;
+    } else if (LooseType || LooseTypeUnknown) {
+      Type = LooseType;
+    } else if (ValueType) {
+      // full infers its dtype from the fill value, arange from its bounds.
+      Type = ValueType;
+    } else if (Name == "full" || Name == "arange") {
+      Type.reset();
+      Reason = "the value's type could not be derived";
+    } else {
+      // No dtype: the default dtype (float32). This is where a C++
+      // randint with options but no dtype becomes float32.
+      Type = DType::Float32;
+    }
+  }
+  FillKind Fill = (Name == "empty" || Name == "empty_strided")
+                      ? FillKind::Uninitialized
+                      : FillKind::Filled;
+  OpOutcome Out;
+  if (Name == "empty_strided") {
+    if (Lists.size() >= 2 && Lists[0]->known() && Lists[1]->known())
+      Out = emptyStrided(Lists[0]->List, Lists[1]->List, Type, Dev);
+    else
+      Out = factory(std::nullopt, Type, Dev, Fill);
+  } else {
+    Out = factory(Sizes, Type, Dev, Fill);
+  }
+  if (!Sizes && Name != "empty_strided")
+    Out.Value.UnknownReason = ShapeReason;
+  else if (!Reason.empty())
+    Out.Value.UnknownReason = Reason;
+  if (Out.Kind == OpKind::Alloc && Type &&
+      (Name == "randint" || Name == "randperm") && !O.HasType && SawOptions &&
+      O.Known && *Type == DType::Float32) {
+    Out.Note = "options without a dtype: float32, not int64";
+    Out.DTypeDefaulted = true;
+  }
+  return one(Out, Name);
+}
+
+RuleResult rule_randn(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_rand(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_zeros(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_ones(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_empty(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_full(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_randint(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_arange(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_linspace(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_eye(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_randperm(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_scalar_tensor(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_empty_strided(const OpCall &C) { return factoryRule(C); }
+
+// *_like(self, [fill_value,] options = {}, memory_format = nullopt), or
+// with the options spelled out (dtype, layout, device, pin_memory).
+RuleResult rule_like(const OpCall &C) {
+  bool Fill = C.Overload == 1 || C.Overload == 3; // full_like's fill value
+  size_t K = Fill ? 2 : 1;
+  OptionsValue O;
+  const ArgValue *Fmt = nullptr;
+  if (C.Overload <= 1) {
+    if (C.arg(K).given())
+      O = C.arg(K).Options;
+    Fmt = &C.arg(K + 1);
+  } else {
+    // (dtype, layout, device, pin_memory, memory_format)
+    if (C.arg(K).given()) {
+      O.HasType = true;
+      if (C.arg(K).known())
+        O.Type = C.arg(K).Type_;
+    }
+    if (C.arg(K + 2).given()) {
+      O.HasDevice = true;
+      if (C.arg(K + 2).known())
+        O.Dev = C.arg(K + 2).Dev;
+    }
+    Fmt = &C.arg(K + 4);
+  }
+  if (!O.Known)
+    return notModelled(C, O.UnknownReason.empty() ? "options could not be derived"
+                                                  : O.UnknownReason);
+  MemoryFormat Format = MemoryFormat::Preserve;
+  if (O.HasFormat) {
+    if (!O.Fmt)
+      return notModelled(C, "memory format could not be derived");
+    Format = *O.Fmt;
+  }
+  if (Fmt->given()) {
+    if (!Fmt->known())
+      return notModelled(C, "memory format could not be derived");
+    Format = Fmt->Fmt;
+  }
+  if ((O.HasType && !O.Type) || (O.HasDevice && !O.Dev))
+    return notModelled(C, "options could not be derived");
+  return one(likeFactory(C.self().TV, O.HasType ? O.Type : std::nullopt,
+                         O.HasDevice ? O.Dev : std::nullopt, Format,
+                         C.Written == "empty_like" ? FillKind::Uninitialized
+                                                   : FillKind::Filled));
+}
+
+} // namespace tma

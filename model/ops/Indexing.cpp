@@ -1,0 +1,387 @@
+// Indexing (TensorIndexing.cpp, TensorAdvancedIndexing.cpp): basic indices
+// give views, tensor indices gather into a new tensor.
+//
+// Traffic accounting, the same for every rule:
+// - ReadBytes counts each input tensor's logical bytes (numel * itemsize)
+//   once, even when broadcasting makes the kernel revisit elements; C++
+//   scalars count nothing. Index tensors count their own bytes.
+// - WrittenBytes counts the output's logical bytes once.
+// - TransientBytes counts storages an op allocates and frees inside itself
+//   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
+//   inputs whose dtype differs from the common dtype).
+#include "model/Ops.h"
+#include "model/ops/OpTable.h"
+#include "model/ops/OpsDetail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tma {
+
+using namespace detail;
+
+// Tensor::index (ATen/TensorIndexing.h, applySlicing + dispatch_index).
+OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
+  if (!In.hasLayout()) {
+    OpOutcome Out;
+    Out.Kind = OpKind::Unknown;
+    Out.Value.Type = In.Type;
+    Out.Value.Dev = In.Dev;
+    Out.Value.markUnknown(In.UnknownReason.empty() ? "shape of the input is unknown"
+                                                   : In.UnknownReason);
+    return Out;
+  }
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  // Count the dims the indices consume (everything but None and Ellipsis;
+  // a bool consumes none either).
+  int64_t Specified = 0;
+  int Ellipses = 0;
+  for (const IndexSpec &I : Indices) {
+    if (I.K == IndexSpec::Ellipsis)
+      ++Ellipses;
+    else if (I.K == IndexSpec::Tensor && I.TensorIndex.Sizes &&
+             I.TensorIndex.Type &&
+             (*I.TensorIndex.Type == DType::Bool ||
+              *I.TensorIndex.Type == DType::UInt8))
+      Specified += static_cast<int64_t>(I.TensorIndex.Sizes->size());
+    else if (I.K != IndexSpec::None && I.K != IndexSpec::Boolean)
+      ++Specified;
+  }
+  if (Ellipses > 1)
+    return throws("An index can only have a single ellipsis ('...')");
+  if (Specified > Rank)
+    return throws("too many indices for tensor of dimension " +
+                  std::to_string(Rank));
+
+  TensorValue Cur = In;
+  int64_t Dim = 0;
+  struct Advanced {
+    int64_t Dim;
+    TensorValue Index;
+  };
+  std::vector<Advanced> TensorIndices;
+  for (const IndexSpec &I : Indices) {
+    if (I.Unknown) {
+      OpOutcome Out = viewOf(In);
+      Out.Kind = OpKind::Unknown;
+      Out.Value.markUnknown("an index bound could not be derived");
+      return Out;
+    }
+    OpOutcome Step;
+    switch (I.K) {
+    case IndexSpec::Integer:
+      Step = select(Cur, Dim, I.Int);
+      break;
+    case IndexSpec::Slice:
+      Step = slice(Cur, Dim, I.Start, I.Stop, I.Step);
+      ++Dim;
+      break;
+    case IndexSpec::None:
+      Step = unsqueeze(Cur, Dim);
+      ++Dim;
+      break;
+    case IndexSpec::Ellipsis:
+      Dim += Rank - Specified;
+      continue;
+    case IndexSpec::Boolean: {
+      Step = unsqueeze(Cur, Dim);
+      if (!I.Bool && Step.Kind == OpKind::View)
+        Step = slice(Step.Value, Dim, 0, 0, 1);
+      ++Dim;
+      break;
+    }
+    case IndexSpec::Tensor: {
+      const TensorValue &T = I.TensorIndex;
+      if (!T.Sizes || !T.Type) {
+        OpOutcome Out;
+        Out.Kind = OpKind::Unknown;
+        Out.Value.Type = In.Type;
+        Out.Value.Dev = In.Dev;
+        Out.Value.markUnknown("shape or dtype of the index tensor is unknown");
+        return Out;
+      }
+      // A 0-dim integral (not bool/uint8) index is item() + select: a view.
+      if (T.Sizes->empty() && isIntegral(*T.Type, false) &&
+          *T.Type != DType::UInt8) {
+        OpOutcome Out = viewOf(In);
+        Out.Kind = OpKind::Unknown;
+        Out.Value.markUnknown("a 0-dim index tensor selects at a value known "
+                              "only at run time");
+        return Out;
+      }
+      if (*T.Type == DType::Bool || *T.Type == DType::UInt8) {
+        OpOutcome Out;
+        Out.Kind = OpKind::Copy;
+        Out.Value.Type = In.Type;
+        Out.Value.Dev = In.Dev;
+        Out.Value.markUnknown("a boolean mask selects a data-dependent number "
+                              "of elements");
+        Out.Note = "boolean mask indexing copies";
+        return Out;
+      }
+      if (!isIntegral(*T.Type, false))
+        return throws("tensors used as indices must be long, int, byte or "
+                      "bool tensors");
+      TensorIndices.push_back({Dim, T});
+      ++Dim;
+      continue;
+    }
+    }
+    if (Step.Kind == OpKind::Throws)
+      return Step;
+    Cur = Step.Value;
+  }
+
+  if (TensorIndices.empty()) {
+    OpOutcome Out = viewOf(In);
+    Out.Value.Sizes = Cur.Sizes;
+    Out.Value.Strides = Cur.Strides;
+    Out.Value.Offset = Cur.Offset;
+    Out.Note = "basic indexing: a view";
+    return Out;
+  }
+
+  // Advanced indexing (AdvancedIndex in TensorAdvancedIndexing.cpp): index
+  // tensors broadcast together; adjacent ones replace their dims in place,
+  // separated ones move the broadcast dims to the front.
+  std::optional<Dims> IndexShape = *TensorIndices.front().Index.Sizes;
+  for (const Advanced &A : TensorIndices) {
+    IndexShape = broadcastShapes(*IndexShape, *A.Index.Sizes);
+    if (!IndexShape)
+      return throws("shape mismatch: indexing tensors could not be broadcast "
+                    "together");
+  }
+  for (const Advanced &A : TensorIndices)
+    if (A.Dim >= static_cast<int64_t>(Cur.Sizes->size()))
+      return throws("too many indices for tensor");
+  bool Adjacent = true;
+  for (size_t I = 1; I < TensorIndices.size(); ++I)
+    if (TensorIndices[I].Dim != TensorIndices[I - 1].Dim + 1)
+      Adjacent = false;
+  const Dims &Src = *Cur.Sizes;
+  const Dims &SrcStrides = *Cur.Strides;
+  int64_t First = TensorIndices.front().Dim;
+  int64_t Last = TensorIndices.back().Dim;
+  int64_t IndexRank = static_cast<int64_t>(IndexShape->size());
+  Dims OutSizes;
+  // The restrided source (restride_src): indexed dims replaced by the index
+  // shape with stride 0. Its operand order decides the output layout.
+  Dims RestrideStrides;
+  int64_t IndexPos;
+  if (Adjacent) {
+    for (int64_t D = 0; D < First; ++D) {
+      OutSizes.push_back(Src[D]);
+      RestrideStrides.push_back(SrcStrides[D]);
+    }
+    IndexPos = First;
+    for (int64_t S : *IndexShape) {
+      OutSizes.push_back(S);
+      RestrideStrides.push_back(0);
+    }
+    for (int64_t D = Last + 1; D < static_cast<int64_t>(Src.size()); ++D) {
+      OutSizes.push_back(Src[D]);
+      RestrideStrides.push_back(SrcStrides[D]);
+    }
+  } else {
+    // Separated indices: the source is first permuted so indexed dims lead.
+    IndexPos = 0;
+    for (int64_t S : *IndexShape) {
+      OutSizes.push_back(S);
+      RestrideStrides.push_back(0);
+    }
+    std::vector<bool> Indexed(Src.size(), false);
+    for (const Advanced &A : TensorIndices)
+      Indexed[A.Dim] = true;
+    for (size_t D = 0; D < Src.size(); ++D)
+      if (!Indexed[D]) {
+        OutSizes.push_back(Src[D]);
+        RestrideStrides.push_back(SrcStrides[D]);
+      }
+  }
+  std::vector<IterOperand> Operands;
+  Operands.push_back({OutSizes, RestrideStrides});
+  for (const Advanced &A : TensorIndices) {
+    // reshape_indexer: the broadcast index gets size-1 dims around it; after
+    // TensorIterator broadcasting those are stride 0.
+    Dims IdxStrides(OutSizes.size(), 0);
+    Dims IdxSizes = *A.Index.Sizes;
+    if (A.Index.Strides && IdxSizes == *IndexShape)
+      for (int64_t K = 0; K < IndexRank; ++K)
+        IdxStrides[IndexPos + K] = IdxSizes[K] == 1 ? 0 : (*A.Index.Strides)[K];
+    else
+      for (int64_t K = 0; K < IndexRank; ++K)
+        IdxStrides[IndexPos + K] = 0;
+    Operands.push_back({OutSizes, IdxStrides});
+  }
+  OpOutcome Out;
+  Out.Kind = OpKind::Copy;
+  Out.Value.Sizes = OutSizes;
+  Out.Value.Strides = tensorIteratorOutputStrides(OutSizes, Operands);
+  Out.Value.Offset = 0;
+  Out.Value.Type = In.Type;
+  Out.Value.Dev = In.Dev;
+  Out.Note = "indexing with a tensor gathers: a new tensor, not a view";
+  Out.WrittenBytes = Out.Value.logicalBytes();
+  std::optional<int64_t> IndexBytes = 0;
+  for (const Advanced &A : TensorIndices) {
+    auto B = A.Index.logicalBytes();
+    IndexBytes = IndexBytes && B ? checkedAdd(*IndexBytes, *B) : std::nullopt;
+  }
+  if (Out.WrittenBytes && IndexBytes)
+    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IndexBytes);
+  return Out;
+}
+
+// Tensor::operator[](const Tensor&) (TensorBody.h): the index must be a
+// 0-dim integral tensor; it is item() + select.
+OpOutcome subscriptWithTensor(const TensorValue &In, const TensorValue &Index) {
+  if (Index.Sizes && !Index.Sizes->empty())
+    return throws("Can only index with tensors that are scalars (zero-dim)");
+  if (Index.Type && !isIntegral(*Index.Type, false))
+    return throws("Can only index with tensors that are integral scalars");
+  OpOutcome Out = viewOf(In);
+  Out.Kind = OpKind::View;
+  Out.Value.markUnknown("a 0-dim index tensor selects at a value known only at "
+                        "run time");
+  return Out;
+}
+
+// index_select (TensorAdvancedIndexing.cpp): the dim takes the index's
+// length; a fresh contiguous output.
+OpOutcome indexSelect(const TensorValue &In, int64_t Dim,
+                      const TensorValue &Index) {
+  if (Index.Type && *Index.Type != DType::Int64 && *Index.Type != DType::Int32)
+    return throws("index_select(): Expected dtype int32 or int64 for index");
+  if (!In.Sizes || !Index.Sizes)
+    return unknownCopy(shapeReason(In.Sizes ? Index : In), In.Type, In.Dev);
+  if (Index.Sizes->size() > 1)
+    return throws("index_select(): Index is supposed to be a vector");
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank == 0)
+    return unknownCopy("index_select of a 0-dim tensor is not modelled",
+                       In.Type, In.Dev);
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return throws(rangeError(Rank));
+  Dims Sizes = *In.Sizes;
+  Sizes[*D] = numel(*Index.Sizes);
+  OpOutcome Out = freshContiguous(Sizes, In.Type, In.Dev);
+  // Each selected slice is read once, plus the index itself.
+  auto IB = Index.logicalBytes();
+  if (Out.WrittenBytes && IB)
+    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IB);
+  return Out;
+}
+
+// embedding (native/Embedding.cpp): weight.index_select(0,
+// indices.reshape(-1)).view(indices.sizes() + [dim]). The reshape copies a
+// non-viewable index tensor (a transient).
+OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices) {
+  if (Indices.Type && *Indices.Type != DType::Int64 &&
+      *Indices.Type != DType::Int32)
+    return throws("Expected tensor for argument #1 'indices' to have one of "
+                  "the following scalar types: Long, Int");
+  if (!Weight.Sizes || !Indices.Sizes)
+    return unknownCopy(shapeReason(Weight.Sizes ? Indices : Weight),
+                       Weight.Type, Weight.Dev);
+  if (Weight.Sizes->size() != 2)
+    return throws("'weight' must be 2-D");
+  Dims Sizes = *Indices.Sizes;
+  Sizes.push_back((*Weight.Sizes)[1]);
+  OpOutcome Out = freshContiguous(Sizes, Weight.Type, Weight.Dev);
+  Out.TransientBytes = 0;
+  if (Indices.Strides && Indices.Type &&
+      !computeStride(*Indices.Sizes, *Indices.Strides,
+                     {numel(*Indices.Sizes)}))
+    Out.TransientBytes = denseBytes(*Indices.Sizes, *Indices.Type);
+  else if (!Indices.Strides)
+    Out.TransientBytes.reset();
+  auto IB = Indices.logicalBytes();
+  if (Out.WrittenBytes && IB)
+    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IB);
+  return Out;
+}
+
+// gather (TensorAdvancedIndexing.cpp): output of the index's shape, fresh
+// and contiguous.
+OpOutcome gather(const TensorValue &In, int64_t Dim, const TensorValue &Index) {
+  if (Index.Type && *Index.Type != DType::Int64)
+    return throws("gather(): Expected dtype int64 for index");
+  if (!In.Sizes || !Index.Sizes)
+    return unknownCopy(shapeReason(In.Sizes ? Index : In), In.Type, In.Dev);
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (!wrapDim(Dim, Rank))
+    return throws(rangeError(Rank));
+  if (static_cast<int64_t>(Index.Sizes->size()) != std::max<int64_t>(Rank, 1) &&
+      !(Rank == 0 && Index.Sizes->empty()))
+    return throws("Index tensor must have the same number of dimensions as "
+                  "input tensor");
+  OpOutcome Out = freshContiguous(*Index.Sizes, In.Type, In.Dev);
+  auto IB = Index.logicalBytes();
+  if (Out.WrittenBytes && IB)
+    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IB);
+  return Out;
+}
+
+} // namespace tma
+
+// ---- Rules (OpTable.def) ------------------------------------------------------------
+
+namespace tma {
+
+using namespace detail;
+
+RuleResult rule_index(const OpCall &C) {
+  const ArgValue &L = C.arg(1);
+  if (!L.known())
+    return notModelled(C, L.Reason.empty() ? "index list could not be derived"
+                                           : L.Reason);
+  return one(index(C.self().TV, L.Indices));
+}
+
+// Tensor::operator[]: an integer selects along dim 0; a tensor must be a
+// 0-dim integral one.
+RuleResult rule_subscript(const OpCall &C) {
+  const ArgValue &I = C.arg(1);
+  if (I.Type == ArgType::Tensor)
+    return one(subscriptWithTensor(C.self().TV, I.TV));
+  if (!I.known())
+    return notModelled(C, "index could not be derived");
+  return one(select(C.self().TV, 0, I.Int));
+}
+
+/// index_select / gather: (self, int dim, Tensor index, ...).
+static RuleResult byIndex(const OpCall &C, bool Gather) {
+  const ArgValue &D = C.arg(1);
+  if (D.Type == ArgType::Dimname)
+    return notModelled(C, C.Written + " by dimension name is not modelled");
+  if (!D.known())
+    return notModelledOnAll(C, "dim could not be derived");
+  if (Gather && C.arg(3).given() && (!C.arg(3).known() || C.arg(3).Bool))
+    return notModelledOnAll(C, "sparse_grad gather is not modelled");
+  const TensorValue &Index = C.arg(2).TV;
+  return one(Gather ? gather(C.self().TV, D.Int, Index)
+                    : indexSelect(C.self().TV, D.Int, Index));
+}
+
+RuleResult rule_index_select(const OpCall &C) { return byIndex(C, false); }
+RuleResult rule_gather(const OpCall &C) { return byIndex(C, true); }
+
+// at::embedding(weight, indices, ...), but
+// torch::nn::functional::embedding(input, weight, options).
+RuleResult rule_embedding(const OpCall &C) {
+  bool Functional = C.Overload == 1;
+  size_t W = Functional ? 1 : 0, I = Functional ? 0 : 1;
+  RuleResult R;
+  R.Inputs = std::vector<size_t>{W, I};
+  if (Functional && C.arg(2).given()) {
+    R.Outcomes.push_back(unmodelled(C.Written));
+    R.Outcomes[0].Value.UnknownReason = "embedding options are not modelled";
+  } else {
+    R.Outcomes.push_back(embedding(C.arg(W).TV, C.arg(I).TV));
+  }
+  return R;
+}
+
+} // namespace tma

@@ -1,0 +1,321 @@
+// Layout-sensitive copies and casts: reshape (a view when computeStride
+// allows, else a copy), contiguous, clone and to() (TensorConversions.cpp).
+//
+// Traffic accounting, the same for every rule:
+// - ReadBytes counts each input tensor's logical bytes (numel * itemsize)
+//   once, even when broadcasting makes the kernel revisit elements; C++
+//   scalars count nothing. Index tensors count their own bytes.
+// - WrittenBytes counts the output's logical bytes once.
+// - TransientBytes counts storages an op allocates and frees inside itself
+//   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
+//   inputs whose dtype differs from the common dtype).
+#include "model/Ops.h"
+#include "model/ops/OpTable.h"
+#include "model/ops/OpsDetail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tma {
+
+using namespace detail;
+
+// reshape (TensorShape.cpp): _reshape_alias when computeStride succeeds,
+// otherwise _unsafe_view(clone(Contiguous)).
+OpOutcome reshape(const TensorValue &In, const Dims &Shape) {
+  if (!In.Sizes) {
+    OpOutcome Out = unmodelled("reshape");
+    Out.Value = TensorValue();
+    Out.Value.Type = In.Type;
+    Out.Value.Dev = In.Dev;
+    Out.Value.markUnknown(In.UnknownReason.empty() ? "shape of the input is unknown"
+                                                   : In.UnknownReason);
+    return Out;
+  }
+  auto Sizes = inferSize(Shape, numel(*In.Sizes));
+  if (!Sizes)
+    return throws("shape '" + dimsText(Shape) + "' is invalid for input of size " +
+                  std::to_string(numel(*In.Sizes)));
+  if (!In.hasLayout()) {
+    // The shape is known but whether it copies is not.
+    OpOutcome Out;
+    Out.Kind = OpKind::Unknown;
+    Out.Value.Sizes = *Sizes;
+    Out.Value.Type = In.Type;
+    Out.Value.Dev = In.Dev;
+    Out.Value.markUnknown(In.UnknownReason.empty()
+                              ? "strides of the input are unknown, so whether "
+                                "reshape copies is unknown"
+                              : In.UnknownReason);
+    return Out;
+  }
+  if (auto Strides = computeStride(*In.Sizes, *In.Strides, *Sizes)) {
+    OpOutcome Out = viewOf(In);
+    Out.Value.Sizes = *Sizes;
+    Out.Value.Strides = *Strides;
+    Out.Value.Offset = In.Offset;
+    Out.Note = "viewable: returns an alias";
+    return Out;
+  }
+  OpOutcome Out = copyOf(In, contiguousStrides(*Sizes), In.Type, In.Dev);
+  Out.Value.Sizes = *Sizes;
+  Out.Note = "input is not viewable as " + dimsText(*Sizes) +
+             ": reshape copies into a contiguous tensor";
+  return Out;
+}
+
+// contiguous (TensorProperties.cpp): self when is_contiguous(fmt), else
+// clone(fmt).
+OpOutcome contiguous(const TensorValue &In, MemoryFormat Fmt) {
+  if (!In.Sizes || !In.Strides) {
+    OpOutcome Out = unmodelled("contiguous");
+    Out.Value = TensorValue();
+    Out.Value.Sizes = In.Sizes;
+    Out.Value.Type = In.Type;
+    Out.Value.Dev = In.Dev;
+    Out.Value.markUnknown(In.UnknownReason.empty()
+                              ? "strides of the input are unknown, so whether "
+                                "contiguous() copies is unknown"
+                              : In.UnknownReason);
+    return Out;
+  }
+  bool Already = Fmt == MemoryFormat::ChannelsLast
+                     ? isChannelsLastContiguous(*In.Sizes, *In.Strides)
+                     : isContiguous(*In.Sizes, *In.Strides);
+  if (Already)
+    return selfOf(In, "already contiguous: returns self");
+  return clone(In, Fmt == MemoryFormat::Preserve ? MemoryFormat::Contiguous : Fmt);
+}
+
+// clone (TensorFactories.cpp): Preserve keeps dense strides; offset dropped.
+OpOutcome clone(const TensorValue &In, MemoryFormat Fmt) {
+  std::optional<Dims> Strides;
+  if (In.Sizes) {
+    switch (Fmt) {
+    case MemoryFormat::Contiguous:
+      Strides = contiguousStrides(*In.Sizes);
+      break;
+    case MemoryFormat::ChannelsLast:
+      if (In.Sizes->size() != 4)
+        return throws("required rank 4 tensor to use channels_last format");
+      Strides = channelsLastStrides(*In.Sizes);
+      break;
+    case MemoryFormat::Preserve:
+      if (In.Strides)
+        Strides = preserveFormatStrides(*In.Sizes, *In.Strides);
+      break;
+    }
+  }
+  OpOutcome Out = copyOf(In, Strides, In.Type, In.Dev);
+  if (Fmt == MemoryFormat::Preserve && Strides && In.Strides &&
+      !isContiguous(*In.Sizes, *Strides))
+    Out.Note = "clone keeps the input's dense layout: the copy is not "
+               "contiguous";
+  return Out;
+}
+
+// to() (TensorConversions.cpp): to_will_alias, else _to_copy.
+OpOutcome to(const TensorValue &In, const ToTarget &Target) {
+  if (Target.TypeUnknown || Target.DeviceUnknown) {
+    OpOutcome Out = unmodelled("to");
+    Out.Value.Sizes = In.Sizes;
+    Out.Value.Type = Target.TypeUnknown ? std::nullopt : Target.Type ? Target.Type : In.Type;
+    Out.Value.Dev = Target.DeviceUnknown ? std::nullopt : Target.Dev ? Target.Dev : In.Dev;
+    Out.Value.UnknownReason.clear();
+    Out.Value.markUnknown("target of to() could not be derived, so whether it "
+                          "copies is unknown");
+    return Out;
+  }
+  std::optional<bool> SameType, SameDevice;
+  if (!Target.Type)
+    SameType = true;
+  else if (In.Type)
+    SameType = *In.Type == *Target.Type;
+  if (!Target.Dev)
+    SameDevice = true;
+  else if (In.Dev)
+    SameDevice = In.Dev->Kind == Target.Dev->Kind &&
+                 (Target.Dev->Index < 0 || In.Dev->Index < 0 ||
+                  In.Dev->Index == Target.Dev->Index);
+  std::optional<bool> FormatOk;
+  if (Target.Fmt == MemoryFormat::Preserve)
+    FormatOk = true;
+  else if (In.Sizes && In.Strides)
+    FormatOk = suggestsChannelsLast(*In.Sizes, *In.Strides) ==
+               (Target.Fmt == MemoryFormat::ChannelsLast);
+  std::optional<DType> OutType = Target.Type ? Target.Type : In.Type;
+  std::optional<Device> OutDev = Target.Dev ? Target.Dev : In.Dev;
+  if (!SameType || !SameDevice || !FormatOk) {
+    OpOutcome Out = unmodelled("to");
+    Out.Value.Sizes = In.Sizes;
+    Out.Value.Type = OutType;
+    Out.Value.Dev = OutDev;
+    Out.Value.UnknownReason.clear();
+    Out.Value.markUnknown(In.UnknownReason.empty()
+                              ? "dtype or device of the input is unknown, so "
+                                "whether to() copies is unknown"
+                              : In.UnknownReason);
+    return Out;
+  }
+  if (*SameType && *SameDevice && !Target.Copy && *FormatOk)
+    return selfOf(In, "same dtype and device: to() returns self");
+  std::optional<Dims> Strides;
+  if (In.Sizes) {
+    if (Target.Fmt == MemoryFormat::Preserve) {
+      if (In.Strides)
+        Strides = preserveFormatStrides(*In.Sizes, *In.Strides);
+    } else if (Target.Fmt == MemoryFormat::ChannelsLast) {
+      Strides = channelsLastStrides(*In.Sizes);
+    } else {
+      Strides = contiguousStrides(*In.Sizes);
+    }
+  }
+  OpOutcome Out = copyOf(In, Strides, OutType, OutDev);
+  if (!*SameType && In.Type && OutType)
+    Out.Note = std::string("cast ") + dtypeName(*In.Type) + " -> " +
+               dtypeName(*OutType);
+  else if (!*SameDevice)
+    Out.Note = "device transfer";
+  else
+    Out.Note = "copy=true forces a copy";
+  return Out;
+}
+
+} // namespace tma
+
+// ---- Rules (OpTable.def) ------------------------------------------------------------
+
+namespace tma {
+
+using namespace detail;
+
+RuleResult rule_reshape(const OpCall &C) {
+  if (!C.arg(1).known())
+    return notModelled(C, "reshape argument could not be derived");
+  return one(reshape(C.self().TV, C.arg(1).List));
+}
+
+RuleResult rule_reshape_as(const OpCall &C) {
+  const TensorValue &O = C.arg(1).TV;
+  if (!O.Sizes)
+    return notModelled(C, "shape of the other tensor is unknown");
+  return one(reshape(C.self().TV, *O.Sizes));
+}
+
+/// contiguous(fmt) / clone(fmt): the format when given.
+static RuleResult compact(const OpCall &C, MemoryFormat Default,
+                          OpOutcome (*Rule)(const TensorValue &, MemoryFormat)) {
+  MemoryFormat Fmt = Default;
+  if (C.arg(1).given()) {
+    if (!C.arg(1).known())
+      return notModelled(C, "memory format could not be derived");
+    Fmt = C.arg(1).Fmt;
+  }
+  return one(Rule(C.self().TV, Fmt));
+}
+
+RuleResult rule_contiguous(const OpCall &C) {
+  return compact(C, MemoryFormat::Contiguous, contiguous);
+}
+
+RuleResult rule_clone(const OpCall &C) {
+  return compact(C, MemoryFormat::Preserve, clone);
+}
+
+// Tensor::to and its spellings. Overloads: to(options, non_blocking, copy,
+// fmt), to(device, dtype, non_blocking, copy, fmt), to(dtype, non_blocking,
+// copy, fmt), to(other, non_blocking, copy, fmt).
+RuleResult rule_to(const OpCall &C) {
+  ToTarget T;
+  size_t Next = 2; // where non_blocking is
+  switch (C.Overload) {
+  case 0: {
+    const OptionsValue &O = C.arg(1).Options;
+    if (C.arg(1).given() && !O.Known) {
+      T.TypeUnknown = T.DeviceUnknown = true;
+    } else if (C.arg(1).given()) {
+      if (O.HasType) {
+        T.Type = O.Type;
+        T.TypeUnknown = !O.Type;
+      }
+      if (O.HasDevice) {
+        T.Dev = O.Dev;
+        T.DeviceUnknown = !O.Dev;
+      }
+      if (O.HasFormat) {
+        if (!O.Fmt)
+          return notModelled(C, "memory format could not be derived");
+        T.Fmt = *O.Fmt;
+      }
+    }
+    break;
+  }
+  case 1:
+    if (C.arg(1).known())
+      T.Dev = C.arg(1).Dev;
+    T.DeviceUnknown = !T.Dev;
+    if (C.arg(2).known())
+      T.Type = C.arg(2).Type_;
+    T.TypeUnknown = !T.Type;
+    Next = 3;
+    break;
+  case 2:
+    if (C.arg(1).known())
+      T.Type = C.arg(1).Type_;
+    T.TypeUnknown = !T.Type;
+    break;
+  default: {
+    const TensorValue &Other = C.arg(1).TV;
+    T.Type = Other.Type;
+    T.Dev = Other.Dev;
+    T.TypeUnknown = !T.Type;
+    T.DeviceUnknown = !T.Dev;
+    break;
+  }
+  }
+  // non_blocking, copy, memory_format follow.
+  const ArgValue &Copy = C.arg(Next + 1), &Fmt = C.arg(Next + 2);
+  if (Copy.given()) {
+    if (!Copy.known())
+      return notModelled(C, "copy flag could not be derived");
+    T.Copy = Copy.Bool;
+  }
+  if (Fmt.given()) {
+    if (!Fmt.known())
+      return notModelled(C, "memory format could not be derived");
+    T.Fmt = Fmt.Fmt;
+  }
+  return one(to(C.self().TV, T));
+}
+
+RuleResult rule_toType(const OpCall &C) {
+  ToTarget T;
+  if (C.arg(1).known())
+    T.Type = C.arg(1).Type_;
+  T.TypeUnknown = !T.Type;
+  return one(to(C.self().TV, T));
+}
+
+// type_as(other) is to(other.options()): dtype and device.
+RuleResult rule_type_as(const OpCall &C) {
+  const TensorValue &Other = C.arg(1).TV;
+  ToTarget T;
+  T.Type = Other.Type;
+  T.Dev = Other.Dev;
+  T.TypeUnknown = !T.Type;
+  T.DeviceUnknown = !T.Dev;
+  return one(to(C.self().TV, T));
+}
+
+// Tensor::cpu() / cuda(): to(options().device(...)), never copy=true.
+static RuleResult toDevice(const OpCall &C, DeviceKind Kind) {
+  ToTarget T;
+  T.Dev = Device{Kind, -1};
+  return one(to(C.self().TV, T));
+}
+
+RuleResult rule_cpu(const OpCall &C) { return toDevice(C, DeviceKind::CPU); }
+RuleResult rule_cuda(const OpCall &C) { return toDevice(C, DeviceKind::CUDA); }
+
+} // namespace tma

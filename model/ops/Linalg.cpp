@@ -1,0 +1,281 @@
+// Matrix products (LinearAlgebra.cpp, Linear.cpp): fresh contiguous outputs,
+// and the copies matmul makes to fold or batch its operands.
+//
+// Traffic accounting, the same for every rule:
+// - ReadBytes counts each input tensor's logical bytes (numel * itemsize)
+//   once, even when broadcasting makes the kernel revisit elements; C++
+//   scalars count nothing. Index tensors count their own bytes.
+// - WrittenBytes counts the output's logical bytes once.
+// - TransientBytes counts storages an op allocates and frees inside itself
+//   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
+//   inputs whose dtype differs from the common dtype).
+#include "model/Ops.h"
+#include "model/ops/OpTable.h"
+#include "model/ops/OpsDetail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tma {
+
+using namespace detail;
+
+// matmul (native/LinearAlgebra.cpp, _matmul_impl / should_fold).
+OpOutcome matmul(const TensorValue &A, const TensorValue &B,
+                 const TorchVersion &Version) {
+  OpOutcome Out;
+  Out.Kind = OpKind::Copy;
+  // An unknown operand's own reason explains the most.
+  Out.Value.markUnknown(A.UnknownReason);
+  Out.Value.markUnknown(B.UnknownReason);
+  if (A.Type && B.Type) {
+    if (*A.Type != *B.Type)
+      return throws(std::string("expected scalar type ") + dtypeName(*A.Type) +
+                    " but found " + dtypeName(*B.Type));
+    Out.Value.Type = A.Type;
+  } else {
+    Out.Value.markUnknown("dtype of an operand is unknown");
+  }
+  Out.Value.Dev = A.Dev ? A.Dev : B.Dev;
+  if (!A.Sizes || !B.Sizes) {
+    Out.Value.markUnknown("shape of an operand is unknown");
+    return Out;
+  }
+  const Dims &SA = *A.Sizes, &SB = *B.Sizes;
+  size_t RA = SA.size(), RB = SB.size();
+  if (RA == 0 || RB == 0)
+    return throws("both arguments to matmul need to be at least 1D, but they "
+                  "are " + std::to_string(RA) + "D and " + std::to_string(RB) +
+                  "D");
+  int64_t K1 = SA.back();
+  int64_t K2 = RB >= 2 ? SB[RB - 2] : SB[0];
+  if (K1 != K2)
+    return throws("mat1 and mat2 shapes cannot be multiplied");
+  Dims OutSizes;
+  std::optional<int64_t> Transient = 0;
+  if (RA == 1 && RB == 1) {
+    OutSizes = {};
+  } else if (RA == 2 && RB == 1) {
+    OutSizes = {SA[0]};
+  } else if (RA == 1 && RB == 2) {
+    OutSizes = {SB[1]};
+  } else if (RA == 2 && RB == 2) {
+    OutSizes = {SA[0], SB[1]};
+  } else if (RA >= 3 && (RB == 1 || RB == 2)) {
+    // Fold the batch of A into its rows: A.reshape({-1, k}) then mm/mv.
+    OutSizes.assign(SA.begin(), SA.end() - 1);
+    if (RB == 2)
+      OutSizes.push_back(SB[1]);
+    if (!A.Strides) {
+      Transient.reset();
+      Out.Value.markUnknown("strides of the left operand are unknown, so "
+                            "whether matmul copies it is unknown");
+    } else {
+      const Dims &St = *A.Strides;
+      bool UseBmm;
+      if (Version.atLeast(2, 1)) {
+        // PR #76828: fold only when the batch dims are packed.
+        bool Packed = true;
+        for (size_t I = 0; I + 2 < RA; ++I)
+          if (St[I] != St[I + 1] * SA[I + 1])
+            Packed = false;
+        UseBmm = !Packed;
+      } else {
+        // PR #73115: 3D@2D with a transposed last dim uses bmm.
+        UseBmm = RA == 3 && RB == 2 && St[2] != 1 && St[0] == SA[1] * SA[2];
+      }
+      if (!UseBmm) {
+        Dims Folded = {numel(SA) / std::max<int64_t>(K1, 1), K1};
+        if (numel(SA) == 0)
+          Folded = {0, K1};
+        if (!computeStride(SA, St, Folded) && A.Type) {
+          Transient = denseBytes(SA, *A.Type);
+          Out.Note = "matmul folds the batch with reshape, which copies the "
+                     "non-viewable left operand";
+        }
+      }
+    }
+  } else {
+    // Batched: expand both batch portions, then reshape to 3-D for bmm.
+    Dims BatchA(SA.begin(), SA.end() - std::min<size_t>(RA, 2));
+    Dims BatchB(SB.begin(), SB.end() - std::min<size_t>(RB, 2));
+    auto Batch = broadcastShapes(BatchA, BatchB);
+    if (!Batch)
+      return throws("matmul batch dimensions cannot be broadcast");
+    int64_t N = RA > 1 ? SA[RA - 2] : 1;
+    int64_t P = SB.back();
+    OutSizes = *Batch;
+    if (RA > 1)
+      OutSizes.push_back(N);
+    if (RB > 1)
+      OutSizes.push_back(P);
+    // Each operand: expand(batch + matrix) then reshape({batch_numel, ...});
+    // the reshape copies when the expanded tensor is not viewable.
+    auto ExpandCopy = [&](const TensorValue &T, const Dims &Matrix)
+        -> std::optional<int64_t> {
+      if (!T.Strides || !T.Type)
+        return std::nullopt;
+      Dims ExpSizes = *Batch;
+      ExpSizes.insert(ExpSizes.end(), Matrix.begin(), Matrix.end());
+      Dims ExpStrides(ExpSizes.size(), 0);
+      const Dims &TS = *T.Sizes, &TSt = *T.Strides;
+      // A 1-D operand is unsqueezed to a matrix first.
+      Dims MS = TS, MSt = TSt;
+      if (TS.size() == 1) {
+        if (&T == &A) {
+          MS = {1, TS[0]};
+          MSt = {TS[0] * TSt[0], TSt[0]};
+        } else {
+          MS = {TS[0], 1};
+          MSt = {TSt[0], 1};
+        }
+      }
+      size_t Off = ExpSizes.size() - MS.size();
+      for (size_t I = 0; I < MS.size(); ++I)
+        ExpStrides[Off + I] =
+            (MS[I] == 1 && ExpSizes[Off + I] != 1) ? 0 : MSt[I];
+      Dims Flat = {numel(*Batch), Matrix[0], Matrix[1]};
+      if (computeStride(ExpSizes, ExpStrides, Flat))
+        return 0;
+      return denseBytes(Flat, *T.Type);
+    };
+    int64_t M1 = SA.back();
+    auto CA = ExpandCopy(A, {N, M1});
+    auto CB = ExpandCopy(B, {K2, P});
+    if (CA && CB)
+      Transient = checkedAdd(*CA, *CB);
+    else
+      Transient.reset();
+    if (Transient && *Transient > 0)
+      Out.Note = "matmul copies an operand to batch it for bmm";
+  }
+  Out.Value.Sizes = OutSizes;
+  Out.Value.Strides = contiguousStrides(OutSizes);
+  Out.Value.Offset = 0;
+  Out.TransientBytes = Transient;
+  Out.WrittenBytes = Out.Value.logicalBytes();
+  auto RBA = A.logicalBytes(), RBB = B.logicalBytes();
+  if (RBA && RBB)
+    Out.ReadBytes = checkedAdd(*RBA, *RBB);
+  gemmScratch(Out);
+  return Out;
+}
+
+// mm (LinearAlgebra.cpp): 2-D @ 2-D, a fresh contiguous [n, p].
+OpOutcome mm(const TensorValue &A, const TensorValue &B) {
+  if (auto T = sameDTypeOrThrow(A, B, "mm"))
+    return *T;
+  if (!A.Sizes || !B.Sizes)
+    return unknownCopy(shapeReason(A.Sizes ? B : A), A.Type, A.Dev);
+  const Dims &SA = *A.Sizes, &SB = *B.Sizes;
+  if (SA.size() != 2)
+    return throws("self must be a matrix");
+  if (SB.size() != 2)
+    return throws("mat2 must be a matrix");
+  if (SA[1] != SB[0])
+    return throws("mat1 and mat2 shapes cannot be multiplied (" +
+                  std::to_string(SA[0]) + "x" + std::to_string(SA[1]) +
+                  " and " + std::to_string(SB[0]) + "x" +
+                  std::to_string(SB[1]) + ")");
+  OpOutcome Out = freshContiguous({SA[0], SB[1]}, A.Type, A.Dev);
+  Out.ReadBytes = sumBytes({&A, &B});
+  gemmScratch(Out);
+  return Out;
+}
+
+// bmm (LinearAlgebra.cpp): [b, n, m] @ [b, m, p], contiguous.
+OpOutcome bmm(const TensorValue &A, const TensorValue &B) {
+  if (auto T = sameDTypeOrThrow(A, B, "bmm"))
+    return *T;
+  if (!A.Sizes || !B.Sizes)
+    return unknownCopy(shapeReason(A.Sizes ? B : A), A.Type, A.Dev);
+  const Dims &SA = *A.Sizes, &SB = *B.Sizes;
+  if (SA.size() != 3)
+    return throws("batch1 must be a 3D tensor");
+  if (SB.size() != 3)
+    return throws("batch2 must be a 3D tensor");
+  if (SA[0] != SB[0] || SA[2] != SB[1])
+    return throws("Expected size for first two dimensions of batch2 tensor to "
+                  "be: [" + std::to_string(SA[0]) + ", " +
+                  std::to_string(SA[2]) + "] but got: [" +
+                  std::to_string(SB[0]) + ", " + std::to_string(SB[1]) + "].");
+  OpOutcome Out = freshContiguous({SA[0], SA[1], SB[2]}, A.Type, A.Dev);
+  Out.ReadBytes = sumBytes({&A, &B});
+  gemmScratch(Out);
+  return Out;
+}
+
+// linear (native/Linear.cpp): 2-D input with bias -> addmm; 3-D contiguous
+// input with bias -> addmm on a view; otherwise matmul(input, weight.t())
+// and add_(bias). Every path gives a fresh contiguous output.
+OpOutcome linear(const TensorValue &In, const TensorValue &Weight,
+                 const TensorValue *Bias, const TorchVersion &Version) {
+  if (Weight.Sizes && Weight.Sizes->size() != 2)
+    return unknownCopy("linear with a weight that is not 2-D is not modelled",
+                       In.Type, In.Dev);
+  OpOutcome WT = matrixTranspose(Weight);
+  if (WT.Kind == OpKind::Throws)
+    return WT;
+  bool Fused = false;
+  if (Bias && In.Sizes && In.Strides) {
+    size_t Rank = In.Sizes->size();
+    Fused = Rank == 2 || (Rank == 3 && isContiguous(*In.Sizes, *In.Strides));
+  }
+  OpOutcome Out;
+  if (Fused) {
+    Out = matmul(In, WT.Value, Version);
+    Out.TransientBytes = 0; // addmm on (a view of) the input: no fold copy
+  } else {
+    Out = matmul(In, WT.Value, Version);
+  }
+  if (Out.Kind == OpKind::Throws)
+    return Out;
+  if (Bias && Out.Value.Sizes && Bias->Sizes &&
+      !broadcastShapes(*Out.Value.Sizes, *Bias->Sizes))
+    return throws("linear: bias of shape " + dimsText(*Bias->Sizes) +
+                  " does not broadcast to the output " +
+                  dimsText(*Out.Value.Sizes));
+  if (Bias && Bias->Type && Out.Value.Type && *Bias->Type != *Out.Value.Type)
+    return unknownCopy("linear with a bias of another dtype is not modelled",
+                       Out.Value.Type, Out.Value.Dev);
+  if (Bias) {
+    if (auto R = Out.ReadBytes) {
+      auto BB = Bias->logicalBytes();
+      Out.ReadBytes = BB ? checkedAdd(*R, *BB) : std::nullopt;
+    }
+  }
+  Out.Note = Fused ? "linear with bias: addmm into a fresh output"
+                   : Out.Note;
+  gemmScratch(Out);
+  return Out;
+}
+
+} // namespace tma
+
+// ---- Rules (OpTable.def) ------------------------------------------------------------
+
+namespace tma {
+
+using namespace detail;
+
+RuleResult rule_matmul(const OpCall &C) {
+  return one(matmul(C.self().TV, C.arg(1).TV, C.Version));
+}
+
+RuleResult rule_mm(const OpCall &C) { return one(mm(C.self().TV, C.arg(1).TV)); }
+
+RuleResult rule_bmm(const OpCall &C) { return one(bmm(C.self().TV, C.arg(1).TV)); }
+
+// at::linear(input, weight, bias = {}) and
+// torch::nn::functional::linear(input, weight, bias = {}).
+RuleResult rule_linear(const OpCall &C) {
+  const ArgValue &Bias = C.arg(2);
+  if (Bias.K == ArgValue::Kind::Unknown)
+    return notModelledOnAll(C, "bias could not be derived");
+  return one(linear(C.arg(0).TV, C.arg(1).TV,
+                    Bias.K == ArgValue::Kind::Tensor ? &Bias.TV : nullptr,
+                    C.Version));
+}
+
+} // namespace tma

@@ -1,0 +1,304 @@
+// Reductions (ReduceOps.cpp, SoftMax.cpp): sum, mean, prod, max/min,
+// arg-reductions, cumsum, softmax.
+//
+// Traffic accounting, the same for every rule:
+// - ReadBytes counts each input tensor's logical bytes (numel * itemsize)
+//   once, even when broadcasting makes the kernel revisit elements; C++
+//   scalars count nothing. Index tensors count their own bytes.
+// - WrittenBytes counts the output's logical bytes once.
+// - TransientBytes counts storages an op allocates and frees inside itself
+//   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
+//   inputs whose dtype differs from the common dtype).
+#include "model/Ops.h"
+#include "model/ops/OpTable.h"
+#include "model/ops/OpsDetail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tma {
+
+using namespace detail;
+
+// Structured reductions (ReduceOps.cpp, resize_reduction): the output is
+// allocated directly in its final shape, contiguous, in 1.13.
+OpOutcome reduce(const std::string &Op, const TensorValue &In,
+                 const std::optional<Dims> &ReduceDims, bool KeepDim,
+                 ReduceKind Kind, std::optional<DType> Type) {
+  std::optional<DType> OutType = Type;
+  if (!OutType && In.Type) {
+    switch (Kind) {
+    case ReduceKind::Sum:
+      OutType = isIntegral(*In.Type, true) ? DType::Int64 : *In.Type;
+      break;
+    case ReduceKind::Mean:
+      if (!isFloating(*In.Type) && !isComplex(*In.Type))
+        return throws("mean(): could not infer output dtype. Input dtype must "
+                      "be either a floating point or complex dtype. Got: " +
+                      std::string(dtypeName(*In.Type)));
+      OutType = *In.Type;
+      break;
+    case ReduceKind::Same:
+      OutType = *In.Type;
+      break;
+    case ReduceKind::Index:
+      OutType = DType::Int64;
+      break;
+    }
+  }
+  if (Kind == ReduceKind::Index)
+    OutType = DType::Int64;
+  if (!In.Sizes)
+    return unknownCopy(shapeReason(In), OutType, In.Dev);
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  std::vector<bool> Reduced(Rank, false);
+  if (!ReduceDims || ReduceDims->empty()) {
+    std::fill(Reduced.begin(), Reduced.end(), true);
+  } else {
+    for (int64_t D : *ReduceDims) {
+      auto W = wrapDim(D, Rank);
+      if (!W)
+        return throws(rangeError(Rank));
+      if (Reduced[*W] && Rank > 0)
+        return throws("dim " + std::to_string(*W) +
+                      " appears multiple times in the list of dims");
+      if (Rank > 0)
+        Reduced[*W] = true;
+    }
+  }
+  if ((Kind == ReduceKind::Same || Kind == ReduceKind::Index) &&
+      numel(*In.Sizes) == 0)
+    return unknownCopy("'" + Op + "' of an empty tensor is not modelled",
+                       OutType, In.Dev);
+  Dims Sizes;
+  for (int64_t K = 0; K < Rank; ++K) {
+    if (!Reduced[K])
+      Sizes.push_back((*In.Sizes)[K]);
+    else if (KeepDim)
+      Sizes.push_back(1);
+  }
+  OpOutcome Out = freshContiguous(Sizes, OutType, In.Dev);
+  Out.ReadBytes = In.logicalBytes();
+  // make_reduction_from_out_ty (ReduceOps.cpp): a sum, prod or mean whose
+  // output dtype differs from the input's reads self.to(out dtype), a full
+  // copy made and freed inside the op; on CUDA, float16/bfloat16 summed
+  // into float32 is read as it is. (mean on the CPU is sum_out(dtype) then
+  // div_, the same copy.)
+  if ((Kind == ReduceKind::Sum || Kind == ReduceKind::Mean) && In.Type &&
+      OutType && *In.Type != *OutType) {
+    bool LowPrecisionToFloatOnCuda =
+        In.Dev && In.Dev->Kind == DeviceKind::CUDA &&
+        (*In.Type == DType::Float16 || *In.Type == DType::BFloat16) &&
+        *OutType == DType::Float32;
+    if (!In.Dev)
+      Out.TransientBytes.reset();
+    else if (!LowPrecisionToFloatOnCuda)
+      Out.TransientBytes = denseBytes(*In.Sizes, *OutType);
+  } else if ((Kind == ReduceKind::Sum || Kind == ReduceKind::Mean) &&
+             (!In.Type || !OutType)) {
+    Out.TransientBytes.reset();
+  }
+  return Out;
+}
+
+// max.dim / min.dim (ReduceOps.cpp, resize_reduction_with_indices): values
+// of the input's dtype and int64 indices, each fresh and contiguous in the
+// reduced shape. The op reads its input once: the read is counted on the
+// values.
+std::vector<OpOutcome> reduceWithIndices(const std::string &Op,
+                                         const TensorValue &In, int64_t Dim,
+                                         bool KeepDim) {
+  OpOutcome Values = reduce(Op, In, Dims{Dim}, KeepDim, ReduceKind::Same,
+                            std::nullopt);
+  if (Values.Kind == OpKind::Throws)
+    return {Values};
+  OpOutcome Indices = reduce(Op, In, Dims{Dim}, KeepDim, ReduceKind::Index,
+                             std::nullopt);
+  Indices.ReadBytes = 0;
+  return {Values, Indices};
+}
+
+// cumsum (ReduceOps.cpp, meta_func_cum_ops + impl_func_cum_ops): the
+// output is fresh and contiguous with the input's shape, of dtype= or, for
+// an integral or bool input, int64. The kernel runs on self.to(out dtype),
+// a copy freed inside the op when the dtypes differ (not for 0-dim or
+// empty inputs, which are filled directly). LibTorch 1.13's CPU kernel
+// has no float16 ("cumsum_out_cpu" not implemented for 'Half'); later
+// releases changed which reduced-precision types it takes, so those are
+// left unknown there.
+OpOutcome cumsum(const TensorValue &In, int64_t Dim, std::optional<DType> Type,
+                 const TorchVersion &Version) {
+  std::optional<DType> OutType = Type;
+  if (!OutType && In.Type)
+    OutType = isIntegral(*In.Type, true) ? DType::Int64 : *In.Type;
+  if (!In.Sizes)
+    return unknownCopy(shapeReason(In), OutType, In.Dev);
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (!wrapDim(Dim, Rank))
+    return throws(rangeError(Rank));
+  bool Direct = Rank == 0 || numel(*In.Sizes) == 0;
+  if (!Direct && OutType &&
+      (*OutType == DType::Float16 || *OutType == DType::BFloat16)) {
+    if (!In.Dev)
+      return unknownCopy("device of the input is unknown", OutType, In.Dev);
+    if (In.Dev->Kind == DeviceKind::CPU) {
+      if (!Version.atLeast(2, 0) && *OutType == DType::Float16)
+        return throws("\"cumsum_out_cpu\" not implemented for 'Half'");
+      return unknownCopy("cumsum of " + std::string(dtypeName(*OutType)) +
+                             " on the CPU is not modelled for this LibTorch",
+                         OutType, In.Dev);
+    }
+  }
+  OpOutcome Out = freshContiguous(*In.Sizes, OutType, In.Dev);
+  Out.ReadBytes = In.logicalBytes();
+  if (!Direct && In.Type && OutType && *In.Type != *OutType)
+    Out.TransientBytes = denseBytes(*In.Sizes, *OutType);
+  else if (!Direct && (!In.Type || !OutType))
+    Out.TransientBytes.reset();
+  return Out;
+}
+
+// softmax / log_softmax (SoftMax.cpp): a fresh contiguous output; dtype=
+// casts the input first.
+OpOutcome softmax(const std::string &Op, const TensorValue &In, int64_t Dim,
+                  std::optional<DType> Type) {
+  std::optional<DType> OutType = Type ? Type : In.Type;
+  if (OutType && !isFloating(*OutType))
+    return unknownCopy("'" + Op + "' of a " + std::string(dtypeName(*OutType)) +
+                           " tensor is not modelled",
+                       OutType, In.Dev);
+  if (!In.Sizes)
+    return unknownCopy(shapeReason(In), OutType, In.Dev);
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (!wrapDim(Dim, Rank))
+    return throws(rangeError(Rank));
+  OpOutcome Out = freshContiguous(*In.Sizes, OutType, In.Dev);
+  Out.ReadBytes = In.logicalBytes();
+  if (Type && In.Type && *Type != *In.Type)
+    Out.TransientBytes = denseBytes(*In.Sizes, *Type);
+  return Out;
+}
+
+} // namespace tma
+
+// ---- Rules (OpTable.def) ------------------------------------------------------------
+//
+// sum, prod, mean, max, min, amax and amin are bound by their C++ types:
+// their overloads differ in which of dims, keepdim and dtype they spell,
+// f(dtype), f(dims, keepdim, dtype), prod(int dim, keepdim, dtype),
+// amax(dims = {}, keepdim).
+
+namespace tma {
+
+using namespace detail;
+
+namespace {
+
+ReduceKind kindOf(const std::string &Op) {
+  if (Op == "mean")
+    return ReduceKind::Mean;
+  if (Op == "max" || Op == "min" || Op == "amax" || Op == "amin")
+    return ReduceKind::Same;
+  return ReduceKind::Sum; // sum, prod
+}
+
+RuleResult reduction(const OpCall &C) {
+  const std::string &Name = C.Written;
+  const TensorValue &In = C.self().TV;
+  size_t N = C.Args.size();
+  const ArgValue &A0 = C.arg(1);
+  // max(other) is maximum(other).
+  if ((Name == "max" || Name == "min") && N == 2 && A0.Type == ArgType::Tensor) {
+    std::string Op = Name == "max" ? "maximum" : "minimum";
+    return one(elementwise(Op, {ElemOperand::tensor(In), ElemOperand::tensor(A0.TV)},
+                           ElemDType::Promote),
+               Op);
+  }
+  if ((Name == "max" || Name == "min") && N > 1)
+    return notModelled(C, Name + "(dim) returns values and indices");
+  std::optional<Dims> ReduceDims;
+  bool KeepDim = false;
+  const ArgValue *DType_ = nullptr;
+  if (N == 1) {
+    ReduceDims = Dims{};
+  } else if (A0.Type == ArgType::OptScalarType) {
+    DType_ = &A0; // sum(dtype)
+    ReduceDims = Dims{};
+  } else if (A0.Type == ArgType::IntList || A0.Type == ArgType::OptIntList ||
+             A0.Type == ArgType::Int) {
+    if (!A0.given()) // the default: no dims, every dim reduced
+      ReduceDims = Dims{};
+    else if (!A0.known())
+      return notModelled(C, "reduction dims could not be derived");
+    else
+      ReduceDims = A0.K == ArgValue::Kind::Int ? Dims{A0.Int} : A0.List;
+    const ArgValue &K = C.arg(2);
+    if (K.given() && !K.known())
+      return notModelled(C, "keepdim could not be derived");
+    KeepDim = K.given() && K.Bool;
+    DType_ = &C.arg(3);
+  } else {
+    return notModelled(C, Name + " by dimension name is not modelled");
+  }
+  std::optional<DType> Type;
+  if (DType_ && DType_->given()) {
+    if (!DType_->known())
+      return notModelled(C, "dtype could not be derived");
+    Type = DType_->Type_;
+  }
+  // sum(dims = {}) over an explicit empty list reduces every dim in 1.13.
+  return one(reduce(Name, In, ReduceDims, KeepDim, kindOf(Name), Type));
+}
+
+} // namespace
+
+RuleResult rule_sum(const OpCall &C) { return reduction(C); }
+RuleResult rule_mean(const OpCall &C) { return reduction(C); }
+RuleResult rule_max(const OpCall &C) { return reduction(C); }
+
+// max(dim, keepdim) / min(dim, keepdim): values and indices.
+RuleResult rule_max_dim(const OpCall &C) {
+  const ArgValue &D = C.arg(1), &K = C.arg(2);
+  if (D.Type != ArgType::Int || !D.known() || (K.given() && !K.known()))
+    return notModelled(C, "'" + C.Written + "' returning a tuple is not "
+                          "modelled here");
+  RuleResult R;
+  R.Outcomes = reduceWithIndices(C.Written, C.self().TV, D.Int,
+                                 K.given() && K.Bool);
+  return R;
+}
+
+// argmax / argmin(dim = None, keepdim = false): int64.
+RuleResult rule_argmax(const OpCall &C) {
+  const ArgValue &D = C.arg(1), &K = C.arg(2);
+  if (D.given() && !D.known())
+    return notModelled(C, "dim could not be derived");
+  if (K.given() && !K.known())
+    return notModelled(C, "keepdim could not be derived");
+  return one(reduce(C.Written, C.self().TV, D.known() ? Dims{D.Int} : Dims{},
+                    K.given() && K.Bool, ReduceKind::Index, std::nullopt));
+}
+
+RuleResult rule_softmax(const OpCall &C) {
+  if (C.arg(1).Type != ArgType::Int)
+    return notModelled(C, C.Written + " by dimension name is not modelled");
+  const ArgValue &D = C.arg(1), &T = C.arg(2);
+  if (!D.known() || (T.given() && !T.known()))
+    return notModelled(C, C.Written + " arguments could not be derived");
+  return one(softmax(C.Written, C.self().TV, D.Int,
+                     T.known() ? std::optional<DType>(T.Type_) : std::nullopt));
+}
+
+RuleResult rule_cumsum(const OpCall &C) {
+  if (C.arg(1).Type != ArgType::Int)
+    return notModelled(C, "cumsum by dimension name is not modelled");
+  const ArgValue &D = C.arg(1), &T = C.arg(2);
+  if (!D.known() || (T.given() && !T.known()))
+    return notModelled(C, "cumsum arguments could not be derived");
+  return one(cumsum(C.self().TV, D.Int,
+                    T.known() ? std::optional<DType>(T.Type_) : std::nullopt,
+                    C.Version));
+}
+
+} // namespace tma

@@ -1,0 +1,727 @@
+// Views (TensorShape.cpp): a new tensor on its input's storage, with the
+// geometry ATen computes. Views move no bytes.
+#include "model/Ops.h"
+#include "model/ops/OpTable.h"
+#include "model/ops/OpsDetail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tma {
+
+using namespace detail;
+
+// transpose (TensorShape.cpp): swaps sizes and strides.
+OpOutcome transpose(const TensorValue &In, int64_t Dim0, int64_t Dim1) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto D0 = wrapDim(Dim0, Rank), D1 = wrapDim(Dim1, Rank);
+  if (!D0 || !D1)
+    return throws("Dimension out of range (expected to be in range of [" +
+                  std::to_string(-std::max<int64_t>(Rank, 1)) + ", " +
+                  std::to_string(std::max<int64_t>(Rank, 1) - 1) + "])");
+  Out.Value.Sizes = In.Sizes;
+  Out.Value.Strides = In.Strides;
+  Out.Value.Offset = In.Offset;
+  if (Rank > 0) {
+    std::swap((*Out.Value.Sizes)[*D0], (*Out.Value.Sizes)[*D1]);
+#ifndef TMA_PLANTED_WRONG_RULE
+    std::swap((*Out.Value.Strides)[*D0], (*Out.Value.Strides)[*D1]);
+#endif
+    // TMA_PLANTED_WRONG_RULE: a deliberately wrong transpose (strides not
+    // swapped) for the test that proves --verify catches a wrong rule.
+  }
+  return Out;
+}
+
+// Tensor::t (TensorShape.cpp): "t() expects a tensor with <= 2 dimensions".
+OpOutcome matrixTranspose(const TensorValue &In) {
+  if (In.Sizes && In.Sizes->size() > 2)
+    return throws("t() expects a tensor with <= 2 dimensions, but self is " +
+                  std::to_string(In.Sizes->size()) + "D");
+  if (In.Sizes && In.Sizes->size() < 2) {
+    OpOutcome Out = viewOf(In);
+    if (needLayout(In, Out)) {
+      Out.Value.Sizes = In.Sizes;
+      Out.Value.Strides = In.Strides;
+      Out.Value.Offset = In.Offset;
+    }
+    return Out;
+  }
+  return transpose(In, 0, 1);
+}
+
+OpOutcome permute(const TensorValue &In, const Dims &Order) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (static_cast<int64_t>(Order.size()) != Rank)
+    return throws("permute(sparse_coo): number of dimensions in the tensor "
+                  "input does not match the length of the desired ordering "
+                  "of dimensions i.e. input.dim() = " +
+                  std::to_string(Rank) +
+                  " is not equal to len(dims) = " + std::to_string(Order.size()));
+  Dims Sizes(Rank), Strides(Rank);
+  std::vector<bool> Seen(Rank, false);
+  for (int64_t I = 0; I < Rank; ++I) {
+    auto D = wrapDim(Order[I], Rank);
+    if (!D || Seen[*D])
+      return throws("permute(): duplicate or out-of-range dims");
+    Seen[*D] = true;
+    Sizes[I] = (*In.Sizes)[*D];
+    Strides[I] = (*In.Strides)[*D];
+  }
+  Out.Value.Sizes = Sizes;
+  Out.Value.Strides = Strides;
+  Out.Value.Offset = In.Offset;
+  return Out;
+}
+
+// view_impl (TensorShape.cpp).
+OpOutcome viewAs(const TensorValue &In, const Dims &Shape) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  auto Sizes = inferSize(Shape, numel(*In.Sizes));
+  if (!Sizes)
+    return throws("shape '" + dimsText(Shape) + "' is invalid for input of size " +
+                  std::to_string(numel(*In.Sizes)));
+  auto Strides = computeStride(*In.Sizes, *In.Strides, *Sizes);
+  if (!Strides)
+    return throws("view size is not compatible with input tensor's size and "
+                  "stride (at least one dimension spans across two contiguous "
+                  "subspaces). Use .reshape(...) instead.");
+  Out.Value.Sizes = *Sizes;
+  Out.Value.Strides = *Strides;
+  Out.Value.Offset = In.Offset;
+  return Out;
+}
+
+// select (TensorShape.cpp): drops the dim, offset += index * stride.
+OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank == 0)
+    return throws("select() cannot be applied to a 0-dim tensor.");
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return throws("Dimension out of range");
+  int64_t Size = (*In.Sizes)[*D];
+  if (Index < -Size || Index >= Size)
+    return throws("index " + std::to_string(Index) +
+                  " is out of bounds for dimension " + std::to_string(*D) +
+                  " with size " + std::to_string(Size));
+  if (Index < 0)
+    Index += Size;
+  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  int64_t Offset = *In.Offset + Index * Strides[*D];
+  Sizes.erase(Sizes.begin() + *D);
+  Strides.erase(Strides.begin() + *D);
+  Out.Value.Sizes = Sizes;
+  Out.Value.Strides = Strides;
+  Out.Value.Offset = Offset;
+  return Out;
+}
+
+// slice (TensorShape.cpp): bounds wrap once and clamp; size = ceil(len/step).
+OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<int64_t> Start,
+                std::optional<int64_t> End, int64_t Step) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank == 0)
+    return throws("slice() cannot be applied to a 0-dim tensor.");
+  if (Step <= 0)
+    return throws("slice step must be positive");
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return throws("Dimension out of range");
+  int64_t Size = (*In.Sizes)[*D];
+  int64_t S = Start.value_or(0), E = End.value_or(INT64_MAX);
+  if (S < 0)
+    S += Size;
+  if (E < 0)
+    E += Size;
+  if (S < 0)
+    S = 0;
+  else if (S >= Size)
+    S = Size;
+  if (E < S)
+    E = S;
+  else if (E >= Size)
+    E = Size;
+  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  int64_t Offset = *In.Offset + S * Strides[*D];
+  Sizes[*D] = (E - S + Step - 1) / Step;
+  Strides[*D] *= Step;
+  Out.Value.Sizes = Sizes;
+  Out.Value.Strides = Strides;
+  Out.Value.Offset = Offset;
+  return Out;
+}
+
+// unsqueeze (TensorShape.cpp, inferUnsqueezeGeometry).
+OpOutcome unsqueeze(const TensorValue &In, int64_t Dim) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto D = wrapDim(Dim, Rank + 1);
+  if (!D)
+    return throws("Dimension out of range");
+  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  int64_t NewStride =
+      *D >= Rank ? 1 : Sizes[*D] * Strides[*D];
+  Sizes.insert(Sizes.begin() + *D, 1);
+  Strides.insert(Strides.begin() + *D, NewStride);
+  Out.Value.Sizes = Sizes;
+  Out.Value.Strides = Strides;
+  Out.Value.Offset = In.Offset;
+  return Out;
+}
+
+OpOutcome alias(const TensorValue &In) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  Out.Value.Sizes = In.Sizes;
+  Out.Value.Strides = In.Strides;
+  Out.Value.Offset = In.Offset;
+  return Out;
+}
+
+// narrow (TensorShape.cpp): start wraps once; start + length must fit.
+OpOutcome narrow(const TensorValue &In, int64_t Dim, int64_t Start,
+                 int64_t Length) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank == 0)
+    return throws("narrow() cannot be applied to a 0-dim tensor.");
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return throws(rangeError(Rank));
+  int64_t Size = (*In.Sizes)[*D];
+  if (Start < -Size || Start > Size)
+    return throws("start out of range (expected to be in range of [" +
+                  std::to_string(-Size) + ", " + std::to_string(Size) +
+                  "], but got " + std::to_string(Start) + ")");
+  if (Start < 0)
+    Start += Size;
+  if (Length < 0 || Start > Size - Length)
+    return throws("start (" + std::to_string(Start) + ") + length (" +
+                  std::to_string(Length) + ") exceeds dimension size (" +
+                  std::to_string(Size) + ").");
+  return slice(In, *D, Start, Start + Length, 1);
+}
+
+// squeeze / squeeze(dim) (TensorShape.cpp, inferSqueezeGeometry): always a
+// new alias, even when nothing is dropped.
+OpOutcome squeeze(const TensorValue &In, std::optional<int64_t> Dim) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  std::optional<int64_t> D;
+  if (Dim) {
+    D = wrapDim(*Dim, Rank);
+    if (!D)
+      return throws(rangeError(Rank));
+  }
+  Dims Sizes, Strides;
+  for (int64_t K = 0; K < Rank; ++K) {
+    bool Drop = (*In.Sizes)[K] == 1 && (!D || *D == K);
+    if (Drop)
+      continue;
+    Sizes.push_back((*In.Sizes)[K]);
+    Strides.push_back((*In.Strides)[K]);
+  }
+  return viewWith(In, Sizes, Strides, *In.Offset);
+}
+
+// inferExpandGeometry (ExpandUtils.cpp). New dims and expanded size-1 dims
+// get stride 0; a new leading dim of size 1 gets the stride of the dims
+// inside it; a 0-dim input gets all strides 0.
+OpOutcome expand(const TensorValue &In, const Dims &Sizes) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  const Dims &TS = *In.Sizes, &TSt = *In.Strides;
+  int64_t NDim = static_cast<int64_t>(Sizes.size());
+  int64_t TDim = static_cast<int64_t>(TS.size());
+  if (NDim < TDim)
+    return throws("expand: the number of sizes provided (" +
+                  std::to_string(NDim) +
+                  ") must be greater or equal to the number of dimensions in "
+                  "the tensor (" + std::to_string(TDim) + ")");
+  if (TDim == 0) {
+    for (int64_t S : Sizes)
+      if (S < 0)
+        return throws("The expanded size of the tensor (" + std::to_string(S) +
+                      ") isn't allowed in a leading, non-existing dimension");
+    return viewWith(In, Sizes, Dims(NDim, 0), *In.Offset);
+  }
+  Dims ES(NDim), ESt(NDim);
+  for (int64_t I = NDim - 1; I >= 0; --I) {
+    int64_t Off = NDim - 1 - I;
+    int64_t D = TDim - 1 - Off;
+    int64_t Size = D >= 0 ? TS[D] : 1;
+    int64_t Stride = D >= 0 ? TSt[D] : ES[I + 1] * ESt[I + 1];
+    int64_t Target = Sizes[I];
+    if (Target == -1) {
+      if (D < 0)
+        return throws("The expanded size of the tensor (-1) isn't allowed in "
+                      "a leading, non-existing dimension " + std::to_string(I));
+      Target = Size;
+    }
+    if (Size != Target) {
+      if (Size != 1)
+        return throws("The expanded size of the tensor (" +
+                      std::to_string(Target) +
+                      ") must match the existing size (" +
+                      std::to_string(Size) + ") at non-singleton dimension " +
+                      std::to_string(I) + ".  Target sizes: " +
+                      dimsText(Sizes) + ".  Tensor sizes: " + dimsText(TS));
+      Size = Target;
+      Stride = 0;
+    }
+    ES[I] = Size;
+    ESt[I] = Stride;
+  }
+  return viewWith(In, ES, ESt, *In.Offset);
+}
+
+// as_strided (TensorShape.cpp, setStrided + checkInBoundsForStorage).
+OpOutcome asStrided(const TensorValue &In, const Dims &Sizes,
+                    const Dims &Strides, std::optional<int64_t> Offset,
+                    std::optional<int64_t> StorageBytes) {
+  OpOutcome Out = viewOf(In);
+  if (Sizes.size() != Strides.size())
+    return throws("mismatch in length of strides and shape");
+  for (int64_t S : Strides)
+    if (S < 0)
+      return throws("as_strided: Negative strides are not supported at the "
+                    "moment, got strides: " + dimsText(Strides));
+  if (!Offset) {
+    if (!In.Offset) {
+      Out.Value.markUnknown("storage offset of the input is unknown");
+      return Out;
+    }
+    Offset = In.Offset;
+  }
+  if (StorageBytes && In.Type) {
+    // setStorage's bound check; a geometry whose extent overflows is
+    // out of bounds for any storage.
+    auto Needed = checkedStorageBytes(Sizes, Strides, itemSize(*In.Type),
+                                      *Offset);
+    if (!Needed)
+      return throws("Storage size calculation overflowed with sizes=" +
+                    dimsText(Sizes) + " and strides=" + dimsText(Strides));
+    if (*Needed > *StorageBytes)
+      return throws("setStorage: sizes " + dimsText(Sizes) + ", strides " +
+                    dimsText(Strides) + ", storage offset " +
+                    std::to_string(*Offset) + ", and itemsize " +
+                    std::to_string(itemSize(*In.Type)) +
+                    " requiring a storage size of " + std::to_string(*Needed) +
+                    " are out of bounds for storage of size " +
+                    std::to_string(*StorageBytes));
+  }
+  return viewWith(In, Sizes, Strides, *Offset);
+}
+
+// diagonal (TensorShape.cpp): the diagonal dim goes last with stride
+// s1 + s2; an empty diagonal keeps the offset.
+OpOutcome diagonal(const TensorValue &In, int64_t Offset, int64_t Dim1,
+                   int64_t Dim2) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank < 2)
+    return throws(rangeError(Rank));
+  auto D1 = wrapDim(Dim1, Rank), D2 = wrapDim(Dim2, Rank);
+  if (!D1 || !D2)
+    return throws(rangeError(Rank));
+  if (*D1 == *D2)
+    return throws("diagonal dimensions cannot be identical " +
+                  std::to_string(Dim1) + ", " + std::to_string(Dim2));
+  const Dims &S = *In.Sizes, &St = *In.Strides;
+  int64_t DiagSize =
+      Offset >= 0
+          ? std::max<int64_t>(std::min(S[*D1], S[*D2] - Offset), 0)
+          : std::max<int64_t>(std::min(S[*D1] + Offset, S[*D2]), 0);
+  int64_t NewOffset = *In.Offset;
+  if (DiagSize > 0)
+    NewOffset += Offset >= 0 ? Offset * St[*D2] : -Offset * St[*D1];
+  Dims Sizes, Strides;
+  for (int64_t K = 0; K < Rank; ++K)
+    if (K != *D1 && K != *D2) {
+      Sizes.push_back(S[K]);
+      Strides.push_back(St[K]);
+    }
+  Sizes.push_back(DiagSize);
+  Strides.push_back(St[*D1] + St[*D2]);
+  return viewWith(In, Sizes, Strides, NewOffset);
+}
+
+// unfold (TensorShape.cpp): the window count replaces the dim, the window
+// becomes a new last dim.
+OpOutcome unfold(const TensorValue &In, int64_t Dim, int64_t Size,
+                 int64_t Step) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return throws(rangeError(Rank));
+  int64_t MaxSize = Rank == 0 ? 1 : (*In.Sizes)[*D];
+  if (Size > MaxSize)
+    return throws("maximum size for tensor at dimension " + std::to_string(*D) +
+                  " is " + std::to_string(MaxSize) + " but size is " +
+                  std::to_string(Size));
+  if (Step <= 0)
+    return throws("step is " + std::to_string(Step) + " but must be > 0");
+  if (Size < 0)
+    return throws("size is " + std::to_string(Size) + " but must be >= 0");
+  if (Rank == 0)
+    return viewWith(In, {Size}, {1}, *In.Offset);
+  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  Sizes.push_back(Size);
+  Strides.push_back(Strides[*D]);
+  Sizes[*D] = (Sizes[*D] - Size) / Step + 1;
+  Strides[*D] *= Step;
+  return viewWith(In, Sizes, Strides, *In.Offset);
+}
+
+// movedim (TensorShape.cpp): sources go to their destinations, the other
+// dims keep their order in the free places; then permute.
+OpOutcome movedim(const TensorValue &In, const Dims &Source,
+                  const Dims &Destination) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Source.size() != Destination.size())
+    return throws("movedim: Invalid source or destination dims: source (" +
+                  dimsText(Source) + " dims) should contain the same number of "
+                  "dims as destination (" + dimsText(Destination) + " dims)");
+  if (Rank == 0)
+    return alias(In);
+  Dims Order(Rank, -1);
+  std::vector<bool> Used(Rank, false);
+  for (size_t K = 0; K < Source.size(); ++K) {
+    auto S = wrapDim(Source[K], Rank), D = wrapDim(Destination[K], Rank);
+    if (!S || !D)
+      return throws(rangeError(Rank));
+    if (Order[*D] != -1 || Used[*S])
+      return throws("movedim: repeated dim");
+    Order[*D] = *S;
+    Used[*S] = true;
+  }
+  int64_t NextSrc = 0;
+  for (int64_t K = 0; K < Rank; ++K) {
+    if (Order[K] != -1)
+      continue;
+    while (Used[NextSrc])
+      ++NextSrc;
+    Order[K] = NextSrc;
+    Used[NextSrc] = true;
+  }
+  return permute(In, Order);
+}
+
+// flatten (TensorShape.cpp).
+OpOutcome flatten(const TensorValue &In, int64_t Start, int64_t End) {
+  if (!In.Sizes) {
+    OpOutcome Out = viewOf(In);
+    Out.Kind = OpKind::Unknown;
+    Out.Value.markUnknown("shape of the input is unknown");
+    return Out;
+  }
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto S = wrapDim(Start, Rank), E = wrapDim(End, Rank);
+  if (!S || !E)
+    return throws(rangeError(Rank));
+  if (*S > *E)
+    return throws("flatten() has invalid args: start_dim cannot come after "
+                  "end_dim");
+  if (Rank == 0)
+    return reshape(In, {1});
+  if (*S == *E)
+    return selfOf(In, "flatten of a single dim returns self");
+  Dims Shape;
+  for (int64_t K = 0; K < *S; ++K)
+    Shape.push_back((*In.Sizes)[K]);
+  int64_t Mid = 1;
+  for (int64_t K = *S; K <= *E; ++K)
+    Mid *= (*In.Sizes)[K];
+  Shape.push_back(Mid);
+  for (int64_t K = *E + 1; K < Rank; ++K)
+    Shape.push_back((*In.Sizes)[K]);
+  return reshape(In, Shape);
+}
+
+// unflatten (TensorShape.cpp): view(shape) with the dim replaced by Sizes
+// (one -1 inferred from the dim's size).
+OpOutcome unflatten(const TensorValue &In, int64_t Dim, const Dims &Sizes) {
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto D = wrapDim(Dim, Rank);
+  if (!D || Rank == 0)
+    return throws(rangeError(Rank));
+  if (Sizes.empty())
+    return throws("unflatten: sizes must be non-empty");
+  auto Inner = inferSize(Sizes, (*In.Sizes)[*D]);
+  if (!Inner)
+    return throws("unflatten: Provided sizes " + dimsText(Sizes) +
+                  " don't multiply up to the size of dim " +
+                  std::to_string(Dim) + " (" +
+                  std::to_string((*In.Sizes)[*D]) + ") in the input tensor");
+  Dims Shape(In.Sizes->begin(), In.Sizes->begin() + *D);
+  Shape.insert(Shape.end(), Inner->begin(), Inner->end());
+  Shape.insert(Shape.end(), In.Sizes->begin() + *D + 1, In.Sizes->end());
+  return viewAs(In, Shape);
+}
+
+// view(dtype) (TensorConversions.cpp, view_dtype).
+OpOutcome viewDtype(const TensorValue &In, DType Type) {
+  OpOutcome Out = viewOf(In);
+  Out.Value.Type = Type;
+  if (!In.Type) {
+    Out.Value.markUnknown("dtype of the input is unknown");
+    return Out;
+  }
+  if (!needLayout(In, Out))
+    return Out;
+  int64_t Old = itemSize(*In.Type), New = itemSize(Type);
+  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  int64_t Offset = *In.Offset;
+  if (Old == New)
+    return viewWith(Out.Value, Sizes, Strides, Offset);
+  std::string What = std::string("to view ") + dtypeName(*In.Type) + " as " +
+                     dtypeName(Type) + " (different element sizes)";
+  if (Sizes.empty())
+    return throws("self.dim() cannot be 0 " + What);
+  if (Old < New && Sizes.back() % (New / Old) != 0)
+    return throws("self.size(-1) must be divisible by " +
+                  std::to_string(New / Old) + " " + What + ", but got " +
+                  std::to_string(Sizes.back()));
+  if (Strides.back() != 1)
+    return throws("self.stride(-1) must be 1 " + What);
+  if (Old > New) {
+    int64_t R = Old / New;
+    for (size_t K = 0; K + 1 < Strides.size(); ++K)
+      Strides[K] *= R;
+    Sizes.back() *= R;
+    Offset *= R;
+  } else {
+    int64_t R = New / Old;
+    if (Offset % R != 0)
+      return throws("self.storage_offset() must be divisible by " +
+                    std::to_string(R) + " " + What);
+    for (size_t K = 0; K + 1 < Strides.size(); ++K) {
+      if (Strides[K] % R != 0)
+        return throws("self.stride(" + std::to_string(K) +
+                      ") must be divisible by " + std::to_string(R) + " " +
+                      What);
+      Strides[K] /= R;
+    }
+    Sizes.back() /= R;
+    Offset /= R;
+  }
+  return viewWith(Out.Value, Sizes, Strides, Offset);
+}
+
+} // namespace tma
+
+// ---- Rules (OpTable.def) ------------------------------------------------------------
+
+namespace tma {
+
+using namespace detail;
+
+RuleResult rule_transpose(const OpCall &C) {
+  const ArgValue &D0 = C.arg(1), &D1 = C.arg(2);
+  if (D0.Type == ArgType::Dimname)
+    return notModelled(C, "transpose by dimension name is not modelled");
+  if (!D0.known() || !D1.known())
+    return notModelled(C, "transpose dims could not be derived");
+  return one(transpose(C.self().TV, D0.Int, D1.Int));
+}
+
+RuleResult rule_t(const OpCall &C) { return one(matrixTranspose(C.self().TV)); }
+
+RuleResult rule_mT(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  if (In.Sizes && In.Sizes->size() < 2)
+    return one(throws("tensor.mT is only supported on matrices or batches of "
+                      "matrices. Got " +
+                      std::to_string(In.Sizes->size()) + "-D tensor."));
+  return one(transpose(In, -2, -1));
+}
+
+RuleResult rule_permute(const OpCall &C) {
+  if (!C.arg(1).known())
+    return notModelled(C, "permute argument could not be derived");
+  return one(permute(C.self().TV, C.arg(1).List));
+}
+
+RuleResult rule_movedim(const OpCall &C) {
+  const ArgValue &Src = C.arg(1), &Dst = C.arg(2);
+  if (!Src.known() || !Dst.known())
+    return notModelled(C, "movedim arguments could not be derived");
+  auto List = [](const ArgValue &A) {
+    return A.K == ArgValue::Kind::Int ? Dims{A.Int} : A.List;
+  };
+  return one(movedim(C.self().TV, List(Src), List(Dst)));
+}
+
+RuleResult rule_view(const OpCall &C) {
+  const ArgValue &A = C.arg(1);
+  if (A.Type == ArgType::ScalarType) {
+    if (!A.known())
+      return notModelled(C, "dtype could not be derived");
+    return one(viewDtype(C.self().TV, A.Type_));
+  }
+  if (!A.known())
+    return notModelled(C, "view argument could not be derived");
+  return one(viewAs(C.self().TV, A.List));
+}
+
+/// view_as / expand_as / reshape_as: the other tensor's shape.
+static RuleResult asOther(const OpCall &C,
+                          OpOutcome (*Rule)(const TensorValue &, const Dims &)) {
+  const TensorValue &O = C.arg(1).TV;
+  if (!O.Sizes)
+    return notModelled(C, "shape of the other tensor is unknown");
+  return one(Rule(C.self().TV, *O.Sizes));
+}
+
+RuleResult rule_view_as(const OpCall &C) { return asOther(C, viewAs); }
+RuleResult rule_expand_as(const OpCall &C) { return asOther(C, expand); }
+
+RuleResult rule_narrow(const OpCall &C) {
+  if (C.arg(2).Type == ArgType::Tensor)
+    return notModelled(C, "narrow with a tensor start is not modelled");
+  const ArgValue &D = C.arg(1), &S = C.arg(2), &L = C.arg(3);
+  if (!D.known() || !S.known() || !L.known())
+    return notModelled(C, "narrow arguments could not be derived");
+  return one(narrow(C.self().TV, D.Int, S.Int, L.Int));
+}
+
+RuleResult rule_slice(const OpCall &C) {
+  const ArgValue &D = C.arg(1), &S = C.arg(2), &E = C.arg(3), &St = C.arg(4);
+  auto Opt = [](const ArgValue &A) {
+    return A.known() ? std::optional<int64_t>(A.Int) : std::nullopt;
+  };
+  if ((D.given() && !D.known()) || (St.given() && !St.known()) ||
+      (S.given() && !S.known()) || (E.given() && !E.known()))
+    return notModelled(C, "slice arguments could not be derived");
+  return one(slice(C.self().TV, D.given() ? D.Int : 0, Opt(S), Opt(E),
+                   St.given() ? St.Int : 1));
+}
+
+RuleResult rule_select(const OpCall &C) {
+  const ArgValue &D = C.arg(1), &K = C.arg(2);
+  const TensorValue &In = C.self().TV;
+  if (D.Type == ArgType::Dimname)
+    return notModelled(C, "select by dimension name is not modelled");
+  if (D.known() && !K.known() && In.Sizes && In.Strides && !In.Sizes->empty()) {
+    // An index known only at run time (a loop variable): still a view of
+    // known shape and strides, at an unknown offset.
+    OpOutcome Out = select(In, D.Int, 0);
+    if (Out.Kind == OpKind::View) {
+      Out.Value.Offset.reset();
+      Out.Value.markUnknown("select index could not be derived, so the "
+                            "offset is unknown");
+      return one(Out);
+    }
+  }
+  if (!D.known() || !K.known())
+    return notModelled(C, "select arguments could not be derived");
+  return one(select(In, D.Int, K.Int));
+}
+
+RuleResult rule_unsqueeze(const OpCall &C) {
+  if (!C.arg(1).known())
+    return notModelled(C, "unsqueeze dim could not be derived");
+  return one(unsqueeze(C.self().TV, C.arg(1).Int));
+}
+
+RuleResult rule_squeeze(const OpCall &C) {
+  if (C.Args.size() < 2)
+    return one(squeeze(C.self().TV, std::nullopt));
+  const ArgValue &D = C.arg(1);
+  if (D.Type != ArgType::Int)
+    return notModelled(C, "squeeze by dimension name is not modelled");
+  if (!D.known())
+    return notModelled(C, "squeeze dim could not be derived");
+  return one(squeeze(C.self().TV, D.Int));
+}
+
+RuleResult rule_expand(const OpCall &C) {
+  if (!C.arg(1).known())
+    return notModelled(C, "expand sizes could not be derived");
+  return one(expand(C.self().TV, C.arg(1).List));
+}
+
+RuleResult rule_as_strided(const OpCall &C) {
+  const ArgValue &Sizes = C.arg(1), &Strides = C.arg(2), &Off = C.arg(3);
+  if (!Sizes.known() || !Strides.known() || (Off.given() && !Off.known()))
+    return notModelled(C, "as_strided arguments could not be derived");
+  return one(asStrided(C.self().TV, Sizes.List, Strides.List,
+                       Off.known() ? std::optional<int64_t>(Off.Int)
+                                   : std::nullopt,
+                       C.SelfStorageBytes));
+}
+
+RuleResult rule_diagonal(const OpCall &C) {
+  if (C.arg(1).Type == ArgType::Dimname)
+    return notModelled(C, "diagonal by dimension name is not modelled");
+  const ArgValue &O = C.arg(1), &D1 = C.arg(2), &D2 = C.arg(3);
+  for (const ArgValue *A : {&O, &D1, &D2})
+    if (A->given() && !A->known())
+      return notModelled(C, "diagonal arguments could not be derived");
+  return one(diagonal(C.self().TV, O.given() ? O.Int : 0,
+                      D1.given() ? D1.Int : 0, D2.given() ? D2.Int : 1));
+}
+
+RuleResult rule_unfold(const OpCall &C) {
+  const ArgValue &D = C.arg(1), &S = C.arg(2), &St = C.arg(3);
+  if (!D.known() || !S.known() || !St.known())
+    return notModelled(C, "unfold arguments could not be derived");
+  return one(unfold(C.self().TV, D.Int, S.Int, St.Int));
+}
+
+RuleResult rule_flatten(const OpCall &C) {
+  if (C.Overload != 0)
+    return notModelled(C, "flatten by dimension name is not modelled");
+  const ArgValue &S = C.arg(1), &E = C.arg(2);
+  if ((S.given() && !S.known()) || (E.given() && !E.known()))
+    return notModelled(C, "flatten dims could not be derived");
+  return one(flatten(C.self().TV, S.given() ? S.Int : 0,
+                     E.given() ? E.Int : -1));
+}
+
+RuleResult rule_unflatten(const OpCall &C) {
+  if (C.Overload != 0)
+    return notModelled(C, "unflatten by dimension name is not modelled");
+  if (!C.arg(1).known() || !C.arg(2).known())
+    return notModelled(C, "unflatten arguments could not be derived");
+  return one(unflatten(C.self().TV, C.arg(1).Int, C.arg(2).List));
+}
+
+RuleResult rule_alias(const OpCall &C) { return one(alias(C.self().TV)); }
+
+} // namespace tma
