@@ -162,6 +162,7 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   E.Note = Outcome.Note;
   E.Error = Outcome.Error;
   E.DTypeDefaulted = Outcome.DTypeDefaulted;
+  E.Code = Outcome.Code;
 
   ValueInfo VI;
   VI.Value = Outcome.Value;

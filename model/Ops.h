@@ -45,6 +45,8 @@ struct OpOutcome {
   /// A factory whose dtype is the default dtype because its options named
   /// none (copied to OpEvent::DTypeDefaulted).
   bool DTypeDefaulted = false;
+  /// The table op whose rule made this outcome (set by applyRule).
+  OpCode Code = OpCode::NumOps;
 };
 
 /// LibTorch's own overflow checks on what an op produces: an outcome whose

@@ -206,7 +206,7 @@ RuleResult notModelledOnAll(const OpCall &C, const std::string &Why) {
   return one(Out);
 }
 
-RuleResult applyRule(const OpCall &C) {
+static RuleResult dispatch(const OpCall &C) {
   switch (C.Op->Code) {
 #define TMA_OP(Id, Family, Result, Tags, ...)                                  \
   case OpCode::Id:                                                             \
@@ -216,6 +216,13 @@ RuleResult applyRule(const OpCall &C) {
     break;
   }
   return notModelled(C, "'" + C.Written + "' is not modelled");
+}
+
+RuleResult applyRule(const OpCall &C) {
+  RuleResult R = dispatch(C);
+  for (OpOutcome &Out : R.Outcomes)
+    Out.Code = C.Op->Code;
+  return R;
 }
 
 } // namespace tma

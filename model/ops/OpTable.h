@@ -19,6 +19,7 @@
 #pragma once
 
 #include "model/Ops.h"
+#include "model/ops/OpCode.h"
 
 #include <optional>
 #include <string>
@@ -60,12 +61,6 @@ enum OpTag : unsigned {
   InPlaceOp = 1u << 9,   // writes into self
 };
 
-/// The opcodes, one per entry of OpTable.def.
-enum class OpCode : unsigned short {
-#define TMA_OP(Id, Family, Result, Tags, ...) Id,
-#include "model/ops/OpTable.def"
-  NumOps
-};
 
 /// A schema argument's type, as native_functions.yaml spells it.
 enum class ArgType {
