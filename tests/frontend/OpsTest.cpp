@@ -71,8 +71,10 @@ protected:
 
   struct Tally {
     int Truth = 0;    // named tensors LibTorch reported
+    int Compared = 0; // of those, matched to the tool's answer and compared
     int Answered = 0; // of those, the tool answered fully (and correctly)
-    int Throws = 0;
+    int Unknown = 0;  // of those, the tool said unknown, with a reason
+    int Throws = 0;   // functions LibTorch reported as throwing
   };
   static Tally compareWithTruth(const std::string &Name);
 
@@ -80,8 +82,78 @@ protected:
 };
 AnalysisRun *OpsTest::Run = nullptr;
 
-// Every tensor LibTorch reported: if the tool answered it fully, every
-// number must match; if not, it must carry a reason.
+/// The number of named tensors (non-throwing rows) in testdata/ops/
+/// *.truth.jsonl. A truth file that lost rows (a regeneration that stopped
+/// early, a function renamed in the .cpp but not in the truth) must not
+/// pass quietly: adding truth rows means raising this number.
+constexpr int TruthRows = 408;
+
+/// What the tool says a truth row's tensor is: the report row of a binding,
+/// or, for a compound assignment (`x += y` keeps the binding, so it has no
+/// row of its own), the in-place op's result at that line.
+struct Answer {
+  const TensorValue *Value = nullptr;
+  std::optional<int64_t> StorageBytes;
+  std::string Base;        // a report row's base
+  StorageId Storage = NoStorage; // a compound assignment's: compared by storage
+  bool Compound = false;
+  const FunctionTrace *Trace = nullptr;
+};
+
+/// The traces a truth row of function Fn can belong to: Fn itself and the
+/// bodies of its lambdas, which the tool reports as functions of their own
+/// ("with_lambda::lambda@L78") while LibTorch's probe names the enclosing
+/// function.
+std::vector<const FunctionTrace *> tracesOf(const FileAnalysis &File,
+                                            const std::string &Fn) {
+  std::vector<const FunctionTrace *> Out;
+  for (const FunctionTrace &T : File.Traces)
+    if (T.Name == Fn || T.Name.rfind(Fn + "::lambda@", 0) == 0)
+      Out.push_back(&T);
+  return Out;
+}
+
+/// Every way the tool answers (N, LineNo) in these traces; the caller
+/// requires exactly one.
+std::vector<Answer> answersFor(const std::vector<const FunctionTrace *> &Traces,
+                               const std::string &N, unsigned LineNo) {
+  std::vector<Answer> Out;
+  for (const FunctionTrace *T : Traces) {
+    bool HasRow = false;
+    for (const TensorRow &R : tensorRows(*T))
+      if (R.B->Name == N && R.B->Where.Line == LineNo) {
+        HasRow = true;
+        Out.push_back({R.Value, R.StorageBytes, R.Base, NoStorage, false, T});
+      }
+    if (HasRow)
+      continue;
+    // A compound assignment: an in-place op on that line writing into the
+    // storage of the value N held before it.
+    const Binding *Held = nullptr;
+    for (const Binding &B : T->Bindings)
+      if (B.Name == N && B.Where.Line < LineNo &&
+          (!Held || B.Where.Line >= Held->Where.Line))
+        Held = &B;
+    if (!Held || Held->Value == NoValue)
+      continue;
+    StorageId Target = T->value(Held->Value).Storage;
+    for (const OpEvent &Op : T->Ops) {
+      if (Op.Where.Line != LineNo || Op.Kind != OpKind::InPlace ||
+          Op.Result == NoValue || Target == NoStorage ||
+          T->value(Op.Result).Storage != Target)
+        continue;
+      const StorageInfo *S = T->storageOf(Op.Result);
+      Out.push_back({&T->value(Op.Result), S ? S->Bytes : std::nullopt, "",
+                     Target, true, T});
+    }
+  }
+  return Out;
+}
+
+// Every tensor LibTorch reported must be matched to exactly one answer of
+// the tool: if the tool answered it fully, every number must match; if not,
+// it must carry a reason. A row the tool has no answer for fails (a moved
+// line, a renamed variable, a lost binding).
 OpsTest::Tally OpsTest::compareWithTruth(const std::string &Name) {
   Tally Count;
   auto Buffer = llvm::MemoryBuffer::getFile(
@@ -104,16 +176,13 @@ OpsTest::Tally OpsTest::compareWithTruth(const std::string &Name) {
     }
     const llvm::json::Object &O = *Parsed->getAsObject();
     std::string Fn = O.getString("f")->str();
-    const FunctionTrace *T = nullptr;
-    for (const FunctionTrace &C : File.Traces)
-      if (C.Name == Fn)
-        T = &C;
-    EXPECT_TRUE(T) << "no function " << Fn;
-    if (!T)
+    std::vector<const FunctionTrace *> Traces = tracesOf(File, Fn);
+    EXPECT_FALSE(Traces.empty()) << Name << ": no function " << Fn;
+    if (Traces.empty())
       continue;
     if (auto Msg = O.getString("throws")) {
       ++Count.Throws;
-      EXPECT_FALSE(T->Throws.empty())
+      EXPECT_FALSE(Traces.front()->Throws.empty())
           << Fn << " throws in LibTorch (" << Msg->str()
           << ") but the tool does not say so";
       continue;
@@ -121,19 +190,22 @@ OpsTest::Tally OpsTest::compareWithTruth(const std::string &Name) {
     std::string N = O.getString("n")->str();
     unsigned LineNo = static_cast<unsigned>(*O.getInteger("line"));
     ++Count.Truth;
-    const TensorRow *R = nullptr;
-    std::vector<TensorRow> Rows = tensorRows(*T);
-    for (const TensorRow &C : Rows)
-      if (C.B->Name == N && C.B->Where.Line == LineNo)
-        R = &C;
-    if (!R) {
-      // Compound assignments (x += y) keep the binding: no new row.
+    std::string Where = Fn + ":" + N + " (line " + std::to_string(LineNo) + ")";
+    std::vector<Answer> Found = answersFor(Traces, N, LineNo);
+    if (Found.size() != 1) {
+      ADD_FAILURE() << Name << ".truth.jsonl: " << Where << " matches "
+                    << Found.size()
+                    << " answers of the tool (a binding of that name on that "
+                       "line, or an in-place op there on its storage); "
+                       "exactly one expected";
       continue;
     }
-    std::string Where = Fn + ":" + N + " (line " + std::to_string(LineNo) + ")";
-    const TensorValue &V = *R->Value;
-    if (!V.fullyKnown() || !R->StorageBytes) {
-      EXPECT_FALSE(V.UnknownReason.empty() && R->StorageBytes)
+    const Answer &A = Found.front();
+    ++Count.Compared;
+    const TensorValue &V = *A.Value;
+    if (!V.fullyKnown() || !A.StorageBytes) {
+      ++Count.Unknown;
+      EXPECT_FALSE(V.UnknownReason.empty() && A.StorageBytes)
           << Where << " is unknown without a reason";
       std::printf("[ ops ]   unknown %s: %s\n", Where.c_str(),
                   V.UnknownReason.c_str());
@@ -156,15 +228,28 @@ OpsTest::Tally OpsTest::compareWithTruth(const std::string &Name) {
           std::string("dtype ") + dtypeName(*V.Type) + " vs " +
               O.getString("dtype")->str());
     Check(deviceName(*V.Dev) == O.getString("device")->str(), "device");
-    Check(*R->StorageBytes == *O.getInteger("bytes"),
-          "storage bytes " + std::to_string(*R->StorageBytes) + " vs " +
+    Check(*A.StorageBytes == *O.getInteger("bytes"),
+          "storage bytes " + std::to_string(*A.StorageBytes) + " vs " +
               std::to_string(*O.getInteger("bytes")));
-    Check(R->Base == O.getString("base")->str(),
-          "base '" + R->Base + "' vs '" + O.getString("base")->str() + "'");
+    std::string TruthBase = O.getString("base")->str();
+    if (!A.Compound) {
+      Check(A.Base == TruthBase,
+            "base '" + A.Base + "' vs '" + TruthBase + "'");
+    } else {
+      // No row, so no base column: LibTorch's base (the earliest name on
+      // the storage, here the name itself) must own the storage written.
+      StorageId BaseStorage = NoStorage;
+      for (const Binding &B : A.Trace->Bindings)
+        if (B.Name == TruthBase && B.Value != NoValue) {
+          BaseStorage = A.Trace->value(B.Value).Storage;
+          break;
+        }
+      Check(!TruthBase.empty() && BaseStorage == A.Storage,
+            "in-place result not on the storage of '" + TruthBase + "'");
+    }
     if (Ok)
       ++Count.Answered;
   }
-  // A function the tool says throws must throw in LibTorch too (when it ran).
   return Count;
 }
 
@@ -176,17 +261,25 @@ TEST_F(OpsTest, ParsesWithoutErrors) {
 }
 
 TEST_F(OpsTest, AgreesWithLibTorch) {
-  int Truth = 0, Answered = 0;
+  Tally All;
   for (const char *F : Files) {
     Tally C = compareWithTruth(F);
-    Truth += C.Truth;
-    Answered += C.Answered;
-    std::printf("[ ops ] %-10s %3d named tensors, %3d answered fully, %d "
-                "functions throw\n",
-                F, C.Truth, C.Answered, C.Throws);
+    EXPECT_GT(C.Truth, 0) << F << ".truth.jsonl has no named tensors";
+    All.Truth += C.Truth;
+    All.Compared += C.Compared;
+    All.Answered += C.Answered;
+    All.Unknown += C.Unknown;
+    std::printf("[ ops ] %-10s %3d named tensors, %3d compared: %3d answered "
+                "fully, %2d unknown; %d functions throw\n",
+                F, C.Truth, C.Compared, C.Answered, C.Unknown, C.Throws);
   }
-  std::printf("[ ops ] total      %3d named tensors, %3d answered fully\n",
-              Truth, Answered);
+  std::printf("[ ops ] total      %3d named tensors, %3d compared: %3d answered "
+              "fully, %2d unknown\n",
+              All.Truth, All.Compared, All.Answered, All.Unknown);
+  EXPECT_EQ(All.Compared, All.Truth) << "every truth row must be compared";
+  EXPECT_EQ(All.Truth, TruthRows)
+      << "the truth files' named tensors changed; if rows were added on "
+         "purpose, set TruthRows";
 }
 
 } // namespace
