@@ -39,7 +39,7 @@ std::optional<std::string> FunctionEvaluator::enumeratorName(const Expr *E) {
   return std::nullopt;
 }
 
-std::optional<Dims> FunctionEvaluator::intList(const Expr *E) {
+std::optional<Shape> FunctionEvaluator::intList(const Expr *E) {
   E = strip(E);
   if (!E)
     return std::nullopt;
@@ -49,7 +49,7 @@ std::optional<Dims> FunctionEvaluator::intList(const Expr *E) {
   for (int Depth = 0; Depth < 6 && Cur; ++Depth) {
     Cur = strip(Cur);
     if (const auto *IL = dyn_cast<InitListExpr>(Cur)) {
-      Dims Out;
+      Shape Out;
       for (const Expr *Elem : IL->inits()) {
         auto V = integer(Elem);
         if (!V)
@@ -64,12 +64,12 @@ std::optional<Dims> FunctionEvaluator::intList(const Expr *E) {
     }
     if (const auto *CE = dyn_cast<CXXConstructExpr>(Cur)) {
       if (CE->getNumArgs() == 0)
-        return Dims{};
+        return Shape{};
       const Expr *Arg = strip(CE->getArg(0));
       // ArrayRef(const T &OneElt): a single integer.
       if (Arg->getType()->isIntegerType() && CE->getNumArgs() == 1) {
         if (auto V = integer(Arg))
-          return Dims{*V};
+          return Shape{*V};
         return std::nullopt;
       }
       Cur = Arg;

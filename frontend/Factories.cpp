@@ -16,16 +16,16 @@ ValueId FunctionEvaluator::tensorLiteral(const Expr *E, const FunctionDecl *Call
   if (Args.empty())
     return unmodelledCall("tensor", E, {}, "tensor() without data");
   // Walk down to the outermost braces.
-  std::function<std::optional<std::pair<Dims, QualType>>(const Expr *)> Shape =
-      [&](const Expr *X) -> std::optional<std::pair<Dims, QualType>> {
+  std::function<std::optional<std::pair<Shape, QualType>>(const Expr *)> ShapeOf =
+      [&](const Expr *X) -> std::optional<std::pair<Shape, QualType>> {
     for (int Depth = 0; Depth < 8 && X; ++Depth) {
       X = strip(X);
       if (const auto *IL = dyn_cast<InitListExpr>(X)) {
         if (IL->getNumInits() == 0)
           return std::nullopt;
-        std::optional<std::pair<Dims, QualType>> Inner;
+        std::optional<std::pair<Shape, QualType>> Inner;
         for (const Expr *Elem : IL->inits()) {
-          auto S = Shape(Elem);
+          auto S = ShapeOf(Elem);
           if (!S)
             return std::nullopt;
           if (Inner && (Inner->first != S->first ||
@@ -34,7 +34,7 @@ ValueId FunctionEvaluator::tensorLiteral(const Expr *E, const FunctionDecl *Call
             return std::nullopt;
           Inner = S;
         }
-        Dims D = {static_cast<int64_t>(IL->getNumInits())};
+        Shape D = {static_cast<int64_t>(IL->getNumInits())};
         D.insert(D.end(), Inner->first.begin(), Inner->first.end());
         return std::make_pair(D, Inner->second);
       }
@@ -49,12 +49,12 @@ ValueId FunctionEvaluator::tensorLiteral(const Expr *E, const FunctionDecl *Call
         continue;
       }
       if (X->getType()->isArithmeticType())
-        return std::make_pair(Dims{}, X->getType());
+        return std::make_pair(Shape{}, X->getType());
       return std::nullopt;
     }
     return std::nullopt;
   };
-  auto S = Shape(Args[0]);
+  auto S = ShapeOf(Args[0]);
   if (!S || (!Torch && S->first.size() != 1))
     return unmodelledCall("tensor", E, {}, "tensor data could not be read");
   QualType T = S->second;

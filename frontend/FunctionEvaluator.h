@@ -210,7 +210,7 @@ public:
 
   // Arguments.
   std::optional<int64_t> integer(const Expr *E);
-  std::optional<Dims> intList(const Expr *E);
+  std::optional<Shape> intList(const Expr *E);
   std::optional<DType> scalarType(const Expr *E);
   std::optional<Device> device(const Expr *E);
   std::optional<MemoryFormat> memoryFormat(const Expr *E);

@@ -9,7 +9,7 @@
 
 namespace tma {
 
-int64_t numel(const Dims &Sizes) {
+int64_t numel(const Shape &Sizes) {
   uint64_t N = 1;
   for (int64_t S : Sizes)
     N *= static_cast<uint64_t>(S);
@@ -32,7 +32,7 @@ std::optional<int64_t> checkedAdd(int64_t A, int64_t B) {
 
 // c10::safe_multiply_u64 accumulates the overflow flag over the running
 // product, then safe_compute_numel compares the result with int64's max.
-std::optional<int64_t> checkedNumel(const Dims &Sizes) {
+std::optional<int64_t> checkedNumel(const Shape &Sizes) {
   uint64_t N = 1;
   bool Overflowed = false;
   for (int64_t S : Sizes)
@@ -46,8 +46,8 @@ std::optional<int64_t> checkedNumel(const Dims &Sizes) {
 // EmptyTensor.cpp, computeStorageNbytes: a size-0 dim needs no storage;
 // otherwise 1 + sum(stride * (size - 1)), plus the offset, times the item
 // size, each step checked in uint64, and the total against storage_max().
-std::optional<int64_t> checkedStorageBytes(const Dims &Sizes,
-                                           const Dims &Strides,
+std::optional<int64_t> checkedStorageBytes(const Shape &Sizes,
+                                           const Shape &Strides,
                                            int64_t ItemSize, int64_t Offset) {
   uint64_t Size = 1;
   bool Overflowed = false;
@@ -68,8 +68,8 @@ std::optional<int64_t> checkedStorageBytes(const Dims &Sizes,
   return static_cast<int64_t>(Size);
 }
 
-Dims contiguousStrides(const Dims &Sizes) {
-  Dims Strides(Sizes.size());
+Shape contiguousStrides(const Shape &Sizes) {
+  Shape Strides(Sizes.size());
   uint64_t Next = 1;
   for (size_t I = Sizes.size(); I-- > 0;) {
     Strides[I] = static_cast<int64_t>(Next);
@@ -78,13 +78,13 @@ Dims contiguousStrides(const Dims &Sizes) {
   return Strides;
 }
 
-Dims channelsLastStrides(const Dims &Sizes) {
+Shape channelsLastStrides(const Shape &Sizes) {
   if (Sizes.size() != 4)
     return contiguousStrides(Sizes);
   // c10::get_channels_last_strides_2d multiplies the raw sizes (no
   // max(size, 1), unlike contiguous_strides): a size-0 dim zeroes the
   // strides outside it ([2,0,3,3] -> [0,1,0,0]).
-  Dims Strides(4);
+  Shape Strides(4);
   Strides[1] = 1;
   Strides[3] = Sizes[1];
   Strides[2] = Strides[3] * Sizes[3];
@@ -92,7 +92,7 @@ Dims channelsLastStrides(const Dims &Sizes) {
   return Strides;
 }
 
-bool isContiguous(const Dims &Sizes, const Dims &Strides) {
+bool isContiguous(const Shape &Sizes, const Shape &Strides) {
   if (numel(Sizes) == 0)
     return true;
   int64_t Expected = 1;
@@ -106,7 +106,7 @@ bool isContiguous(const Dims &Sizes, const Dims &Strides) {
   return true;
 }
 
-bool isChannelsLastContiguous(const Dims &Sizes, const Dims &Strides) {
+bool isChannelsLastContiguous(const Shape &Sizes, const Shape &Strides) {
   if (Sizes.size() != 4)
     return false;
   int64_t Expected = 1;
@@ -120,7 +120,7 @@ bool isChannelsLastContiguous(const Dims &Sizes, const Dims &Strides) {
   return true;
 }
 
-bool isNonOverlappingAndDense(const Dims &Sizes, const Dims &Strides) {
+bool isNonOverlappingAndDense(const Shape &Sizes, const Shape &Strides) {
   // TensorImpl::refresh_contiguous caches is_contiguous_ ||
   // is_channels_last_contiguous_ || compute_non_overlapping_and_dense().
   // Only the first term matters beyond the sort below: it makes every
@@ -156,7 +156,7 @@ bool isNonOverlappingAndDense(const Dims &Sizes, const Dims &Strides) {
 
 // is_channels_last_strides_2d_s4 (c10/core/MemoryFormat.h), which decides
 // suggest_memory_format() and so the layout of clone/to/empty_like outputs.
-bool suggestsChannelsLast(const Dims &Sizes, const Dims &Strides) {
+bool suggestsChannelsLast(const Shape &Sizes, const Shape &Strides) {
   if (Sizes.size() != 4)
     return false;
   if (Strides[1] == 0)
@@ -186,14 +186,14 @@ bool suggestsChannelsLast(const Dims &Sizes, const Dims &Strides) {
 //    dims that are contiguous with each other (size-1 dims never end a
 //    chunk). Each chunk must be covered exactly by a run of new dims, which
 //    inherit the chunk's base stride.
-std::optional<Dims> computeStride(const Dims &OldSizes, const Dims &OldStrides,
-                                  const Dims &NewSizes) {
+std::optional<Shape> computeStride(const Shape &OldSizes, const Shape &OldStrides,
+                                  const Shape &NewSizes) {
   if (OldSizes.empty())
-    return Dims(NewSizes.size(), 1);
+    return Shape(NewSizes.size(), 1);
   int64_t N = numel(OldSizes);
   if (N == 0 && OldSizes == NewSizes)
     return OldStrides;
-  Dims NewStrides(NewSizes.size());
+  Shape NewStrides(NewSizes.size());
   if (N == 0) {
     for (int64_t D = static_cast<int64_t>(NewSizes.size()) - 1; D >= 0; --D) {
       if (D == static_cast<int64_t>(NewSizes.size()) - 1)
@@ -235,17 +235,17 @@ std::optional<Dims> computeStride(const Dims &OldSizes, const Dims &OldStrides,
   return NewStrides;
 }
 
-std::optional<Dims> inferSize(const Dims &Shape, int64_t Numel) {
-  Dims Result = Shape;
+std::optional<Shape> inferSize(const Shape &Target, int64_t Numel) {
+  Shape Result = Target;
   int64_t NewSize = 1;
   std::optional<size_t> InferDim;
-  for (size_t D = 0; D < Shape.size(); ++D) {
-    if (Shape[D] == -1) {
+  for (size_t D = 0; D < Target.size(); ++D) {
+    if (Target[D] == -1) {
       if (InferDim)
         return std::nullopt;
       InferDim = D;
-    } else if (Shape[D] >= 0) {
-      NewSize *= Shape[D];
+    } else if (Target[D] >= 0) {
+      NewSize *= Target[D];
     } else {
       return std::nullopt;
     }
@@ -264,7 +264,7 @@ std::optional<Dims> inferSize(const Dims &Shape, int64_t Numel) {
 // at::infer_dense_strides (aten/src/ATen/ExpandUtils.cpp): a stable
 // insertion sort of dims by stride (0 strides are ambiguous and never move;
 // equal strides put the larger size outward), then dense packing.
-Dims inferDenseStrides(const Dims &Sizes, const Dims &Strides) {
+Shape inferDenseStrides(const Shape &Sizes, const Shape &Strides) {
   size_t Rank = Sizes.size();
   if (Rank == 0)
     return {};
@@ -294,7 +294,7 @@ Dims inferDenseStrides(const Dims &Sizes, const Dims &Strides) {
       }
     }
   }
-  Dims Out(Rank);
+  Shape Out(Rank);
   int64_t Cur = 1;
   for (size_t I = 0; I < Rank; ++I) {
     size_t D = Perm[I];
@@ -308,13 +308,13 @@ Dims inferDenseStrides(const Dims &Sizes, const Dims &Strides) {
 // clone(Preserve) uses empty_strided with the same strides for a
 // non-overlapping-and-dense input; empty_like(Preserve) does the same and
 // otherwise infers dense strides. Both therefore land here.
-Dims preserveFormatStrides(const Dims &Sizes, const Dims &Strides) {
+Shape preserveFormatStrides(const Shape &Sizes, const Shape &Strides) {
   if (isNonOverlappingAndDense(Sizes, Strides))
     return Strides;
   return inferDenseStrides(Sizes, Strides);
 }
 
-int64_t storageBytesFor(const Dims &Sizes, const Dims &Strides,
+int64_t storageBytesFor(const Shape &Sizes, const Shape &Strides,
                         int64_t ItemSize) {
   uint64_t Span = 1;
   for (size_t I = 0; I < Sizes.size(); ++I) {
@@ -325,9 +325,9 @@ int64_t storageBytesFor(const Dims &Sizes, const Dims &Strides,
   return static_cast<int64_t>(Span * static_cast<uint64_t>(ItemSize));
 }
 
-std::optional<Dims> broadcastShapes(const Dims &A, const Dims &B) {
+std::optional<Shape> broadcastShapes(const Shape &A, const Shape &B) {
   size_t Rank = std::max(A.size(), B.size());
-  Dims Out(Rank);
+  Shape Out(Rank);
   for (size_t I = 0; I < Rank; ++I) {
     int64_t DA = I < Rank - A.size() ? 1 : A[I - (Rank - A.size())];
     int64_t DB = I < Rank - B.size() ? 1 : B[I - (Rank - B.size())];
@@ -340,7 +340,7 @@ std::optional<Dims> broadcastShapes(const Dims &A, const Dims &B) {
 
 // TensorIteratorBase::fast_set_up / reorder_dimensions /
 // allocate_or_resize_outputs (aten/src/ATen/TensorIterator.cpp).
-Dims tensorIteratorOutputStrides(const Dims &OutSizes,
+Shape tensorIteratorOutputStrides(const Shape &OutSizes,
                                  const std::vector<IterOperand> &Inputs) {
   size_t Rank = OutSizes.size();
   // Fast set-up: every operand has the output's shape.
@@ -373,13 +373,13 @@ Dims tensorIteratorOutputStrides(const Dims &OutSizes,
 
   // Broadcast each operand's strides to the output shape (compute_strides):
   // missing leading dims and expanded size-1 dims get stride 0.
-  std::vector<Dims> OpStrides;
+  std::vector<Shape> OpStrides;
   for (const IterOperand &Op : Inputs) {
     // Broadcasting never adds dims to the output: an operand of higher rank
     // is a caller bug; treat it as a broadcast-free operand.
     if (Op.Sizes.size() > Rank || Op.Strides.size() != Op.Sizes.size())
       continue;
-    Dims S(Rank, 0);
+    Shape S(Rank, 0);
     size_t Offset = Rank - Op.Sizes.size();
     for (size_t I = 0; I < Op.Sizes.size(); ++I)
       S[Offset + I] =
@@ -391,7 +391,7 @@ Dims tensorIteratorOutputStrides(const Dims &OutSizes,
   std::vector<size_t> Perm(Rank);
   std::iota(Perm.rbegin(), Perm.rend(), 0);
   auto ShouldSwap = [&](size_t D0, size_t D1) {
-    for (const Dims &S : OpStrides) {
+    for (const Shape &S : OpStrides) {
       int64_t S0 = S[D0], S1 = S[D1];
       if (S0 == 0 || S1 == 0)
         continue;
@@ -423,7 +423,7 @@ Dims tensorIteratorOutputStrides(const Dims &OutSizes,
   if (Inverted)
     return contiguousStrides(OutSizes);
   // compatible_stride over the permuted shape, then un-permute.
-  Dims Out(Rank);
+  Shape Out(Rank);
   int64_t Next = 1;
   for (size_t J = 0; J < Rank; ++J) {
     Out[Perm[J]] = Next;

@@ -65,7 +65,7 @@ OpOutcome throws(const std::string &Message);
 enum class FillKind { Uninitialized, Filled };
 
 /// randn/rand/zeros/ones/empty/full/randint...: a fresh contiguous tensor.
-OpOutcome factory(const std::optional<Dims> &Sizes,
+OpOutcome factory(const std::optional<Shape> &Sizes,
                   const std::optional<DType> &Type,
                   const std::optional<Device> &Dev, FillKind Fill);
 
@@ -74,9 +74,9 @@ OpOutcome factory(const std::optional<Dims> &Sizes,
 OpOutcome transpose(const TensorValue &In, int64_t Dim0, int64_t Dim1);
 /// Tensor::t(): 0-D and 1-D inputs come back as an alias of the same shape.
 OpOutcome matrixTranspose(const TensorValue &In);
-OpOutcome permute(const TensorValue &In, const Dims &Order);
+OpOutcome permute(const TensorValue &In, const DimList &Order);
 /// view(shape): a view or, when computeStride fails, a run-time error.
-OpOutcome viewAs(const TensorValue &In, const Dims &Shape);
+OpOutcome viewAs(const TensorValue &In, const Shape &Target);
 OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index);
 /// slice(dim, start, end, step) with Python semantics for missing bounds.
 OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<int64_t> Start,
@@ -88,7 +88,7 @@ OpOutcome alias(const TensorValue &In);
 // ---- Layout-sensitive copies -------------------------------------------------
 
 /// reshape: a view when computeStride succeeds, else a contiguous copy.
-OpOutcome reshape(const TensorValue &In, const Dims &Shape);
+OpOutcome reshape(const TensorValue &In, const Shape &Target);
 /// contiguous(fmt): the input itself when already contiguous in fmt.
 OpOutcome contiguous(const TensorValue &In, MemoryFormat Fmt);
 OpOutcome clone(const TensorValue &In, MemoryFormat Fmt);
@@ -131,23 +131,23 @@ OpOutcome narrow(const TensorValue &In, int64_t Dim, int64_t Start,
 /// when its size is 1 and is otherwise an alias of the same shape.
 OpOutcome squeeze(const TensorValue &In, std::optional<int64_t> Dim);
 /// expand(sizes) (inferExpandGeometry in ExpandUtils.cpp); -1 keeps a dim.
-OpOutcome expand(const TensorValue &In, const Dims &Sizes);
+OpOutcome expand(const TensorValue &In, const Shape &Sizes);
 /// as_strided(sizes, strides, offset): exactly the geometry given. The
 /// storage size, when known, bounds it ("out of bounds for storage").
-OpOutcome asStrided(const TensorValue &In, const Dims &Sizes,
-                    const Dims &Strides, std::optional<int64_t> Offset,
+OpOutcome asStrided(const TensorValue &In, const Shape &Sizes,
+                    const Shape &Strides, std::optional<int64_t> Offset,
                     std::optional<int64_t> StorageBytes);
 OpOutcome diagonal(const TensorValue &In, int64_t Offset, int64_t Dim1,
                    int64_t Dim2);
 OpOutcome unfold(const TensorValue &In, int64_t Dim, int64_t Size,
                  int64_t Step);
-OpOutcome movedim(const TensorValue &In, const Dims &Source,
-                  const Dims &Destination);
+OpOutcome movedim(const TensorValue &In, const DimList &Source,
+                  const DimList &Destination);
 /// flatten(start, end): self when start == end, [1] for a 0-dim input,
 /// otherwise reshape (so it copies exactly when reshape does).
 OpOutcome flatten(const TensorValue &In, int64_t Start, int64_t End);
 /// unflatten(dim, sizes): view with the one dim split.
-OpOutcome unflatten(const TensorValue &In, int64_t Dim, const Dims &Sizes);
+OpOutcome unflatten(const TensorValue &In, int64_t Dim, const Shape &Sizes);
 /// view(dtype): reinterprets the bytes; the last dim scales by the itemsize
 /// ratio.
 OpOutcome viewDtype(const TensorValue &In, DType Type);
@@ -156,14 +156,14 @@ OpOutcome viewDtype(const TensorValue &In, DType Type);
 std::vector<OpOutcome> chunk(const TensorValue &In, int64_t Chunks, int64_t Dim);
 std::vector<OpOutcome> split(const TensorValue &In, int64_t SplitSize,
                              int64_t Dim);
-std::vector<OpOutcome> splitWithSizes(const TensorValue &In, const Dims &Sizes,
+std::vector<OpOutcome> splitWithSizes(const TensorValue &In, const Shape &Sizes,
                                       int64_t Dim);
 std::vector<OpOutcome> unbind(const TensorValue &In, int64_t Dim);
 
 // ---- More factories ------------------------------------------------------------
 
 /// empty_strided(sizes, strides): storage bytes follow the strides.
-OpOutcome emptyStrided(const Dims &Sizes, const Dims &Strides,
+OpOutcome emptyStrided(const Shape &Sizes, const Shape &Strides,
                        const std::optional<DType> &Type,
                        const std::optional<Device> &Dev);
 /// empty_like / zeros_like / ones_like / rand_like / full_like...
@@ -191,7 +191,7 @@ OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices);
 OpOutcome gather(const TensorValue &In, int64_t Dim, const TensorValue &Index);
 OpOutcome cat(const std::vector<TensorValue> &Ins, int64_t Dim);
 OpOutcome stack(const std::vector<TensorValue> &Ins, int64_t Dim);
-OpOutcome repeat(const TensorValue &In, const Dims &Repeats);
+OpOutcome repeat(const TensorValue &In, const Shape &Repeats);
 
 // ---- TensorIterator ops (elementwise) -------------------------------------------
 
@@ -211,8 +211,8 @@ struct ElemOperand {
     ElemOperand O;
     O.IsScalar = true;
     O.ScalarType = Type;
-    O.T.Sizes = Dims{};
-    O.T.Strides = Dims{};
+    O.T.Sizes = Shape{};
+    O.T.Strides = Shape{};
     O.T.Offset = 0;
     O.T.Type = Type;
     return O;
@@ -256,11 +256,11 @@ enum class ReduceKind {
   Same,    // max(), min(), amax, amin: the input dtype
   Index,   // argmax, argmin: int64
 };
-/// A reduction over Dims (empty: every dim) with or without keepdim. The
+/// A reduction over Shape (empty: every dim) with or without keepdim. The
 /// output is a fresh contiguous tensor (1.13). Type, when set, is the
 /// dtype= argument.
 OpOutcome reduce(const std::string &Op, const TensorValue &In,
-                 const std::optional<Dims> &ReduceDims, bool KeepDim,
+                 const std::optional<DimList> &ReduceDims, bool KeepDim,
                  ReduceKind Kind, std::optional<DType> Type);
 /// max(dim, keepdim) / min(dim, keepdim): (values, indices), or a single
 /// Throws/Unknown outcome.

@@ -2,7 +2,7 @@
 
 namespace tma {
 
-TensorValue makeContiguous(const Dims &Sizes, DType Type, Device Dev) {
+TensorValue makeContiguous(const Shape &Sizes, DType Type, Device Dev) {
   TensorValue V;
   V.Sizes = Sizes;
   V.Strides = contiguousStrides(Sizes);
@@ -12,7 +12,7 @@ TensorValue makeContiguous(const Dims &Sizes, DType Type, Device Dev) {
   return V;
 }
 
-std::optional<int64_t> denseBytes(const Dims &Sizes, DType Type) {
+std::optional<int64_t> denseBytes(const Shape &Sizes, DType Type) {
   auto N = checkedNumel(Sizes);
   if (!N)
     return std::nullopt;

@@ -19,11 +19,11 @@ using StorageId = int;
 constexpr StorageId NoStorage = -1;
 
 /// numel(Sizes) * itemsize(Type), or nullopt when it does not fit in int64.
-std::optional<int64_t> denseBytes(const Dims &Sizes, DType Type);
+std::optional<int64_t> denseBytes(const Shape &Sizes, DType Type);
 
 struct TensorValue {
-  std::optional<Dims> Sizes;
-  std::optional<Dims> Strides;
+  std::optional<Shape> Sizes;
+  std::optional<Shape> Strides;
   std::optional<int64_t> Offset; // storage_offset, in elements
   std::optional<DType> Type;
   std::optional<Device> Dev;
@@ -67,7 +67,7 @@ struct TensorValue {
 };
 
 /// A fully known, freshly laid out tensor (contiguous, offset 0).
-TensorValue makeContiguous(const Dims &Sizes, DType Type, Device Dev);
+TensorValue makeContiguous(const Shape &Sizes, DType Type, Device Dev);
 
 /// A value with nothing known but the reason.
 TensorValue unknownTensor(const std::string &Reason);

@@ -35,7 +35,7 @@ OpOutcome checkedOutcome(OpOutcome Out) {
   if (Out.Kind == OpKind::Throws || Out.Kind == OpKind::Unknown ||
       Out.Kind == OpKind::Use || !Out.Value.Sizes)
     return Out;
-  const Dims &Sizes = *Out.Value.Sizes;
+  const Shape &Sizes = *Out.Value.Sizes;
   bool Allocates = Out.Kind == OpKind::Alloc || Out.Kind == OpKind::Copy;
   bool NumelFits = checkedNumel(Sizes).has_value();
   if (Allocates && Out.Value.Type) {
@@ -57,7 +57,7 @@ OpOutcome checkedOutcome(OpOutcome Out) {
 namespace detail {
 
 /// A view with exactly this geometry.
-OpOutcome viewWith(const TensorValue &In, Dims Sizes, Dims Strides,
+OpOutcome viewWith(const TensorValue &In, Shape Sizes, Shape Strides,
                    int64_t Offset) {
   OpOutcome Out = viewOf(In);
   Out.Value.Sizes = std::move(Sizes);
@@ -78,7 +78,7 @@ std::optional<int64_t> sumBytes(const std::vector<const TensorValue *> &Ins) {
 }
 
 /// A fresh contiguous output of Sizes; Type/Dev may be unknown.
-OpOutcome freshContiguous(const Dims &Sizes, std::optional<DType> Type,
+OpOutcome freshContiguous(const Shape &Sizes, std::optional<DType> Type,
                           std::optional<Device> Dev) {
   OpOutcome Out;
   Out.Kind = OpKind::Copy;

@@ -48,16 +48,16 @@ OpOutcome cat(const std::vector<TensorValue> &Ins, int64_t Dim) {
     Out.ReadBytes = 0;
     return Out;
   }
-  const Dims &First = *Used.front()->Sizes;
+  const Shape &First = *Used.front()->Sizes;
   int64_t Rank = static_cast<int64_t>(First.size());
   auto D = wrapDim(Dim, Rank);
   if (!D)
     return throws(rangeError(Rank));
-  Dims Sizes = First;
+  Shape Sizes = First;
   Sizes[*D] = 0;
   bool AllChannelsLast = Rank == 4;
   for (const TensorValue *T : Used) {
-    const Dims &S = *T->Sizes;
+    const Shape &S = *T->Sizes;
     if (static_cast<int64_t>(S.size()) != Rank)
       return throws("Tensors must have same number of dimensions: got " +
                     std::to_string(Rank) + " and " + std::to_string(S.size()));
@@ -113,7 +113,7 @@ OpOutcome stack(const std::vector<TensorValue> &Ins, int64_t Dim) {
 
 // repeat (TensorShape.cpp): sizes multiplied by the repeats (padded with
 // leading 1s); a fresh contiguous output.
-OpOutcome repeat(const TensorValue &In, const Dims &Repeats) {
+OpOutcome repeat(const TensorValue &In, const Shape &Repeats) {
   if (!In.Sizes)
     return unknownCopy(shapeReason(In), In.Type, In.Dev);
   if (Repeats.size() < In.Sizes->size())
@@ -123,7 +123,7 @@ OpOutcome repeat(const TensorValue &In, const Dims &Repeats) {
     if (R < 0)
       return throws("Trying to create tensor with negative dimension " +
                     std::to_string(R) + ": " + dimsText(Repeats));
-  Dims Sizes = Repeats;
+  Shape Sizes = Repeats;
   size_t Off = Repeats.size() - In.Sizes->size();
   for (size_t K = 0; K < In.Sizes->size(); ++K)
     Sizes[Off + K] *= (*In.Sizes)[K];

@@ -112,32 +112,32 @@ OpOutcome elementwise(const std::string &Op,
   }
   Out.Value.Type = Type;
   // The broadcast shape and TensorIterator's output layout.
-  std::optional<Dims> Shape = Dims{};
+  std::optional<Shape> Broadcast = Shape{};
   std::vector<IterOperand> Iter;
   std::vector<const TensorValue *> Tensors;
   for (const ElemOperand &O : Ops) {
     if (O.IsScalar) {
-      Iter.push_back({Dims{}, Dims{}});
+      Iter.push_back({Shape{}, Shape{}});
       continue;
     }
     Tensors.push_back(&O.T);
     if (!O.T.Sizes || !O.T.Strides) {
       Out.Value.markUnknown(shapeReason(O.T));
-      Shape.reset();
+      Broadcast.reset();
       continue;
     }
-    if (Shape) {
-      Shape = broadcastShapes(*Shape, *O.T.Sizes);
-      if (!Shape)
+    if (Broadcast) {
+      Broadcast = broadcastShapes(*Broadcast, *O.T.Sizes);
+      if (!Broadcast)
         return throws("The size of tensor a must match the size of tensor b "
                       "at a non-singleton dimension (" + Op + ": shapes do "
                       "not broadcast)");
     }
     Iter.push_back({*O.T.Sizes, *O.T.Strides});
   }
-  if (Shape) {
-    Out.Value.Sizes = *Shape;
-    Out.Value.Strides = tensorIteratorOutputStrides(*Shape, Iter);
+  if (Broadcast) {
+    Out.Value.Sizes = *Broadcast;
+    Out.Value.Strides = tensorIteratorOutputStrides(*Broadcast, Iter);
     Out.Value.Offset = 0;
   }
   Out.ReadBytes = sumBytes(Tensors);

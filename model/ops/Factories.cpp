@@ -21,7 +21,7 @@ namespace tma {
 
 using namespace detail;
 
-OpOutcome factory(const std::optional<Dims> &Sizes,
+OpOutcome factory(const std::optional<Shape> &Sizes,
                   const std::optional<DType> &Type,
                   const std::optional<Device> &Dev, FillKind Fill) {
   OpOutcome Out;
@@ -51,7 +51,7 @@ OpOutcome factory(const std::optional<Dims> &Sizes,
   return Out;
 }
 
-OpOutcome emptyStrided(const Dims &Sizes, const Dims &Strides,
+OpOutcome emptyStrided(const Shape &Sizes, const Shape &Strides,
                        const std::optional<DType> &Type,
                        const std::optional<Device> &Dev) {
   if (Sizes.size() != Strides.size())
@@ -175,7 +175,7 @@ static RuleResult factoryRule(const OpCall &C) {
     return Ints[K]->Int;
   };
   // The shape, per factory.
-  std::optional<Dims> Sizes;
+  std::optional<Shape> Sizes;
   std::string ShapeReason = "size argument could not be derived";
   std::optional<DType> ValueType; // a dtype the arguments imply
   if (Name == "arange") {
@@ -194,7 +194,7 @@ static RuleResult factoryRule(const OpCall &C) {
       double Step = Nums.size() == 3 ? Nums[2] : 1;
       ValueType = Floating ? DType::Float32 : DType::Int64;
       if (auto N = arangeSize(Start, End, Step))
-        Sizes = Dims{*N};
+        Sizes = Shape{*N};
       else
         return one(throws("upper bound and larger bound inconsistent with "
                           "step sign"), Name);
@@ -205,18 +205,18 @@ static RuleResult factoryRule(const OpCall &C) {
     if (auto N = IntArg(0)) {
       if (*N < 0)
         return one(throws("number of steps must be non-negative"), Name);
-      Sizes = Dims{*N};
+      Sizes = Shape{*N};
     }
   } else if (Name == "eye") {
     auto N = IntArg(0);
     auto M = Ints.size() >= 2 ? IntArg(1) : N;
     if (N && M)
-      Sizes = Dims{*N, *M};
+      Sizes = Shape{*N, *M};
   } else if (Name == "randperm") {
     if (auto N = IntArg(0))
-      Sizes = Dims{*N};
+      Sizes = Shape{*N};
   } else if (Name == "scalar_tensor") {
-    Sizes = Dims{};
+    Sizes = Shape{};
   } else if (!Lists.empty()) {
     if (Lists[0]->known())
       Sizes = Lists[0]->List;

@@ -145,7 +145,7 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
   // Advanced indexing (AdvancedIndex in TensorAdvancedIndexing.cpp): index
   // tensors broadcast together; adjacent ones replace their dims in place,
   // separated ones move the broadcast dims to the front.
-  std::optional<Dims> IndexShape = *TensorIndices.front().Index.Sizes;
+  std::optional<Shape> IndexShape = *TensorIndices.front().Index.Sizes;
   for (const Advanced &A : TensorIndices) {
     IndexShape = broadcastShapes(*IndexShape, *A.Index.Sizes);
     if (!IndexShape)
@@ -159,15 +159,15 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
   for (size_t I = 1; I < TensorIndices.size(); ++I)
     if (TensorIndices[I].Dim != TensorIndices[I - 1].Dim + 1)
       Adjacent = false;
-  const Dims &Src = *Cur.Sizes;
-  const Dims &SrcStrides = *Cur.Strides;
+  const Shape &Src = *Cur.Sizes;
+  const Shape &SrcStrides = *Cur.Strides;
   int64_t First = TensorIndices.front().Dim;
   int64_t Last = TensorIndices.back().Dim;
   int64_t IndexRank = static_cast<int64_t>(IndexShape->size());
-  Dims OutSizes;
+  Shape OutSizes;
   // The restrided source (restride_src): indexed dims replaced by the index
   // shape with stride 0. Its operand order decides the output layout.
-  Dims RestrideStrides;
+  Shape RestrideStrides;
   int64_t IndexPos;
   if (Adjacent) {
     for (int64_t D = 0; D < First; ++D) {
@@ -204,8 +204,8 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
   for (const Advanced &A : TensorIndices) {
     // reshape_indexer: the broadcast index gets size-1 dims around it; after
     // TensorIterator broadcasting those are stride 0.
-    Dims IdxStrides(OutSizes.size(), 0);
-    Dims IdxSizes = *A.Index.Sizes;
+    Shape IdxStrides(OutSizes.size(), 0);
+    Shape IdxSizes = *A.Index.Sizes;
     if (A.Index.Strides && IdxSizes == *IndexShape)
       for (int64_t K = 0; K < IndexRank; ++K)
         IdxStrides[IndexPos + K] = IdxSizes[K] == 1 ? 0 : (*A.Index.Strides)[K];
@@ -264,7 +264,7 @@ OpOutcome indexSelect(const TensorValue &In, int64_t Dim,
   auto D = wrapDim(Dim, Rank);
   if (!D)
     return throws(rangeError(Rank));
-  Dims Sizes = *In.Sizes;
+  Shape Sizes = *In.Sizes;
   Sizes[*D] = numel(*Index.Sizes);
   OpOutcome Out = freshContiguous(Sizes, In.Type, In.Dev);
   // Each selected slice is read once, plus the index itself.
@@ -287,7 +287,7 @@ OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices) {
                        Weight.Type, Weight.Dev);
   if (Weight.Sizes->size() != 2)
     return throws("'weight' must be 2-D");
-  Dims Sizes = *Indices.Sizes;
+  Shape Sizes = *Indices.Sizes;
   Sizes.push_back((*Weight.Sizes)[1]);
   OpOutcome Out = freshContiguous(Sizes, Weight.Type, Weight.Dev);
   Out.TransientBytes = 0;

@@ -23,7 +23,7 @@ using namespace detail;
 
 // reshape (TensorShape.cpp): _reshape_alias when computeStride succeeds,
 // otherwise _unsafe_view(clone(Contiguous)).
-OpOutcome reshape(const TensorValue &In, const Dims &Shape) {
+OpOutcome reshape(const TensorValue &In, const Shape &Target) {
   if (!In.Sizes) {
     OpOutcome Out = unmodelled("reshape");
     Out.Value = TensorValue();
@@ -33,9 +33,9 @@ OpOutcome reshape(const TensorValue &In, const Dims &Shape) {
                                                    : In.UnknownReason);
     return Out;
   }
-  auto Sizes = inferSize(Shape, numel(*In.Sizes));
+  auto Sizes = inferSize(Target, numel(*In.Sizes));
   if (!Sizes)
-    return throws("shape '" + dimsText(Shape) + "' is invalid for input of size " +
+    return throws("shape '" + dimsText(Target) + "' is invalid for input of size " +
                   std::to_string(numel(*In.Sizes)));
   if (!In.hasLayout()) {
     // The shape is known but whether it copies is not.
@@ -90,7 +90,7 @@ OpOutcome contiguous(const TensorValue &In, MemoryFormat Fmt) {
 
 // clone (TensorFactories.cpp): Preserve keeps dense strides; offset dropped.
 OpOutcome clone(const TensorValue &In, MemoryFormat Fmt) {
-  std::optional<Dims> Strides;
+  std::optional<Shape> Strides;
   if (In.Sizes) {
     switch (Fmt) {
     case MemoryFormat::Contiguous:
@@ -160,7 +160,7 @@ OpOutcome to(const TensorValue &In, const ToTarget &Target) {
   }
   if (*SameType && *SameDevice && !Target.Copy && *FormatOk)
     return selfOf(In, "same dtype and device: to() returns self");
-  std::optional<Dims> Strides;
+  std::optional<Shape> Strides;
   if (In.Sizes) {
     if (Target.Fmt == MemoryFormat::Preserve) {
       if (In.Strides)

@@ -42,7 +42,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
     Out.Value.markUnknown("shape of an operand is unknown");
     return Out;
   }
-  const Dims &SA = *A.Sizes, &SB = *B.Sizes;
+  const Shape &SA = *A.Sizes, &SB = *B.Sizes;
   size_t RA = SA.size(), RB = SB.size();
   if (RA == 0 || RB == 0)
     return throws("both arguments to matmul need to be at least 1D, but they "
@@ -52,7 +52,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
   int64_t K2 = RB >= 2 ? SB[RB - 2] : SB[0];
   if (K1 != K2)
     return throws("mat1 and mat2 shapes cannot be multiplied");
-  Dims OutSizes;
+  Shape OutSizes;
   std::optional<int64_t> Transient = 0;
   if (RA == 1 && RB == 1) {
     OutSizes = {};
@@ -72,7 +72,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
       Out.Value.markUnknown("strides of the left operand are unknown, so "
                             "whether matmul copies it is unknown");
     } else {
-      const Dims &St = *A.Strides;
+      const Shape &St = *A.Strides;
       bool UseBmm;
       if (Version.atLeast(2, 1)) {
         // PR #76828: fold only when the batch dims are packed.
@@ -86,7 +86,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
         UseBmm = RA == 3 && RB == 2 && St[2] != 1 && St[0] == SA[1] * SA[2];
       }
       if (!UseBmm) {
-        Dims Folded = {numel(SA) / std::max<int64_t>(K1, 1), K1};
+        Shape Folded = {numel(SA) / std::max<int64_t>(K1, 1), K1};
         if (numel(SA) == 0)
           Folded = {0, K1};
         if (!computeStride(SA, St, Folded) && A.Type) {
@@ -98,8 +98,8 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
     }
   } else {
     // Batched: expand both batch portions, then reshape to 3-D for bmm.
-    Dims BatchA(SA.begin(), SA.end() - std::min<size_t>(RA, 2));
-    Dims BatchB(SB.begin(), SB.end() - std::min<size_t>(RB, 2));
+    Shape BatchA(SA.begin(), SA.end() - std::min<size_t>(RA, 2));
+    Shape BatchB(SB.begin(), SB.end() - std::min<size_t>(RB, 2));
     auto Batch = broadcastShapes(BatchA, BatchB);
     if (!Batch)
       return throws("matmul batch dimensions cannot be broadcast");
@@ -112,16 +112,16 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
       OutSizes.push_back(P);
     // Each operand: expand(batch + matrix) then reshape({batch_numel, ...});
     // the reshape copies when the expanded tensor is not viewable.
-    auto ExpandCopy = [&](const TensorValue &T, const Dims &Matrix)
+    auto ExpandCopy = [&](const TensorValue &T, const Shape &Matrix)
         -> std::optional<int64_t> {
       if (!T.Strides || !T.Type)
         return std::nullopt;
-      Dims ExpSizes = *Batch;
+      Shape ExpSizes = *Batch;
       ExpSizes.insert(ExpSizes.end(), Matrix.begin(), Matrix.end());
-      Dims ExpStrides(ExpSizes.size(), 0);
-      const Dims &TS = *T.Sizes, &TSt = *T.Strides;
+      Shape ExpStrides(ExpSizes.size(), 0);
+      const Shape &TS = *T.Sizes, &TSt = *T.Strides;
       // A 1-D operand is unsqueezed to a matrix first.
-      Dims MS = TS, MSt = TSt;
+      Shape MS = TS, MSt = TSt;
       if (TS.size() == 1) {
         if (&T == &A) {
           MS = {1, TS[0]};
@@ -135,7 +135,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
       for (size_t I = 0; I < MS.size(); ++I)
         ExpStrides[Off + I] =
             (MS[I] == 1 && ExpSizes[Off + I] != 1) ? 0 : MSt[I];
-      Dims Flat = {numel(*Batch), Matrix[0], Matrix[1]};
+      Shape Flat = {numel(*Batch), Matrix[0], Matrix[1]};
       if (computeStride(ExpSizes, ExpStrides, Flat))
         return 0;
       return denseBytes(Flat, *T.Type);
@@ -168,7 +168,7 @@ OpOutcome mm(const TensorValue &A, const TensorValue &B) {
     return *T;
   if (!A.Sizes || !B.Sizes)
     return unknownCopy(shapeReason(A.Sizes ? B : A), A.Type, A.Dev);
-  const Dims &SA = *A.Sizes, &SB = *B.Sizes;
+  const Shape &SA = *A.Sizes, &SB = *B.Sizes;
   if (SA.size() != 2)
     return throws("self must be a matrix");
   if (SB.size() != 2)
@@ -190,7 +190,7 @@ OpOutcome bmm(const TensorValue &A, const TensorValue &B) {
     return *T;
   if (!A.Sizes || !B.Sizes)
     return unknownCopy(shapeReason(A.Sizes ? B : A), A.Type, A.Dev);
-  const Dims &SA = *A.Sizes, &SB = *B.Sizes;
+  const Shape &SA = *A.Sizes, &SB = *B.Sizes;
   if (SA.size() != 3)
     return throws("batch1 must be a 3D tensor");
   if (SB.size() != 3)

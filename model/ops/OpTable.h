@@ -134,7 +134,9 @@ struct ArgValue {
   std::vector<ValueId> Tensors;
   std::vector<TensorValue> TVs;
   int64_t Int = 0;
-  Dims List;
+  /// int[]: the integers, which a rule reads as a Shape (view, expand) or
+  /// a DimList (permute, a reduction's dims).
+  std::vector<int64_t> List;
   bool Bool = false;
   ElemOperand Scalar;            // Scalar (as an elementwise operand)
   std::optional<double> Number;  // Scalar: its value when a constant

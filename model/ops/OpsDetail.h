@@ -14,7 +14,7 @@ namespace detail {
 /// leaves int64.
 std::optional<int64_t> sumBytes(const std::vector<const TensorValue *> &Ins);
 /// A fresh contiguous output of Sizes; Type/Dev may be unknown.
-OpOutcome freshContiguous(const Dims &Sizes, std::optional<DType> Type,
+OpOutcome freshContiguous(const Shape &Sizes, std::optional<DType> Type,
                           std::optional<Device> Dev);
 /// An output whose shape cannot be derived: a copy of unknown size.
 OpOutcome unknownCopy(const std::string &Reason, std::optional<DType> Type,
@@ -29,10 +29,10 @@ std::optional<OpOutcome> sameDTypeOrThrow(const TensorValue &A,
 /// c10::canCast.
 bool canCast(DType From, DType To);
 /// A view with exactly this geometry.
-OpOutcome viewWith(const TensorValue &In, Dims Sizes, Dims Strides,
+OpOutcome viewWith(const TensorValue &In, Shape Sizes, Shape Strides,
                    int64_t Offset);
 
-inline std::string dimsText(const Dims &D) {
+inline std::string dimsText(const Shape &D) {
   std::ostringstream OS;
   OS << '[';
   for (size_t I = 0; I < D.size(); ++I)
@@ -65,7 +65,7 @@ inline OpOutcome selfOf(const TensorValue &In, const std::string &Note) {
 }
 
 /// A fresh tensor of In's shape with Strides; counts the copy's traffic.
-inline OpOutcome copyOf(const TensorValue &In, const std::optional<Dims> &Strides,
+inline OpOutcome copyOf(const TensorValue &In, const std::optional<Shape> &Strides,
                  std::optional<DType> Type, std::optional<Device> Dev) {
   OpOutcome Out;
   Out.Kind = OpKind::Copy;

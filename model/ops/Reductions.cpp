@@ -24,7 +24,7 @@ using namespace detail;
 // Structured reductions (ReduceOps.cpp, resize_reduction): the output is
 // allocated directly in its final shape, contiguous, in 1.13.
 OpOutcome reduce(const std::string &Op, const TensorValue &In,
-                 const std::optional<Dims> &ReduceDims, bool KeepDim,
+                 const std::optional<DimList> &ReduceDims, bool KeepDim,
                  ReduceKind Kind, std::optional<DType> Type) {
   std::optional<DType> OutType = Type;
   if (!OutType && In.Type) {
@@ -71,7 +71,7 @@ OpOutcome reduce(const std::string &Op, const TensorValue &In,
       numel(*In.Sizes) == 0)
     return unknownCopy("'" + Op + "' of an empty tensor is not modelled",
                        OutType, In.Dev);
-  Dims Sizes;
+  Shape Sizes;
   for (int64_t K = 0; K < Rank; ++K) {
     if (!Reduced[K])
       Sizes.push_back((*In.Sizes)[K]);
@@ -109,11 +109,11 @@ OpOutcome reduce(const std::string &Op, const TensorValue &In,
 std::vector<OpOutcome> reduceWithIndices(const std::string &Op,
                                          const TensorValue &In, int64_t Dim,
                                          bool KeepDim) {
-  OpOutcome Values = reduce(Op, In, Dims{Dim}, KeepDim, ReduceKind::Same,
+  OpOutcome Values = reduce(Op, In, DimList{Dim}, KeepDim, ReduceKind::Same,
                             std::nullopt);
   if (Values.Kind == OpKind::Throws)
     return {Values};
-  OpOutcome Indices = reduce(Op, In, Dims{Dim}, KeepDim, ReduceKind::Index,
+  OpOutcome Indices = reduce(Op, In, DimList{Dim}, KeepDim, ReduceKind::Index,
                              std::nullopt);
   Indices.ReadBytes = 0;
   return {Values, Indices};
@@ -217,22 +217,22 @@ RuleResult reduction(const OpCall &C) {
   }
   if ((Name == "max" || Name == "min") && N > 1)
     return notModelled(C, Name + "(dim) returns values and indices");
-  std::optional<Dims> ReduceDims;
+  std::optional<DimList> ReduceDims;
   bool KeepDim = false;
   const ArgValue *DType_ = nullptr;
   if (N == 1) {
-    ReduceDims = Dims{};
+    ReduceDims = DimList{};
   } else if (A0.Type == ArgType::OptScalarType) {
     DType_ = &A0; // sum(dtype)
-    ReduceDims = Dims{};
+    ReduceDims = DimList{};
   } else if (A0.Type == ArgType::IntList || A0.Type == ArgType::OptIntList ||
              A0.Type == ArgType::Int) {
     if (!A0.given()) // the default: no dims, every dim reduced
-      ReduceDims = Dims{};
+      ReduceDims = DimList{};
     else if (!A0.known())
       return notModelled(C, "reduction dims could not be derived");
     else
-      ReduceDims = A0.K == ArgValue::Kind::Int ? Dims{A0.Int} : A0.List;
+      ReduceDims = A0.K == ArgValue::Kind::Int ? DimList{A0.Int} : DimList(A0.List);
     const ArgValue &K = C.arg(2);
     if (K.given() && !K.known())
       return notModelled(C, "keepdim could not be derived");
@@ -276,7 +276,7 @@ RuleResult rule_argmax(const OpCall &C) {
     return notModelled(C, "dim could not be derived");
   if (K.given() && !K.known())
     return notModelled(C, "keepdim could not be derived");
-  return one(reduce(C.Written, C.self().TV, D.known() ? Dims{D.Int} : Dims{},
+  return one(reduce(C.Written, C.self().TV, D.known() ? DimList{D.Int} : DimList{},
                     K.given() && K.Bool, ReduceKind::Index, std::nullopt));
 }
 

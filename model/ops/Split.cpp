@@ -21,7 +21,7 @@ namespace tma {
 
 using namespace detail;
 
-std::vector<OpOutcome> splitWithSizes(const TensorValue &In, const Dims &Sizes,
+std::vector<OpOutcome> splitWithSizes(const TensorValue &In, const Shape &Sizes,
                                       int64_t Dim) {
   OpOutcome Probe = viewOf(In);
   if (!needLayout(In, Probe))
@@ -77,7 +77,7 @@ std::vector<OpOutcome> split(const TensorValue &In, int64_t SplitSize,
   int64_t Pieces = SplitSize == 0
                        ? 1
                        : std::max<int64_t>((N + SplitSize - 1) / SplitSize, 1);
-  Dims Sizes;
+  Shape Sizes;
   for (int64_t K = 0; K < Pieces; ++K)
     Sizes.push_back(std::min(SplitSize, N - K * SplitSize));
   return splitWithSizes(In, Sizes, *D);
@@ -102,7 +102,7 @@ std::vector<OpOutcome> chunk(const TensorValue &In, int64_t Chunks,
   int64_t N = (*In.Sizes)[*D];
   int64_t SplitSize = (N + Chunks - 1) / Chunks;
   if (SplitSize == 0 && N == 0)
-    return splitWithSizes(In, Dims(Chunks, 0), *D);
+    return splitWithSizes(In, Shape(Chunks, 0), *D);
   return split(In, SplitSize, *D);
 }
 

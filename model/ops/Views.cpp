@@ -54,7 +54,7 @@ OpOutcome matrixTranspose(const TensorValue &In) {
   return transpose(In, 0, 1);
 }
 
-OpOutcome permute(const TensorValue &In, const Dims &Order) {
+OpOutcome permute(const TensorValue &In, const DimList &Order) {
   OpOutcome Out = viewOf(In);
   if (!needLayout(In, Out))
     return Out;
@@ -65,7 +65,7 @@ OpOutcome permute(const TensorValue &In, const Dims &Order) {
                   "of dimensions i.e. input.dim() = " +
                   std::to_string(Rank) +
                   " is not equal to len(dims) = " + std::to_string(Order.size()));
-  Dims Sizes(Rank), Strides(Rank);
+  Shape Sizes(Rank), Strides(Rank);
   std::vector<bool> Seen(Rank, false);
   for (int64_t I = 0; I < Rank; ++I) {
     auto D = wrapDim(Order[I], Rank);
@@ -82,13 +82,13 @@ OpOutcome permute(const TensorValue &In, const Dims &Order) {
 }
 
 // view_impl (TensorShape.cpp).
-OpOutcome viewAs(const TensorValue &In, const Dims &Shape) {
+OpOutcome viewAs(const TensorValue &In, const Shape &Target) {
   OpOutcome Out = viewOf(In);
   if (!needLayout(In, Out))
     return Out;
-  auto Sizes = inferSize(Shape, numel(*In.Sizes));
+  auto Sizes = inferSize(Target, numel(*In.Sizes));
   if (!Sizes)
-    return throws("shape '" + dimsText(Shape) + "' is invalid for input of size " +
+    return throws("shape '" + dimsText(Target) + "' is invalid for input of size " +
                   std::to_string(numel(*In.Sizes)));
   auto Strides = computeStride(*In.Sizes, *In.Strides, *Sizes);
   if (!Strides)
@@ -119,7 +119,7 @@ OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index) {
                   " with size " + std::to_string(Size));
   if (Index < 0)
     Index += Size;
-  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  Shape Sizes = *In.Sizes, Strides = *In.Strides;
   int64_t Offset = *In.Offset + Index * Strides[*D];
   Sizes.erase(Sizes.begin() + *D);
   Strides.erase(Strides.begin() + *D);
@@ -157,7 +157,7 @@ OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<int64_t> Start
     E = S;
   else if (E >= Size)
     E = Size;
-  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  Shape Sizes = *In.Sizes, Strides = *In.Strides;
   int64_t Offset = *In.Offset + S * Strides[*D];
   Sizes[*D] = (E - S + Step - 1) / Step;
   Strides[*D] *= Step;
@@ -176,7 +176,7 @@ OpOutcome unsqueeze(const TensorValue &In, int64_t Dim) {
   auto D = wrapDim(Dim, Rank + 1);
   if (!D)
     return throws("Dimension out of range");
-  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  Shape Sizes = *In.Sizes, Strides = *In.Strides;
   int64_t NewStride =
       *D >= Rank ? 1 : Sizes[*D] * Strides[*D];
   Sizes.insert(Sizes.begin() + *D, 1);
@@ -236,7 +236,7 @@ OpOutcome squeeze(const TensorValue &In, std::optional<int64_t> Dim) {
     if (!D)
       return throws(rangeError(Rank));
   }
-  Dims Sizes, Strides;
+  Shape Sizes, Strides;
   for (int64_t K = 0; K < Rank; ++K) {
     bool Drop = (*In.Sizes)[K] == 1 && (!D || *D == K);
     if (Drop)
@@ -250,11 +250,11 @@ OpOutcome squeeze(const TensorValue &In, std::optional<int64_t> Dim) {
 // inferExpandGeometry (ExpandUtils.cpp). New dims and expanded size-1 dims
 // get stride 0; a new leading dim of size 1 gets the stride of the dims
 // inside it; a 0-dim input gets all strides 0.
-OpOutcome expand(const TensorValue &In, const Dims &Sizes) {
+OpOutcome expand(const TensorValue &In, const Shape &Sizes) {
   OpOutcome Out = viewOf(In);
   if (!needLayout(In, Out))
     return Out;
-  const Dims &TS = *In.Sizes, &TSt = *In.Strides;
+  const Shape &TS = *In.Sizes, &TSt = *In.Strides;
   int64_t NDim = static_cast<int64_t>(Sizes.size());
   int64_t TDim = static_cast<int64_t>(TS.size());
   if (NDim < TDim)
@@ -267,9 +267,9 @@ OpOutcome expand(const TensorValue &In, const Dims &Sizes) {
       if (S < 0)
         return throws("The expanded size of the tensor (" + std::to_string(S) +
                       ") isn't allowed in a leading, non-existing dimension");
-    return viewWith(In, Sizes, Dims(NDim, 0), *In.Offset);
+    return viewWith(In, Sizes, Shape(NDim, 0), *In.Offset);
   }
-  Dims ES(NDim), ESt(NDim);
+  Shape ES(NDim), ESt(NDim);
   for (int64_t I = NDim - 1; I >= 0; --I) {
     int64_t Off = NDim - 1 - I;
     int64_t D = TDim - 1 - Off;
@@ -300,8 +300,8 @@ OpOutcome expand(const TensorValue &In, const Dims &Sizes) {
 }
 
 // as_strided (TensorShape.cpp, setStrided + checkInBoundsForStorage).
-OpOutcome asStrided(const TensorValue &In, const Dims &Sizes,
-                    const Dims &Strides, std::optional<int64_t> Offset,
+OpOutcome asStrided(const TensorValue &In, const Shape &Sizes,
+                    const Shape &Strides, std::optional<int64_t> Offset,
                     std::optional<int64_t> StorageBytes) {
   OpOutcome Out = viewOf(In);
   if (Sizes.size() != Strides.size())
@@ -353,7 +353,7 @@ OpOutcome diagonal(const TensorValue &In, int64_t Offset, int64_t Dim1,
   if (*D1 == *D2)
     return throws("diagonal dimensions cannot be identical " +
                   std::to_string(Dim1) + ", " + std::to_string(Dim2));
-  const Dims &S = *In.Sizes, &St = *In.Strides;
+  const Shape &S = *In.Sizes, &St = *In.Strides;
   int64_t DiagSize =
       Offset >= 0
           ? std::max<int64_t>(std::min(S[*D1], S[*D2] - Offset), 0)
@@ -361,7 +361,7 @@ OpOutcome diagonal(const TensorValue &In, int64_t Offset, int64_t Dim1,
   int64_t NewOffset = *In.Offset;
   if (DiagSize > 0)
     NewOffset += Offset >= 0 ? Offset * St[*D2] : -Offset * St[*D1];
-  Dims Sizes, Strides;
+  Shape Sizes, Strides;
   for (int64_t K = 0; K < Rank; ++K)
     if (K != *D1 && K != *D2) {
       Sizes.push_back(S[K]);
@@ -394,7 +394,7 @@ OpOutcome unfold(const TensorValue &In, int64_t Dim, int64_t Size,
     return throws("size is " + std::to_string(Size) + " but must be >= 0");
   if (Rank == 0)
     return viewWith(In, {Size}, {1}, *In.Offset);
-  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  Shape Sizes = *In.Sizes, Strides = *In.Strides;
   Sizes.push_back(Size);
   Strides.push_back(Strides[*D]);
   Sizes[*D] = (Sizes[*D] - Size) / Step + 1;
@@ -404,8 +404,8 @@ OpOutcome unfold(const TensorValue &In, int64_t Dim, int64_t Size,
 
 // movedim (TensorShape.cpp): sources go to their destinations, the other
 // dims keep their order in the free places; then permute.
-OpOutcome movedim(const TensorValue &In, const Dims &Source,
-                  const Dims &Destination) {
+OpOutcome movedim(const TensorValue &In, const DimList &Source,
+                  const DimList &Destination) {
   OpOutcome Out = viewOf(In);
   if (!needLayout(In, Out))
     return Out;
@@ -416,7 +416,7 @@ OpOutcome movedim(const TensorValue &In, const Dims &Source,
                   "dims as destination (" + dimsText(Destination) + " dims)");
   if (Rank == 0)
     return alias(In);
-  Dims Order(Rank, -1);
+  Shape Order(Rank, -1);
   std::vector<bool> Used(Rank, false);
   for (size_t K = 0; K < Source.size(); ++K) {
     auto S = wrapDim(Source[K], Rank), D = wrapDim(Destination[K], Rank);
@@ -458,21 +458,21 @@ OpOutcome flatten(const TensorValue &In, int64_t Start, int64_t End) {
     return reshape(In, {1});
   if (*S == *E)
     return selfOf(In, "flatten of a single dim returns self");
-  Dims Shape;
+  Shape Flat;
   for (int64_t K = 0; K < *S; ++K)
-    Shape.push_back((*In.Sizes)[K]);
+    Flat.push_back((*In.Sizes)[K]);
   int64_t Mid = 1;
   for (int64_t K = *S; K <= *E; ++K)
     Mid *= (*In.Sizes)[K];
-  Shape.push_back(Mid);
+  Flat.push_back(Mid);
   for (int64_t K = *E + 1; K < Rank; ++K)
-    Shape.push_back((*In.Sizes)[K]);
-  return reshape(In, Shape);
+    Flat.push_back((*In.Sizes)[K]);
+  return reshape(In, Flat);
 }
 
 // unflatten (TensorShape.cpp): view(shape) with the dim replaced by Sizes
 // (one -1 inferred from the dim's size).
-OpOutcome unflatten(const TensorValue &In, int64_t Dim, const Dims &Sizes) {
+OpOutcome unflatten(const TensorValue &In, int64_t Dim, const Shape &Sizes) {
   OpOutcome Out = viewOf(In);
   if (!needLayout(In, Out))
     return Out;
@@ -488,10 +488,10 @@ OpOutcome unflatten(const TensorValue &In, int64_t Dim, const Dims &Sizes) {
                   " don't multiply up to the size of dim " +
                   std::to_string(Dim) + " (" +
                   std::to_string((*In.Sizes)[*D]) + ") in the input tensor");
-  Dims Shape(In.Sizes->begin(), In.Sizes->begin() + *D);
-  Shape.insert(Shape.end(), Inner->begin(), Inner->end());
-  Shape.insert(Shape.end(), In.Sizes->begin() + *D + 1, In.Sizes->end());
-  return viewAs(In, Shape);
+  Shape Unflat(In.Sizes->begin(), In.Sizes->begin() + *D);
+  Unflat.insert(Unflat.end(), Inner->begin(), Inner->end());
+  Unflat.insert(Unflat.end(), In.Sizes->begin() + *D + 1, In.Sizes->end());
+  return viewAs(In, Unflat);
 }
 
 // view(dtype) (TensorConversions.cpp, view_dtype).
@@ -505,7 +505,7 @@ OpOutcome viewDtype(const TensorValue &In, DType Type) {
   if (!needLayout(In, Out))
     return Out;
   int64_t Old = itemSize(*In.Type), New = itemSize(Type);
-  Dims Sizes = *In.Sizes, Strides = *In.Strides;
+  Shape Sizes = *In.Sizes, Strides = *In.Strides;
   int64_t Offset = *In.Offset;
   if (Old == New)
     return viewWith(Out.Value, Sizes, Strides, Offset);
@@ -582,7 +582,7 @@ RuleResult rule_movedim(const OpCall &C) {
   if (!Src.known() || !Dst.known())
     return notModelled(C, "movedim arguments could not be derived");
   auto List = [](const ArgValue &A) {
-    return A.K == ArgValue::Kind::Int ? Dims{A.Int} : A.List;
+    return A.K == ArgValue::Kind::Int ? DimList{A.Int} : DimList(A.List);
   };
   return one(movedim(C.self().TV, List(Src), List(Dst)));
 }
@@ -601,7 +601,7 @@ RuleResult rule_view(const OpCall &C) {
 
 /// view_as / expand_as / reshape_as: the other tensor's shape.
 static RuleResult asOther(const OpCall &C,
-                          OpOutcome (*Rule)(const TensorValue &, const Dims &)) {
+                          OpOutcome (*Rule)(const TensorValue &, const Shape &)) {
   const TensorValue &O = C.arg(1).TV;
   if (!O.Sizes)
     return notModelled(C, "shape of the other tensor is unknown");
