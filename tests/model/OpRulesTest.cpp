@@ -1,0 +1,356 @@
+// Op rules called directly, without Clang (issue 11: "no test reaches
+// model/ op rules without Clang").
+//
+// Each case binds arguments the way the frontend does (model/ops/OpTable.h:
+// an OpCall of the op's table entry, one ArgValue per schema argument,
+// self first) and runs the rule through applyRule, so the table entry, the
+// overload's schema and the rule are what is tested; no source file, no
+// parse, no Interpreter. The expected values are ATen's documented
+// behaviour for LibTorch 1.13 (TensorShape.cpp, TensorIterator,
+// ReduceOps.cpp, the type promotion rules), and each one was checked once
+// against Debian's libtorch-dev 1.13.1 by printing sizes(), strides(),
+// dtype and storage().nbytes() of the same expression. Bytes read and
+// written follow the model's accounting (model/ops/Concat.cpp's header:
+// each input's and the output's logical bytes once). The differential
+// tests (ops_tests, model_vs_aten_tests, the symbolic corpus) compare the
+// rules with real LibTorch at scale; this file shows that a rule can be
+// tested on its own, and is where an op's unit case goes when it is added
+// (OpTable.def: one entry, one rule, one test).
+#include "model/Ops.h"
+#include "model/ops/OpTable.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+
+using namespace tma;
+
+namespace {
+
+TensorValue dense(const Shape &Sizes, DType Type = DType::Float32) {
+  return makeContiguous(Sizes, Type, Device{});
+}
+
+ArgValue tensorArg(const TensorValue &V) {
+  ArgValue A;
+  A.K = ArgValue::Kind::Tensor;
+  A.TV = V;
+  return A;
+}
+ArgValue tensorListArg(std::initializer_list<TensorValue> Vs) {
+  ArgValue A;
+  A.K = ArgValue::Kind::TensorList;
+  A.TVs = Vs;
+  return A;
+}
+ArgValue intArg(int64_t V) {
+  ArgValue A;
+  A.K = ArgValue::Kind::Int;
+  A.Int = V;
+  return A;
+}
+/// A list argument: a Shape (view, reshape) or a DimList (a reduction's dims).
+ArgValue intListArg(const std::vector<int64_t> &V) {
+  ArgValue A;
+  A.K = ArgValue::Kind::IntList;
+  A.List = V;
+  return A;
+}
+ArgValue boolArg(bool V) {
+  ArgValue A;
+  A.K = ArgValue::Kind::Bool;
+  A.Bool = V;
+  return A;
+}
+/// A C++ floating literal (2.5): a wrapped number of dtype float64.
+ArgValue doubleScalarArg(double V) {
+  ArgValue A;
+  A.K = ArgValue::Kind::Scalar;
+  A.Scalar = ElemOperand::scalar(DType::Float64);
+  A.Number = V;
+  A.Floating = true;
+  A.LiteralType = DType::Float64;
+  return A;
+}
+/// An argument the source gives but the analysis cannot derive.
+ArgValue unknownArg(ArgType Type, const std::string &Reason) {
+  ArgValue A;
+  A.K = ArgValue::Kind::Unknown;
+  A.Type = Type;
+  A.Reason = Reason;
+  return A;
+}
+
+/// Binds Args to overload Overload of the op written Written, taking each
+/// argument's type from the schema, as the frontend's overload choice does.
+/// A variadic schema ("(...)") is bound by the C++ types: pass Types.
+OpCall bind(const std::string &Written, unsigned Overload,
+            std::vector<ArgValue> Args, bool IsMethod = true,
+            std::vector<ArgType> Types = {}) {
+  OpCall C;
+  C.Op = lookupOp(Written);
+  C.Written = Written;
+  C.Overload = Overload;
+  C.IsMethod = IsMethod;
+  if (!C.Op) {
+    ADD_FAILURE() << "no table entry for " << Written;
+    return C;
+  }
+  const Schema &S = C.Op->Overloads.at(Overload);
+  for (size_t K = 0; K < Args.size(); ++K) {
+    if (Args[K].Type != ArgType::Any)
+      continue; // set by the case (an unknown argument)
+    if (S.Variadic)
+      Args[K].Type = K < Types.size() ? Types[K] : ArgType::Any;
+    else if (K < S.Args.size())
+      Args[K].Type = S.Args[K].Type;
+    else
+      ADD_FAILURE() << Written << ": more arguments than " << S.Text;
+  }
+  C.Args = std::move(Args);
+  return C;
+}
+
+/// The single outcome of a rule.
+OpOutcome run(const OpCall &C) {
+  RuleResult R = applyRule(C);
+  EXPECT_EQ(R.Outcomes.size(), 1u) << C.Written;
+  if (R.Outcomes.empty())
+    return unmodelled(C.Written);
+  EXPECT_EQ(R.Outcomes[0].Code, C.Op->Code) << "applyRule stamps the op";
+  return R.Outcomes[0];
+}
+
+void expectGeometry(const OpOutcome &Out, const Shape &Sizes, const Shape &Strides,
+                    int64_t Offset, DType Type) {
+  EXPECT_EQ(Out.Value.Sizes, std::optional<Shape>(Sizes));
+  EXPECT_EQ(Out.Value.Strides, std::optional<Shape>(Strides));
+  EXPECT_EQ(Out.Value.Offset, std::optional<int64_t>(Offset));
+  EXPECT_EQ(Out.Value.Type, std::optional<DType>(Type));
+  EXPECT_EQ(Out.Value.Dev, std::optional<Device>(Device{}));
+  EXPECT_TRUE(Out.Value.UnknownReason.empty()) << Out.Value.UnknownReason;
+}
+
+/// The rule throws where LibTorch throws. Its message need not be
+/// LibTorch's word for word (a rule may leave out the values LibTorch
+/// appends), but must say what LibTorch says up to Shared: Shared is checked
+/// to be part of LibTorch's own text (as 1.13.1 printed it) and of the
+/// rule's.
+void expectThrows(const OpOutcome &Out, const std::string &LibTorchText,
+                  const std::string &Shared) {
+  EXPECT_EQ(Out.Kind, OpKind::Throws);
+  EXPECT_NE(LibTorchText.find(Shared), std::string::npos) << "test: " << Shared;
+  EXPECT_NE(Out.Error.find(Shared), std::string::npos)
+      << "rule says: " << Out.Error << "\nLibTorch says: " << LibTorchText;
+}
+
+/// A view or self: shares input 0's storage and moves no bytes.
+void expectNoTraffic(const OpOutcome &Out) {
+  EXPECT_EQ(Out.SharesInput, 0u);
+  EXPECT_EQ(Out.ReadBytes, std::optional<int64_t>(0));
+  EXPECT_EQ(Out.WrittenBytes, std::optional<int64_t>(0));
+  EXPECT_EQ(Out.TransientBytes, std::optional<int64_t>(0));
+}
+
+const TensorValue X = dense({2, 3, 4}); // strides [12, 4, 1], 96 bytes
+// x.transpose(1, 2): [2, 4, 3] with strides [12, 1, 4], not viewable as
+// [2, 12].
+TensorValue transposed() {
+  OpOutcome T = transpose(X, 1, 2);
+  return T.Value;
+}
+
+// ---- Views -------------------------------------------------------------------
+
+TEST(OpRules, TransposeSwapsSizesAndStrides) {
+  // x.transpose(0, 2) of [2,3,4]: sizes [4,3,2], strides [1,4,12].
+  OpOutcome Out = run(bind("transpose", 0, {tensorArg(X), intArg(0), intArg(2)}));
+  EXPECT_EQ(Out.Kind, OpKind::View);
+  expectGeometry(Out, {4, 3, 2}, {1, 4, 12}, 0, DType::Float32);
+  expectNoTraffic(Out);
+  // A negative dim wraps: transpose(-1, 0) is the same view; so is the
+  // alias swapaxes.
+  OpOutcome Neg = run(bind("swapaxes", 0, {tensorArg(X), intArg(-1), intArg(0)}));
+  EXPECT_EQ(Neg.Kind, OpKind::View);
+  expectGeometry(Neg, {4, 3, 2}, {1, 4, 12}, 0, DType::Float32);
+}
+
+TEST(OpRules, TransposeOutOfRangeThrows) {
+  // maybe_wrap_dim: dim 3 of a 3-D tensor.
+  OpOutcome Out = run(bind("transpose", 0, {tensorArg(X), intArg(0), intArg(3)}));
+  expectThrows(Out,
+               "Dimension out of range (expected to be in range of [-3, 2], but got 3)",
+               "Dimension out of range (expected to be in range of [-3, 2]");
+}
+
+TEST(OpRules, TransposeWithUnknownDimsIsUnknownWithAReason) {
+  OpOutcome Out = run(bind("transpose", 0,
+                           {tensorArg(X), unknownArg(ArgType::Int, "a parameter"),
+                            intArg(1)}));
+  EXPECT_EQ(Out.Kind, OpKind::Unknown);
+  EXPECT_FALSE(Out.Value.Sizes.has_value());
+  EXPECT_EQ(Out.Value.UnknownReason, "transpose dims could not be derived");
+}
+
+// ---- view vs reshape -----------------------------------------------------------
+
+TEST(OpRules, ViewOfContiguousIsAView) {
+  OpOutcome Out = run(bind("view", 0, {tensorArg(X), intListArg({6, 4})}));
+  EXPECT_EQ(Out.Kind, OpKind::View);
+  expectGeometry(Out, {6, 4}, {4, 1}, 0, DType::Float32);
+  expectNoTraffic(Out);
+}
+
+TEST(OpRules, ViewOfNonViewableThrows) {
+  OpOutcome Out = run(bind("view", 0, {tensorArg(transposed()), intListArg({2, 12})}));
+  EXPECT_EQ(Out.Kind, OpKind::Throws);
+  EXPECT_EQ(Out.Error, // LibTorch's text, word for word
+            "view size is not compatible with input tensor's size and stride (at "
+            "least one dimension spans across two contiguous subspaces). Use "
+            ".reshape(...) instead.");
+}
+
+TEST(OpRules, ReshapeViewsWhenItCanAndCopiesWhenItCannot) {
+  // Contiguous input, -1 inferred: a view [6, 4].
+  OpOutcome View = run(bind("reshape", 0, {tensorArg(X), intListArg({-1, 4})}));
+  EXPECT_EQ(View.Kind, OpKind::View);
+  expectGeometry(View, {6, 4}, {4, 1}, 0, DType::Float32);
+  expectNoTraffic(View);
+  // The transposed input cannot be viewed as [2, 12]: reshape copies into a
+  // fresh contiguous 96-byte tensor, reading and writing every element once.
+  OpOutcome Copy = run(bind("reshape", 0, {tensorArg(transposed()), intListArg({2, 12})}));
+  EXPECT_EQ(Copy.Kind, OpKind::Copy);
+  expectGeometry(Copy, {2, 12}, {12, 1}, 0, DType::Float32);
+  EXPECT_EQ(Copy.ReadBytes, std::optional<int64_t>(96));
+  EXPECT_EQ(Copy.WrittenBytes, std::optional<int64_t>(96));
+}
+
+// ---- contiguous: self vs copy -----------------------------------------------------
+
+TEST(OpRules, ContiguousOfContiguousReturnsSelf) {
+  OpOutcome Out = run(bind("contiguous", 0, {tensorArg(X)}));
+  EXPECT_EQ(Out.Kind, OpKind::Self);
+  expectGeometry(Out, {2, 3, 4}, {12, 4, 1}, 0, DType::Float32);
+  expectNoTraffic(Out);
+}
+
+TEST(OpRules, ContiguousOfTransposedCopies) {
+  OpOutcome Out = run(bind("contiguous", 0, {tensorArg(transposed())}));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  expectGeometry(Out, {2, 4, 3}, {12, 3, 1}, 0, DType::Float32);
+  EXPECT_EQ(Out.ReadBytes, std::optional<int64_t>(96));
+  EXPECT_EQ(Out.WrittenBytes, std::optional<int64_t>(96));
+}
+
+// ---- Elementwise: broadcast and type promotion ------------------------------------------
+
+TEST(OpRules, AddBroadcastsAndPromotes) {
+  // int64 [2,1,3] + float32 [4,1]: both dimensioned, floating beats
+  // integral, so float32 [2,4,3], contiguous. Reads 48 + 16 B, writes 96 B.
+  TensorValue A = dense({2, 1, 3}, DType::Int64), B = dense({4, 1});
+  OpOutcome Out = run(bind("operator+", 0, {tensorArg(A), tensorArg(B)}, false));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  expectGeometry(Out, {2, 4, 3}, {12, 3, 1}, 0, DType::Float32);
+  EXPECT_EQ(Out.ReadBytes, std::optional<int64_t>(64));
+  EXPECT_EQ(Out.WrittenBytes, std::optional<int64_t>(96));
+}
+
+TEST(OpRules, AddOfAWrappedNumberTakesTheDefaultDtype) {
+  // int64 [2,1,3] + 2.5: the double is a wrapped number of a higher
+  // category, so the result is the default dtype, float32 (not float64).
+  // The output keeps the input's strides [3,3,1]; the scalar reads nothing.
+  TensorValue A = dense({2, 1, 3}, DType::Int64);
+  OpOutcome Out = run(bind("add", 1, {tensorArg(A), doubleScalarArg(2.5)}));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  expectGeometry(Out, {2, 1, 3}, {3, 3, 1}, 0, DType::Float32);
+  EXPECT_EQ(Out.ReadBytes, std::optional<int64_t>(48));
+  EXPECT_EQ(Out.WrittenBytes, std::optional<int64_t>(24));
+}
+
+TEST(OpRules, ZeroDimTensorDoesNotWidenWithinItsCategory) {
+  // float16 [3] + float64 0-dim tensor: same category, the dimensioned
+  // tensor's dtype wins: float16.
+  TensorValue H = dense({3}, DType::Float16), D = dense({}, DType::Float64);
+  OpOutcome Out = run(bind("add", 0, {tensorArg(H), tensorArg(D)}));
+  expectGeometry(Out, {3}, {1}, 0, DType::Float16);
+}
+
+TEST(OpRules, AddOfUnbroadcastableShapesThrows) {
+  OpOutcome Out = run(bind("add", 0, {tensorArg(dense({2, 3})), tensorArg(dense({4}))}));
+  expectThrows(Out,
+               "The size of tensor a (3) must match the size of tensor b (4) at "
+               "non-singleton dimension 1",
+               "must match the size of tensor b");
+}
+
+// ---- Reductions -------------------------------------------------------------------
+
+// sum and mean are bound by their C++ types (OpTable.def: "sum(...)").
+const std::vector<ArgType> DimsKeepdim = {ArgType::Tensor, ArgType::IntList,
+                                          ArgType::Bool};
+
+TEST(OpRules, SumWithKeepdimKeepsASizeOneDim) {
+  // x.sum({1}, true) of [2,3,4] float32: [2,1,4], strides [4,4,1], 32 B.
+  OpOutcome Keep = run(bind("sum", 0, {tensorArg(X), intListArg({1}), boolArg(true)},
+                            true, DimsKeepdim));
+  EXPECT_EQ(Keep.Kind, OpKind::Copy);
+  expectGeometry(Keep, {2, 1, 4}, {4, 4, 1}, 0, DType::Float32);
+  EXPECT_EQ(Keep.ReadBytes, std::optional<int64_t>(96));
+  EXPECT_EQ(Keep.WrittenBytes, std::optional<int64_t>(32));
+  // Without keepdim the dim goes: [2,4], strides [4,1].
+  OpOutcome Drop = run(bind("sum", 0, {tensorArg(X), intListArg({1}), boolArg(false)},
+                            true, DimsKeepdim));
+  expectGeometry(Drop, {2, 4}, {4, 1}, 0, DType::Float32);
+}
+
+TEST(OpRules, SumOfIntegersIsInt64AndMeanOfIntegersThrows) {
+  TensorValue I = dense({2, 3}, DType::Int32);
+  OpOutcome Sum = run(bind("sum", 0, {tensorArg(I), intListArg({0})}, true,
+                           DimsKeepdim));
+  expectGeometry(Sum, {3}, {1}, 0, DType::Int64);
+  OpOutcome Mean = run(bind("mean", 0, {tensorArg(I), intListArg({0})}, true,
+                            DimsKeepdim));
+  expectThrows(Mean,
+               "mean(): could not infer output dtype. Input dtype must be either "
+               "a floating point or complex dtype. Got: Int",
+               "mean(): could not infer output dtype. Input dtype must be either "
+               "a floating point or complex dtype. Got: ");
+}
+
+// ---- cat ----------------------------------------------------------------------------
+
+TEST(OpRules, CatAddsTheDimAndPromotes) {
+  // cat({[2,3], [4,3]}, 0): [6,3] float32, 72 B; reads both inputs.
+  OpOutcome Out = run(bind("cat", 0,
+                           {tensorListArg({dense({2, 3}), dense({4, 3})}), intArg(0)},
+                           false));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  expectGeometry(Out, {6, 3}, {3, 1}, 0, DType::Float32);
+  EXPECT_EQ(Out.ReadBytes, std::optional<int64_t>(72));
+  EXPECT_EQ(Out.WrittenBytes, std::optional<int64_t>(72));
+  // The alias, with the dim left to its default 0, and mixed dtypes:
+  // result_type(float32, float64) is float64.
+  OpOutcome Mixed = run(bind("concat", 0,
+                             {tensorListArg({dense({2, 3}), dense({1, 3}, DType::Float64)})},
+                             false));
+  expectGeometry(Mixed, {3, 3}, {3, 1}, 0, DType::Float64);
+}
+
+TEST(OpRules, CatOfMismatchedSizesThrows) {
+  OpOutcome Out = run(bind("cat", 0,
+                           {tensorListArg({dense({2, 3}), dense({1, 2})}), intArg(0)},
+                           false));
+  expectThrows(Out,
+               "Sizes of tensors must match except in dimension 0. Expected size 3 "
+               "but got size 2 for tensor number 1 in the list.",
+               "Sizes of tensors must match except in dimension 0. Expected size 3 "
+               "but got size 2 for tensor number 1 in the list.");
+  OpOutcome Dim = run(bind("cat", 0,
+                           {tensorListArg({dense({2, 3}), dense({4, 3})}), intArg(2)},
+                           false));
+  expectThrows(Dim,
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)",
+               "Dimension out of range (expected to be in range of [-2, 1]");
+}
+
+} // namespace
