@@ -724,4 +724,8 @@ RuleResult rule_unflatten(const OpCall &C) {
 
 RuleResult rule_alias(const OpCall &C) { return one(alias(C.self().TV)); }
 
+// detach (VariableTypeManual.cpp): a new tensor on the same storage with
+// the same geometry, outside autograd; it copies nothing.
+RuleResult rule_detach(const OpCall &C) { return one(alias(C.self().TV)); }
+
 } // namespace tma

@@ -147,3 +147,12 @@ void view_dtype_throws() {
   auto x = torch::randn({2, 3, 4}).transpose(1, 2);
   auto bad = x.view(torch::kFloat64);
 }
+
+// detach (the op table's worked example, docs/architecture.md): a new
+// tensor on the same storage with the same geometry.
+void detach_shares() {
+  auto x = torch::randn({4, 6});
+  auto y = x.t().detach();
+  auto z = torch::detach(y);
+  auto w = z.contiguous();
+}
