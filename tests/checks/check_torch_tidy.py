@@ -15,6 +15,7 @@ Expectations, as comments in the test file (or in a sidecar file given with
   // CHECK-NOTES: :[[@LINE-2]]:11: note: <message>
   // CHECK-FIXES: {{^}}  auto q = p.contiguous().view({4, 8192});{{$}}
   // TIDY-CONFIG: {Checks: '-*,torch-*', CheckOptions: {torch-x.MinBytes: 1}}
+  // RUN-CHECKS: -*,torch-contiguous-copy
 
   // KNOWN-WRONG: :[[@LINE-1]] issue 10 item 17: fires on a view of a live local
 
@@ -35,7 +36,22 @@ Config modes (files with a TIDY-CONFIG line):
   arg      the YAML goes to --config (both front ends take the same text)
   dotfile  the file is copied into a fresh directory next to a .clang-tidy
            holding the YAML, and neither front end is told anything else
-Without TIDY-CONFIG both front ends run with checks '-*,torch-*'.
+RUN-CHECKS gives both front ends these check globs (--checks, -checks) and
+nothing else; a file named after a check (testdata/checks/torch-<name>.cpp)
+must enable exactly that check: `-*,torch-<name>`. Without TIDY-CONFIG or
+RUN-CHECKS both front ends run with checks '-*,torch-*'.
+
+--combine runs several test files through the front end as one translation
+unit (their text concatenated in a temporary file, in the order given), so
+clang-tidy-16 parses LibTorch once for all of them instead of once per file
+(~10 s of CPU each). Every file needs RUN-CHECKS; the run enables every
+torch-* check, and each diagnostic is kept only for the file whose lines it is on
+and only when that file's RUN-CHECKS enables its check (a dropped warning
+takes its notes with it), so each file is judged as if run alone with its
+own checks. Function names must therefore be unique across the files. One
+invocation of clang-tidy-16 over several files is no alternative: it
+filters every file's diagnostics by the last file's Checks, and it does not
+share the parse anyway.
 
 --fix runs the front end's fix mode on a temporary copy (CHECK-* comments
 blanked first, as check_clang_tidy.py does), checks the CHECK-FIXES lines,
@@ -54,7 +70,7 @@ import tempfile
 import time
 
 CHECK_RE = re.compile(
-    r"//\s*(CHECK-MESSAGES|CHECK-NOTES|CHECK-FIXES|TIDY-CONFIG|KNOWN-WRONG):\s?(.*)$")
+    r"//\s*(CHECK-MESSAGES|CHECK-NOTES|CHECK-FIXES|TIDY-CONFIG|RUN-CHECKS|KNOWN-WRONG):\s?(.*)$")
 KNOWN_RE = re.compile(r"^:(\d+)\s+(.*?)\s*$")
 LINE_RE = re.compile(r"\[\[@LINE(?:([+-])(\d+))?\]\]")
 EXPECT_RE = re.compile(r"^\s*(?:\S*?):(\d+):(\d+): (warning|note|error): (.*?)\s*$")
@@ -84,7 +100,8 @@ def pattern_regex(text):
 
 
 def parse_expectations(path, absolute_lines=False):
-    messages, fixes, config, known = [], [], None, {}
+    """(messages, fixes, TIDY-CONFIG or None, known wrong, RUN-CHECKS or None)."""
+    messages, fixes, config, known, run_checks = [], [], None, {}, None
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     for number, line in enumerate(lines, start=1):
@@ -94,6 +111,9 @@ def parse_expectations(path, absolute_lines=False):
         prefix, body = m.group(1), m.group(2)
         if prefix == "TIDY-CONFIG":
             config = body.strip()
+            continue
+        if prefix == "RUN-CHECKS":
+            run_checks = body.strip()
             continue
         if prefix == "CHECK-FIXES":
             fixes.append((number, body))
@@ -121,7 +141,47 @@ def parse_expectations(path, absolute_lines=False):
             "kind": e.group(3), "line": int(e.group(1)), "column": int(e.group(2)),
             "regex": pattern_regex(e.group(4)), "text": e.group(4),
             "where": "%s:%d" % (path, number)})
-    return messages, fixes, config, known
+    return messages, fixes, config, known, run_checks
+
+
+def glob_enables(globs, check):
+    """clang-tidy's check globs: comma-separated, '-' negates, '*' matches
+    anything, the last matching glob decides."""
+    enabled = False
+    for glob in globs.split(","):
+        glob = glob.strip()
+        if not glob:
+            continue
+        negative = glob.startswith("-")
+        pattern = "^" + ".*".join(re.escape(p) for p in glob.lstrip("-").split("*")) + "$"
+        if re.match(pattern, check):
+            enabled = not negative
+    return enabled
+
+
+CHECK_NAME_RE = re.compile(r"\[([a-z0-9.,-]+)\]$")
+
+
+def keep_enabled(found, globs):
+    """The diagnostics whose check the globs enable; notes follow the
+    warning before them."""
+    kept, keeping = [], True
+    for f in found:
+        if f[0] != "note":
+            m = CHECK_NAME_RE.search(f[4])
+            keeping = f[0] == "error" or (m is not None and glob_enables(globs, m.group(1)))
+        if keeping:
+            kept.append(f)
+    return kept
+
+
+def check_run_checks(path, run_checks, config):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if run_checks is not None and config is not None:
+        raise Failure("%s: RUN-CHECKS and TIDY-CONFIG together; use one" % path)
+    if stem.startswith("torch-") and run_checks != "-*," + stem:
+        raise Failure("%s is named after check %s, so it needs the line "
+                      "'// RUN-CHECKS: -*,%s' (it has %r)" % (path, stem, stem, run_checks))
 
 
 def run(cmd, cwd=None):
@@ -151,10 +211,12 @@ def cli_diagnostics(args, file, config, extra):
     return found, p
 
 
-def tidy_diagnostics(args, file, config, extra):
+def tidy_diagnostics(args, file, config, extra, run_checks=None):
     cmd = [args.clang_tidy, "--load=" + args.module]
     if config is not None:
         cmd.append("--config=" + config)
+    elif run_checks is not None:
+        cmd.append("-checks=" + run_checks)
     elif args.config_mode != "dotfile":
         cmd.append("-checks=-*,torch-*")
     cmd += extra + [file, "--", "-std=c++17"] + ["-isystem" + d for d in args.torch_include]
@@ -256,16 +318,24 @@ def main():
     ap.add_argument("--fix", action="store_true")
     ap.add_argument("--compile-check", action="store_true")
     ap.add_argument("--compare-fixes-with-cli", action="store_true")
-    ap.add_argument("test_file")
+    ap.add_argument("--combine", action="store_true",
+                    help="run the test files as one translation unit (see above)")
+    ap.add_argument("test_files", nargs="+")
     args = ap.parse_args()
     if not args.torch_include:
         args.torch_include = ["/usr/include/torch/csrc/api/include"]
     if args.frontend == "clang-tidy" and not args.module:
         ap.error("--module is required for clang-tidy")
+    if args.combine:
+        return run_combined(args)
+    if len(args.test_files) != 1:
+        ap.error("several test files need --combine")
+    args.test_file = args.test_files[0]
 
     src = os.path.abspath(args.test_file)
-    messages, fix_patterns, config, known = parse_expectations(
+    messages, fix_patterns, config, known, run_checks = parse_expectations(
         args.expectations or src)
+    check_run_checks(src, run_checks, config)
     if config is None and args.config_mode != "none":
         raise Failure("--config-mode %s needs a TIDY-CONFIG line" % args.config_mode)
     if config is not None and args.config_mode == "none":
@@ -286,13 +356,13 @@ def main():
             with open(os.path.join(tmp, ".clang-tidy"), "w", encoding="utf-8") as f:
                 f.write(config + "\n")
         pass_config = config if args.config_mode == "arg" else None
-        cli_extra = [] if config is not None else ["--checks=-*,torch-*"]
+        cli_extra = [] if config is not None else ["--checks=" + (run_checks or "-*,torch-*")]
         if args.frontend == "cli":
             found, _ = cli_diagnostics(args, file, pass_config,
                                        cli_extra + (["--fix"] if args.fix else []))
         else:
             found, _ = tidy_diagnostics(args, file, pass_config,
-                                        ["-fix"] if args.fix else [])
+                                        ["-fix"] if args.fix else [], run_checks)
         errors, tolerated = apply_known_wrong(compare(messages, found, file), known)
 
         if args.fix:
@@ -332,6 +402,86 @@ def main():
     print("PASSED: %s (%s%s): %d expected diagnostics, %d fix lines, %d lines known wrong" % (
         args.test_file, args.frontend, ", fix" if args.fix else "", len(messages),
         len(fix_patterns), len(known)))
+    return 0
+
+
+def run_combined(args):
+    """--combine: the test files as one translation unit (module docstring)."""
+    if args.fix or args.config_mode != "none" or args.expectations:
+        raise Failure("--combine takes plain test files: no --fix, --config-mode "
+                      "or --expectations")
+    parts, texts, first = [], [], 1
+    for path in args.test_files:
+        src = os.path.abspath(path)
+        messages, fixes, config, known, run_checks = parse_expectations(src)
+        check_run_checks(src, run_checks, config)
+        if run_checks is None or fixes:
+            raise Failure("%s: --combine needs RUN-CHECKS and no CHECK-FIXES" % path)
+        if not messages:
+            raise Failure("no expectations in " + path)
+        with open(src, encoding="utf-8") as f:
+            text = f.read()
+        if not text.endswith("\n"):
+            text += "\n"
+        count = text.count("\n")
+        parts.append({"path": path, "src": src, "first": first, "count": count,
+                      "messages": messages, "known": known, "checks": run_checks,
+                      "found": [], "dropped": 0})
+        texts.append(text)
+        first += count
+
+    outside, failed = [], []
+    with tempfile.TemporaryDirectory(prefix="tma-check-") as tmp:
+        combined = os.path.join(tmp, "combined-check-tests.cpp")
+        with open(combined, "w", encoding="utf-8") as f:
+            f.write("".join(texts))
+        print("%d files as one translation unit: %s" % (len(parts), combined))
+        if args.frontend == "cli":
+            found, _ = cli_diagnostics(args, combined, None, ["--checks=-*,torch-*"])
+        else:
+            found, _ = tidy_diagnostics(args, combined, None, [], "-*,torch-*")
+
+    def part_of(line):
+        for p in parts:
+            if p["first"] <= line < p["first"] + p["count"]:
+                return p
+        return None
+
+    keeping = True
+    for kind, ffile, line, col, text in found:
+        p = part_of(line) if os.path.basename(ffile) == os.path.basename(combined) else None
+        if p is None:
+            outside.append("unexpected %s outside the test files at %s:%d:%d: %s"
+                           % (kind, ffile, line, col, text))
+            continue
+        if kind != "note":
+            m = CHECK_NAME_RE.search(text)
+            keeping = kind == "error" or (m is not None and glob_enables(p["checks"], m.group(1)))
+        if keeping:
+            p["found"].append((kind, p["src"], line - p["first"] + 1, col, text))
+        elif kind != "note":
+            p["dropped"] += 1
+
+    for p in parts:
+        errors, tolerated = apply_known_wrong(
+            compare(p["messages"], p["found"], p["src"]), p["known"])
+        if tolerated:
+            print("\n".join(tolerated))
+        if errors:
+            print("\n".join(errors))
+            print("FAILED: %s (%s, combined, checks %s)" % (p["path"], args.frontend, p["checks"]))
+            failed.append(p["path"])
+        else:
+            print("PASSED: %s (%s, combined, checks %s): %d expected diagnostics, "
+                  "%d lines known wrong, %d warnings of other checks dropped" % (
+                      p["path"], args.frontend, p["checks"], len(p["messages"]),
+                      len(p["known"]), p["dropped"]))
+    if outside or failed:
+        print("\n".join(outside))
+        print("FAILED: %d of %d files%s" % (len(failed), len(parts),
+                                            ", and diagnostics outside them" if outside else ""))
+        return 1
+    print("PASSED: all %d files" % len(parts))
     return 0
 
 

@@ -1,0 +1,89 @@
+// torch-contiguous-copy: its positive and negative cases, run with only this check
+// enabled (RUN-CHECKS) through both front ends, our CLI and clang-tidy-16
+// --load (tests/checks/check_torch_tidy.py, ctest checks.*.torch-contiguous-copy).
+// Expectations follow clang-tidy's check_clang_tidy.py: CHECK-MESSAGES for
+// warnings, CHECK-NOTES for notes; a function with no CHECK lines must stay
+// silent under this check. Other checks' cases live in their own files, so
+// a new warning of one check cannot break another's negative case;
+// precision.cpp runs every check at once on purpose.
+// RUN-CHECKS: -*,torch-contiguous-copy
+#include <torch/torch.h>
+
+void contiguous_after_transpose() {
+  auto x = torch::randn({64, 1024});
+  auto y = x.transpose(0, 1).contiguous();
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: contiguous() copies 256 KiB because its input is not contiguous [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by transpose()
+}
+
+void contiguous_after_permute() {
+  auto x = torch::zeros({8, 16, 32});
+  auto p = x.permute({2, 0, 1});
+  auto c = p.contiguous();
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: contiguous() copies 16 KiB because its input is not contiguous [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-3]]:14: note: contiguity is lost here by permute()
+}
+
+void clone_into_contiguous_format() {
+  auto x = torch::randn({64, 64});
+  auto c = x.t().clone(at::MemoryFormat::Contiguous);
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: clone() copies 16 KiB because its input is not contiguous [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by t()
+}
+
+// Shapes unknown: fires on the pattern and says the size is unknown.
+void contiguous_unknown_size(torch::Tensor x) {
+  auto y = x.transpose(0, 1).contiguous();
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: contiguous() copies a tensor of unknown size: its input comes from transpose() [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by transpose()
+}
+
+// Negative: contiguous() of a contiguous tensor returns self.
+void contiguous_already_contiguous() {
+  auto x = torch::randn({64, 64});
+  auto y = x.contiguous();
+  auto z = x.narrow(0, 0, 8).contiguous();
+}
+
+// Negative: a deliberate conversion to channels-last copies a contiguous
+// input; nothing was lost.
+void contiguous_channels_last() {
+  auto x = torch::randn({8, 3, 32, 32});
+  auto y = x.contiguous(at::MemoryFormat::ChannelsLast);
+}
+
+// Negative: clone() keeps the layout (Preserve), it does not make it
+// contiguous; a parameter of unknown layout is not a pattern.
+void clone_preserves_layout(torch::Tensor param) {
+  auto x = torch::randn({64, 64});
+  auto y = x.t().clone();
+  auto z = param.contiguous();
+}
+
+// ---- NOLINT works the same in both front ends ----------------------------------
+
+void nolint_cases() {
+  auto x = torch::randn({64, 64});
+  auto a = x.t().contiguous(); // NOLINT(torch-contiguous-copy)
+  // NOLINTNEXTLINE(torch-*)
+  auto b = x.t().contiguous();
+  auto c = x.t().contiguous(); // NOLINT
+  auto d = x.t().contiguous(); // NOLINT(torch-reshape-copy)
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: contiguous() copies 16 KiB because its input is not contiguous [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by t()
+  // NOLINTBEGIN(torch-contiguous-copy)
+  auto e = x.t().contiguous();
+  auto f = x.t().contiguous();
+  // NOLINTEND(torch-contiguous-copy)
+}
+
+// ---- Lambdas are functions of their own in both front ends ---------------------
+
+void with_lambda() {
+  auto make = [] {
+    auto a = torch::randn({8, 8});
+    return a.t().contiguous();
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: contiguous() copies 256 B because its input is not contiguous [torch-contiguous-copy]
+    // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by t()
+  };
+}
