@@ -71,6 +71,18 @@ void FunctionEvaluator::declaration(const DeclStmt *DS, Flow F, bool Insertable)
   }
 }
 
+void FunctionEvaluator::holdElements(
+    const std::string &Key, const std::optional<std::vector<ValueId>> &Elements,
+    std::map<std::string, std::vector<ValueId>> &Into) {
+  if (!Elements) {
+    Into.erase(Key);
+    return;
+  }
+  Into[Key] = *Elements;
+  for (size_t K = 0; K < Elements->size(); ++K)
+    I.hold(Key + "#" + std::to_string(K), (*Elements)[K]);
+}
+
 void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
                                         Flow F, bool Insertable) {
   QualType T = VD->getType();
@@ -191,25 +203,15 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     // A std::vector<Tensor> local (chunk/split/unbind results, a braced
     // list): its elements stay alive with it, under hidden names.
     openStatement(DS, F, Insertable);
-    auto List = tensorList(Init);
-    if (List) {
-      TensorLists[key(VD)] = *List;
-      for (size_t K = 0; K < List->size(); ++K)
-        I.hold(key(VD) + "#" + std::to_string(K), (*List)[K]);
-    } else {
-      TensorLists.erase(key(VD));
-    }
+    holdElements(key(VD), tensorList(Init), TensorLists);
     I.endStatement();
     return;
   }
   if (isTensorTupleType(T) && !T->isReferenceType()) {
     openStatement(DS, F, Insertable);
     auto Tuple = tensorTuple(Init);
-    if (Tuple) {
-      TensorTuples[key(VD)] = *Tuple;
-      for (size_t K = 0; K < Tuple->size(); ++K)
-        I.hold(key(VD) + "#" + std::to_string(K), (*Tuple)[K]);
-    } else {
+    holdElements(key(VD), Tuple, TensorTuples);
+    if (!Tuple) {
       sideEffects(Init);
       I.totalsUnknown("the tensors of '" + Name + "' are not followed");
     }

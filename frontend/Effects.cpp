@@ -56,12 +56,14 @@ bool FunctionEvaluator::mayAllocateTensors(const FunctionDecl *Callee,
 // ---- Expressions without a tensor value ----------------------------------------------
 
 void FunctionEvaluator::allocationsAreUncertain(size_t OpsBefore,
-                                                const std::string &Why) {
+                                                const std::string &Why,
+                                                bool AtOpLine) {
   for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
     const OpEvent &Op = I.trace().Ops[K];
     if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy ||
         Op.Kind == OpKind::Unknown) {
-      I.totalsUnknown(Why);
+      I.totalsUnknown(AtOpLine ? Why + " (line " + std::to_string(Op.Where.Line) + ")"
+                               : Why);
       return;
     }
   }

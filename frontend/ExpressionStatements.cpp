@@ -62,15 +62,8 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
     if (isTensorVectorType(LHS->getType())) {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS)) {
         openStatement(E, F, Insertable);
-        auto List = tensorList(OCE->getArg(1));
-        std::string K = resolveKey(DRE->getDecl());
-        if (List) {
-          TensorLists[K] = *List;
-          for (size_t N = 0; N < List->size(); ++N)
-            I.hold(K + "#" + std::to_string(N), (*List)[N]);
-        } else {
-          TensorLists.erase(K);
-        }
+        holdElements(resolveKey(DRE->getDecl()), tensorList(OCE->getArg(1)),
+                     TensorLists);
         I.endStatement();
       }
       return Done;
@@ -78,15 +71,8 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
     if (isTensorTupleType(LHS->getType())) {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS)) {
         openStatement(E, F, Insertable);
-        auto Tuple = tensorTuple(OCE->getArg(1));
-        std::string K = resolveKey(DRE->getDecl());
-        if (Tuple) {
-          TensorTuples[K] = *Tuple;
-          for (size_t N = 0; N < Tuple->size(); ++N)
-            I.hold(K + "#" + std::to_string(N), (*Tuple)[N]);
-        } else {
-          TensorTuples.erase(K);
-        }
+        holdElements(resolveKey(DRE->getDecl()), tensorTuple(OCE->getArg(1)),
+                     TensorTuples);
         I.endStatement();
       }
       return Done;

@@ -125,8 +125,19 @@ public:
                             SourceRange Where,
                             const StorageSnapshot *Before = nullptr);
   /// Allocations among the ops since OpsBefore make the totals unknown
-  /// (they ran a number of times the analysis does not know).
-  void allocationsAreUncertain(size_t OpsBefore, const std::string &Why);
+  /// (they ran a number of times the analysis does not know). AtOpLine:
+  /// Why names the first such op's line.
+  void allocationsAreUncertain(size_t OpsBefore, const std::string &Why,
+                               bool AtOpLine = false);
+  /// A list or tuple local holds its tensors under hidden names, so they
+  /// stay alive with it; nullopt forgets what it held.
+  void holdElements(const std::string &Key,
+                    const std::optional<std::vector<ValueId>> &Elements,
+                    std::map<std::string, std::vector<ValueId>> &Into);
+  /// An if's or a switch's initializer, condition variable and the tensor
+  /// work in its condition, each its own statement.
+  void conditionPrologue(const Stmt *Init, const DeclStmt *CondVar,
+                         const Expr *Cond, Flow F);
   /// Evaluates the tensor work inside an expression that is not itself a
   /// tensor (`int64_t n = x.sum().item<int64_t>()`, a condition, `(void)`).
   void sideEffects(const Expr *E);

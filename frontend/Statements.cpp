@@ -145,15 +145,7 @@ FunctionEvaluator::Completion FunctionEvaluator::loop(const Stmt *Body, const St
     I.endStatement();
   }
   I.exitScope();
-  for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
-    const OpEvent &Op = I.trace().Ops[K];
-    if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy ||
-        Op.Kind == OpKind::Unknown) {
-      I.totalsUnknown("allocates inside a loop (line " +
-                      std::to_string(Op.Where.Line) + ")");
-      break;
-    }
-  }
+  allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
   invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
                        Whole->getSourceRange(), &Before);
   // A loop body leaving the function or jumping out runs on some
@@ -178,15 +170,8 @@ void FunctionEvaluator::mayHaveLeft(const Completion &C) {
 /// are unknown after it.
 FunctionEvaluator::Completion FunctionEvaluator::ifStatement(const IfStmt *IS, Flow F) {
   I.enterScope();
-  if (IS->getInit())
-    statement(IS->getInit(), F, false);
-  if (const DeclStmt *CV = IS->getConditionVariableDeclStmt())
-    declaration(CV, F, false);
-  else if (IS->getCond() && hasTensorWork(IS->getCond())) {
-    openStatement(IS->getCond(), F, false);
-    sideEffects(IS->getCond());
-    I.endStatement();
-  }
+  conditionPrologue(IS->getInit(), IS->getConditionVariableDeclStmt(),
+                    IS->getCond(), F);
   std::optional<int64_t> Known;
   if (IS->isConstexpr() || !IS->getConditionVariable())
     Known = integer(IS->getCond());
@@ -201,14 +186,7 @@ FunctionEvaluator::Completion FunctionEvaluator::ifStatement(const IfStmt *IS, F
   Inner.InBranch = true;
   Completion Then = branch(IS->getThen(), Inner);
   Completion Else = branch(IS->getElse(), Inner);
-  for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
-    const OpEvent &Op = I.trace().Ops[K];
-    if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy) {
-      I.totalsUnknown("allocates in a branch (line " +
-                      std::to_string(Op.Where.Line) + ")");
-      break;
-    }
-  }
+  allocationsAreUncertain(OpsBefore, "allocates in a branch", true);
   invalidateAssignedIn(IS, "assigned in a branch: depends on the condition",
                        IS->getSourceRange(), &Before);
   I.exitScope();
@@ -220,6 +198,20 @@ FunctionEvaluator::Completion FunctionEvaluator::ifStatement(const IfStmt *IS, F
   return {};
 }
 
+void FunctionEvaluator::conditionPrologue(const Stmt *Init,
+                                          const DeclStmt *CondVar,
+                                          const Expr *Cond, Flow F) {
+  if (Init)
+    statement(Init, F, false);
+  if (CondVar) {
+    declaration(CondVar, F, false);
+  } else if (Cond && hasTensorWork(Cond)) {
+    openStatement(Cond, F, false);
+    sideEffects(Cond);
+    I.endStatement();
+  }
+}
+
 /// A case label's statement, looking through the labels stacked on it.
 static const Stmt *caseBody(const Stmt *S) {
   while (const auto *SC = dyn_cast_or_null<SwitchCase>(S))
@@ -229,15 +221,8 @@ static const Stmt *caseBody(const Stmt *S) {
 
 FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStmt *SS, Flow F) {
   I.enterScope();
-  if (SS->getInit())
-    statement(SS->getInit(), F, false);
-  if (const DeclStmt *CV = SS->getConditionVariableDeclStmt())
-    declaration(CV, F, false);
-  else if (SS->getCond() && hasTensorWork(SS->getCond())) {
-    openStatement(SS->getCond(), F, false);
-    sideEffects(SS->getCond());
-    I.endStatement();
-  }
+  conditionPrologue(SS->getInit(), SS->getConditionVariableDeclStmt(),
+                    SS->getCond(), F);
   llvm::SmallVector<const Stmt *, 16> Body;
   if (const auto *CS = dyn_cast_or_null<CompoundStmt>(SS->getBody()))
     Body.append(CS->body_begin(), CS->body_end());

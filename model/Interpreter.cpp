@@ -261,9 +261,16 @@ void Interpreter::bind(const std::string &Key, const std::string &DisplayName,
     else
       B.BaseName = Info.FirstName;
   }
-  // Retain the new value before releasing the old one: `x = x.view(...)`
-  // must not free x's storage in between.
-  retain(S);
+  place(Key, Value, Scopes.back());
+  CurrentBinding[Key] = Trace.Bindings.size();
+  Trace.Bindings.push_back(B);
+}
+
+// Retain the new value before releasing the old one: `x = x.view(...)`
+// must not free x's storage in between. A new name joins Scope.
+void Interpreter::place(const std::string &Key, ValueId Value,
+                        std::vector<std::string> &Scope) {
+  retain(Value >= 0 ? value(Value).Storage : NoStorage);
   auto It = Names.find(Key);
   if (It != Names.end()) {
     endBinding(Key, /*AtScopeEnd=*/false);
@@ -271,10 +278,8 @@ void Interpreter::bind(const std::string &Key, const std::string &DisplayName,
     It->second = Value;
   } else {
     Names[Key] = Value;
-    Scopes.back().push_back(Key);
+    Scope.push_back(Key);
   }
-  CurrentBinding[Key] = Trace.Bindings.size();
-  Trace.Bindings.push_back(B);
 }
 
 void Interpreter::markStatic() {
@@ -284,16 +289,7 @@ void Interpreter::markStatic() {
 
 
 void Interpreter::hold(const std::string &Key, ValueId Value) {
-  retain(Value >= 0 ? value(Value).Storage : NoStorage);
-  auto It = Names.find(Key);
-  if (It != Names.end()) {
-    endBinding(Key, /*AtScopeEnd=*/false);
-    release(value(It->second).Storage);
-    It->second = Value;
-  } else {
-    Names[Key] = Value;
-    Scopes.back().push_back(Key);
-  }
+  place(Key, Value, Scopes.back());
 }
 
 void Interpreter::rebind(const std::string &Key, ValueId Value) {
@@ -307,15 +303,7 @@ void Interpreter::rebind(const std::string &Key, ValueId Value) {
 }
 
 void Interpreter::holdUntilReturn(const std::string &Key, ValueId Value) {
-  retain(Value >= 0 ? value(Value).Storage : NoStorage);
-  auto It = Names.find(Key);
-  if (It != Names.end()) {
-    release(value(It->second).Storage);
-    It->second = Value;
-  } else {
-    Names[Key] = Value;
-    Scopes.front().push_back(Key);
-  }
+  place(Key, Value, Scopes.front());
 }
 
 void Interpreter::drop(const std::string &Key) {

@@ -109,6 +109,8 @@ private:
     ValueId Value = NoValue;
   };
   void retain(StorageId S);
+  void place(const std::string &Key, ValueId Value,
+             std::vector<std::string> &Scope);
   /// AtScopeEnd: the holder went out of scope (recorded in the storage's
   /// ReleasedAtScopeEnd when this was the last reference).
   void release(StorageId S, bool AtScopeEnd = false);
