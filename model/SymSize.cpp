@@ -11,6 +11,7 @@
 //     dominates by a constant.
 // Every coefficient operation is checked; overflow produces an error value.
 #include "model/SymSize.h"
+#include "model/SymSizeImpl.h"
 
 #include <algorithm>
 #include <cctype>
@@ -26,7 +27,7 @@ using namespace detail;
 
 // Limits that keep hostile or degenerate input from exploding: beyond them a
 // value is an error of kind TooComplex (the caller reports it unknown).
-namespace {
+namespace detail {
 constexpr size_t MaxTerms = 512;
 constexpr uint32_t MaxDegree = 64;
 constexpr int MaxDepth = 32;
@@ -115,7 +116,7 @@ size_t hashTerms(const std::vector<SymTerm> &Terms) {
   return H;
 }
 
-} // namespace
+} // namespace detail
 
 struct SymSizeAccess {
   static SymSize make(std::shared_ptr<const SymExpr> E) {
@@ -141,6 +142,9 @@ SymSize tooComplex(const char *What) {
                    std::string("size expression too complex: ") + What);
 }
 
+} // namespace
+
+namespace detail {
 /// Canonicalises a list of terms (any order, repeats, zeros allowed).
 SymSize makePoly(std::vector<SymTerm> Terms) {
   std::stable_sort(Terms.begin(), Terms.end(),
@@ -172,6 +176,9 @@ SymSize makePoly(std::vector<SymTerm> Terms) {
   E->Terms = std::move(Out);
   return SymSizeAccess::make(std::move(E));
 }
+} // namespace detail
+
+namespace {
 
 std::vector<SymTerm> termsOf(const SymSize &S) {
   if (auto C = S.constant()) {
@@ -215,6 +222,9 @@ SymSize makeAtom(AtomKind K, std::string Name, std::vector<SymSize> Args) {
   return atomValue(std::move(A));
 }
 
+} // namespace
+
+namespace detail {
 /// The single atom S is, when S is exactly one atom with coefficient 1.
 const SymAtom *soleAtom(const SymSize &S) {
   const SymExpr *E = S.expr();
@@ -225,6 +235,9 @@ const SymAtom *soleAtom(const SymSize &S) {
     return nullptr;
   return T.Factors[0].Atom.get();
 }
+} // namespace detail
+
+namespace {
 
 const SymSize *firstError(const SymSize &A, const SymSize &B) {
   if (A.isError())
@@ -794,548 +807,5 @@ SymSize SymSize::min(const SymSize &A, const SymSize &B) {
   return minMax(AtomKind::Min, A, B);
 }
 
-// --------------------------------------------------------------- printing --
-
-namespace {
-
-struct Printer {
-  bool Cpp;
-  const std::function<std::string(const std::string &)> *Display;
-
-  std::string symbol(const std::string &Name) const {
-    if (!Cpp && Display && *Display) {
-      std::string D = (*Display)(Name);
-      if (!D.empty())
-        return D;
-    }
-    return Name;
-  }
-
-  /// An operand of `/` or `%`: parenthesised unless it is one plain factor.
-  std::string operand(const SymSize &S) const {
-    std::string Text = print(S);
-    if (auto C = S.constant())
-      return *C >= 0 ? Text : "(" + Text + ")";
-    const SymAtom *A = soleAtom(S);
-    if (A && A->Kind != AtomKind::FloorDiv && A->Kind != AtomKind::Mod)
-      return Text;
-    return "(" + Text + ")";
-  }
-
-  std::string atom(const SymAtom &A, bool InProduct) const {
-    switch (A.Kind) {
-    case AtomKind::Symbol:
-      return symbol(A.Name);
-    case AtomKind::FloorDiv:
-    case AtomKind::Mod: {
-      std::string Text = operand(A.Args[0]) +
-                         (A.Kind == AtomKind::FloorDiv ? " / " : " % ") +
-                         operand(A.Args[1]);
-      return InProduct ? "(" + Text + ")" : Text;
-    }
-    case AtomKind::Max:
-    case AtomKind::Min: {
-      const char *Name = A.Kind == AtomKind::Max ? "max" : "min";
-      std::vector<SymSize> Args = A.Args;
-      std::stable_partition(Args.begin(), Args.end(),
-                            [](const SymSize &S) { return !S.isConstant(); });
-      if (!Cpp) {
-        std::string Text = std::string(Name) + "(";
-        for (size_t I = 0; I < Args.size(); ++I)
-          Text += (I ? ", " : "") + print(Args[I]);
-        return Text + ")";
-      }
-      // n-ary as nested binary calls, innermost last; the constant (there
-      // is at most one) last, as people write std::max(n, 1).
-      std::string Text = print(Args.back());
-      for (size_t I = Args.size() - 1; I-- > 0;)
-        Text = std::string("std::") + Name + "<int64_t>(" + print(Args[I]) +
-               ", " + Text + ")";
-      return Text;
-    }
-    }
-    return "?";
-  }
-
-  /// |Coeff| * factors, without the sign. A leading minus sign would bind
-  /// to the dividend of a lone division, so then it is parenthesised.
-  std::string term(const SymTerm &T, bool LeadingMinus = false) const {
-    uint64_t Mag = T.Coeff < 0 ? 0 - uint64_t(T.Coeff) : uint64_t(T.Coeff);
-    std::string Coeff = std::to_string(Mag);
-    if (T.Factors.empty())
-      return Coeff;
-    size_t Count = 0;
-    for (const SymFactor &F : T.Factors)
-      Count += F.Exp;
-    bool InProduct = Count > 1 || Mag != 1 || LeadingMinus;
-    std::string Sep = Cpp ? " * " : "·";
-    std::string Text;
-    for (const SymFactor &F : T.Factors) {
-      std::string A = atom(*F.Atom, InProduct);
-      if (Cpp) {
-        for (uint32_t E = 0; E < F.Exp; ++E)
-          Text += (Text.empty() ? "" : Sep) + A;
-      } else {
-        Text += (Text.empty() ? "" : Sep) + A;
-        if (F.Exp > 1)
-          Text += "^" + std::to_string(F.Exp);
-      }
-    }
-    if (Mag == 1)
-      return Text;
-    return Cpp ? Text + Sep + Coeff : Coeff + Sep + Text;
-  }
-
-  std::string print(const SymSize &S) const {
-    if (S.isError())
-      return "?";
-    if (auto C = S.constant())
-      return std::to_string(*C);
-    const std::vector<SymTerm> &Terms = S.expr()->Terms;
-    std::string Text;
-    // Positive terms first so `8 - n` does not print as `-n + 8`.
-    for (bool Positive : {true, false})
-      for (const SymTerm &T : Terms) {
-        if ((T.Coeff > 0) != Positive)
-          continue;
-        if (Text.empty())
-          Text = Positive ? term(T) : "-" + term(T, /*LeadingMinus=*/true);
-        else
-          Text += (Positive ? " + " : " - ") + term(T);
-      }
-    return Text;
-  }
-};
-
-} // namespace
-
-std::ostream &operator<<(std::ostream &OS, const SymSize &S) {
-  return OS << S.toCpp();
-}
-
-std::string SymSize::toCpp() const {
-  return Printer{true, nullptr}.print(*this);
-}
-
-std::string SymSize::toTable(
-    const std::function<std::string(const std::string &)> &DisplayName) const {
-  return Printer{false, &DisplayName}.print(*this);
-}
-
-// ------------------------------------------------------------- evaluation --
-
-namespace {
-
-struct Evaluator {
-  const SymBindings &Bindings;
-  std::string Error;
-
-  std::optional<int64_t> fail(std::string Why) {
-    if (Error.empty())
-      Error = std::move(Why);
-    return std::nullopt;
-  }
-
-  std::optional<int64_t> atom(const SymAtom &A) {
-    if (A.Kind == AtomKind::Symbol) {
-      auto It = Bindings.find(A.Name);
-      if (It == Bindings.end())
-        return fail("no value for " + A.Name);
-      return It->second;
-    }
-    std::vector<int64_t> Args;
-    for (const SymSize &S : A.Args) {
-      auto V = value(S);
-      if (!V)
-        return std::nullopt;
-      Args.push_back(*V);
-    }
-    switch (A.Kind) {
-    case AtomKind::FloorDiv: {
-      if (Args[1] == 0)
-        return fail("division by zero");
-      int64_t Q;
-      if (!floorDivConst(Args[0], Args[1], Q))
-        return fail("integer overflow");
-      return Q;
-    }
-    case AtomKind::Mod:
-      if (Args[1] == 0)
-        return fail("modulo by zero");
-      return floorModConst(Args[0], Args[1]);
-    case AtomKind::Max:
-      return *std::max_element(Args.begin(), Args.end());
-    case AtomKind::Min:
-      return *std::min_element(Args.begin(), Args.end());
-    case AtomKind::Symbol:
-      break;
-    }
-    return std::nullopt;
-  }
-
-  std::optional<int64_t> value(const SymSize &S) {
-    if (S.isError())
-      return fail(S.errorReason());
-    if (auto C = S.constant())
-      return *C;
-    int64_t Sum = 0;
-    for (const SymTerm &T : S.expr()->Terms) {
-      int64_t Prod = T.Coeff;
-      for (const SymFactor &F : T.Factors) {
-        auto V = atom(*F.Atom);
-        if (!V)
-          return std::nullopt;
-        for (uint32_t E = 0; E < F.Exp; ++E)
-          if (mulOverflows(Prod, *V, Prod))
-            return fail("integer overflow");
-      }
-      if (addOverflows(Sum, Prod, Sum))
-        return fail("integer overflow");
-    }
-    return Sum;
-  }
-};
-
-using ReplaceFn = std::function<std::optional<SymSize>(const std::string &)>;
-
-/// nullopt when nothing in S was replaced (the common case: no rebuild).
-std::optional<SymSize> substituteImpl(const SymSize &S, const ReplaceFn &F);
-
-std::optional<SymSize> substituteAtom(const SymAtom &A, const ReplaceFn &F) {
-  if (A.Kind == AtomKind::Symbol)
-    return F(A.Name);
-  bool Changed = false;
-  std::vector<SymSize> Args;
-  for (const SymSize &X : A.Args) {
-    auto N = substituteImpl(X, F);
-    Changed |= N.has_value();
-    Args.push_back(N ? *N : X);
-  }
-  if (!Changed)
-    return std::nullopt;
-  switch (A.Kind) {
-  case AtomKind::FloorDiv:
-    return SymSize::floorDiv(Args[0], Args[1]);
-  case AtomKind::Mod:
-    return SymSize::mod(Args[0], Args[1]);
-  case AtomKind::Max:
-  case AtomKind::Min: {
-    SymSize R = Args[0];
-    for (size_t I = 1; I < Args.size(); ++I)
-      R = A.Kind == AtomKind::Max ? SymSize::max(R, Args[I])
-                                  : SymSize::min(R, Args[I]);
-    return R;
-  }
-  case AtomKind::Symbol:
-    break;
-  }
-  return std::nullopt;
-}
-
-std::optional<SymSize> substituteImpl(const SymSize &S, const ReplaceFn &F) {
-  if (!S.isSymbolic())
-    return std::nullopt;
-  bool Changed = false;
-  SymSize Sum = 0;
-  for (const SymTerm &T : S.expr()->Terms) {
-    SymSize Prod = T.Coeff;
-    std::vector<SymFactor> Kept;
-    for (const SymFactor &Fa : T.Factors) {
-      auto N = substituteAtom(*Fa.Atom, F);
-      if (!N) {
-        Kept.push_back(Fa);
-        continue;
-      }
-      Changed = true;
-      for (uint32_t E = 0; E < Fa.Exp; ++E)
-        Prod = Prod * *N;
-    }
-    if (!Kept.empty())
-      Prod = Prod * makePoly({SymTerm{std::move(Kept), 1}});
-    Sum = Sum + Prod;
-  }
-  if (!Changed)
-    return std::nullopt;
-  return Sum;
-}
-
-void collectSymbols(const SymSize &S,
-                    std::set<std::string, bool (*)(const std::string &,
-                                                   const std::string &)> &Out) {
-  if (!S.isSymbolic())
-    return;
-  for (const SymTerm &T : S.expr()->Terms)
-    for (const SymFactor &F : T.Factors) {
-      if (F.Atom->Kind == AtomKind::Symbol)
-        Out.insert(F.Atom->Name);
-      for (const SymSize &A : F.Atom->Args)
-        collectSymbols(A, Out);
-    }
-}
-
-} // namespace
-
-SymSize::Evaluation SymSize::evaluate(const SymBindings &Bindings) const {
-  Evaluator E{Bindings, {}};
-  Evaluation R;
-  R.Value = E.value(*this);
-  if (!R.Value)
-    R.Error = E.Error;
-  return R;
-}
-
-SymSize SymSize::substitute(const ReplaceFn &Replace) const {
-  auto R = substituteImpl(*this, Replace);
-  return R ? *R : *this;
-}
-
-SymSize SymSize::substitute(const SymBindings &Values) const {
-  return substitute([&](const std::string &Name) -> std::optional<SymSize> {
-    auto It = Values.find(Name);
-    if (It == Values.end())
-      return std::nullopt;
-    return SymSize(It->second);
-  });
-}
-
-std::vector<std::string> SymSize::symbols() const {
-  std::set<std::string, bool (*)(const std::string &, const std::string &)>
-      Names([](const std::string &A, const std::string &B) {
-        return compareSymbolNames(A, B) < 0;
-      });
-  collectSymbols(*this, Names);
-  return {Names.begin(), Names.end()};
-}
-
-// ---------------------------------------------------------------- parsing --
-
-namespace {
-
-class SymParser {
-public:
-  explicit SymParser(std::string_view Text) : S(Text) {}
-
-  std::optional<SymSize> parse(std::string *Error) {
-    std::optional<SymSize> R;
-    if (S.size() > 65536)
-      fail("expression longer than 64 KiB");
-    else
-      R = expr();
-    skipSpace();
-    if (Err.empty() && P != S.size())
-      fail("unexpected '" + std::string(1, S[P]) + "'");
-    if (!Err.empty()) {
-      if (Error)
-        *Error = "at offset " + std::to_string(ErrAt) + ": " + Err;
-      return std::nullopt;
-    }
-    if (R && R->isError()) {
-      if (Error)
-        *Error = R->errorReason();
-      return std::nullopt;
-    }
-    return R;
-  }
-
-private:
-  std::string_view S;
-  size_t P = 0;
-  int Depth = 0;
-  std::string Err;
-  size_t ErrAt = 0;
-
-  std::optional<SymSize> fail(std::string Why) {
-    if (Err.empty()) {
-      Err = std::move(Why);
-      ErrAt = P;
-    }
-    return std::nullopt;
-  }
-  void skipSpace() {
-    while (P < S.size() && std::isspace((unsigned char)S[P]))
-      ++P;
-  }
-  bool eat(std::string_view Tok) {
-    skipSpace();
-    if (S.substr(P, Tok.size()) != Tok)
-      return false;
-    P += Tok.size();
-    return true;
-  }
-  bool expect(std::string_view Tok) {
-    if (eat(Tok))
-      return true;
-    fail("expected '" + std::string(Tok) + "'");
-    return false;
-  }
-  static bool identStart(char C) {
-    return std::isalpha((unsigned char)C) || C == '_';
-  }
-  static bool identChar(char C) {
-    return std::isalnum((unsigned char)C) || C == '_';
-  }
-  std::string ident() {
-    skipSpace();
-    size_t B = P;
-    while (P < S.size() &&
-           (identChar(S[P]) || (S.substr(P, 2) == "::" && P + 2 < S.size() &&
-                                identStart(S[P + 2]))))
-      P += S[P] == ':' ? 2 : 1;
-    return std::string(S.substr(B, P - B));
-  }
-  std::optional<int64_t> number() {
-    skipSpace();
-    int64_t V = 0;
-    size_t B = P;
-    while (P < S.size() && std::isdigit((unsigned char)S[P])) {
-      if (mulOverflows(V, 10, V) || addOverflows(V, S[P] - '0', V)) {
-        fail("integer literal out of range");
-        return std::nullopt;
-      }
-      ++P;
-    }
-    if (P == B) {
-      fail("expected a number");
-      return std::nullopt;
-    }
-    // Integer suffixes as C++ writes them (4096L, 2ll, 8u).
-    while (P < S.size() && S[P] != '\0' && std::strchr("lLuU", S[P]))
-      ++P;
-    return V;
-  }
-
-  std::optional<SymSize> expr() {
-    if (++Depth > 200) {
-      fail("expression nests too deeply");
-      --Depth;
-      return std::nullopt;
-    }
-    auto L = term();
-    while (L) {
-      if (eat("+")) {
-        auto R = term();
-        if (!R)
-          L.reset();
-        else
-          L = *L + *R;
-      } else if (eat("-")) {
-        auto R = term();
-        if (!R)
-          L.reset();
-        else
-          L = *L - *R;
-      } else
-        break;
-    }
-    --Depth;
-    return L;
-  }
-
-  std::optional<SymSize> term() {
-    auto L = unary();
-    while (L) {
-      char Op = 0;
-      if (eat("*"))
-        Op = '*';
-      else if (eat("/"))
-        Op = '/';
-      else if (eat("%"))
-        Op = '%';
-      else
-        break;
-      auto R = unary();
-      if (!R)
-        return std::nullopt;
-      if (Op != '*' && R->constant() == 0)
-        return fail(Op == '/' ? "division by zero" : "modulo by zero");
-      L = Op == '*'   ? *L * *R
-          : Op == '/' ? SymSize::floorDiv(*L, *R)
-                      : SymSize::mod(*L, *R);
-    }
-    return L;
-  }
-
-  std::optional<SymSize> unary() {
-    if (++Depth > 200) {
-      --Depth;
-      return fail("expression nests too deeply");
-    }
-    std::optional<SymSize> R;
-    if (eat("-")) {
-      R = unary();
-      if (R)
-        R = -*R;
-    } else if (eat("+")) {
-      R = unary();
-    } else {
-      R = primary();
-    }
-    --Depth;
-    return R;
-  }
-
-  std::optional<SymSize> primary() {
-    skipSpace();
-    if (P >= S.size())
-      return fail("unexpected end of expression");
-    if (std::isdigit((unsigned char)S[P])) {
-      auto N = number();
-      if (!N)
-        return std::nullopt;
-      return SymSize(*N);
-    }
-    if (eat("(")) {
-      auto R = expr();
-      if (!R || !expect(")"))
-        return std::nullopt;
-      return R;
-    }
-    if (!identStart(S[P]))
-      return fail("unexpected '" + std::string(1, S[P]) + "'");
-    std::string Name = ident();
-    if (Name == "std::max" || Name == "std::min") {
-      if (eat("<")) {
-        std::string T = ident();
-        if (T.empty() || !expect(">"))
-          return fail("expected a type in std::max<...>");
-      }
-      if (!expect("("))
-        return std::nullopt;
-      auto A = expr();
-      if (!A || !expect(","))
-        return std::nullopt;
-      auto B = expr();
-      if (!B || !expect(")"))
-        return std::nullopt;
-      return Name == "std::max" ? SymSize::max(*A, *B) : SymSize::min(*A, *B);
-    }
-    // A symbol: identifier and member calls with at most one integer
-    // argument, spelled without spaces (`x.size(1)`, `x.storage().nbytes()`).
-    while (eat(".")) {
-      std::string Member = ident();
-      if (Member.empty())
-        return fail("expected a member name");
-      Name += "." + Member;
-      if (!expect("("))
-        return std::nullopt;
-      Name += "(";
-      if (!eat(")")) {
-        auto N = number();
-        if (!N || !expect(")"))
-          return std::nullopt;
-        Name += std::to_string(*N) + ")";
-      } else {
-        Name += ")";
-      }
-    }
-    return SymSize::symbol(Name);
-  }
-};
-
-} // namespace
-
-std::optional<SymSize> parseSymSize(std::string_view Text, std::string *Error) {
-  return SymParser(Text).parse(Error);
-}
 
 } // namespace tma

@@ -1,0 +1,273 @@
+// ShapeEnv: facts from the code, assumptions, bindings (--assume) and
+// printing with display names.
+#include "model/ShapeEnv.h"
+
+#include "model/Units.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace tma {
+
+using namespace detail;
+
+// ------------------------------------------------------------------ facts --
+
+void ShapeEnv::addSubstitution(const std::string &Name, const SymSize &Value) {
+  auto Replace = [&](const std::string &N) -> std::optional<SymSize> {
+    if (N == Name)
+      return Value;
+    return std::nullopt;
+  };
+  for (auto &KV : Substitutions)
+    KV.second = KV.second.substitute(Replace);
+  Substitutions[Name] = Value;
+  for (SymSize &F : NonNegative)
+    F = F.substitute(Replace);
+  for (SymSize &F : NonZero)
+    F = F.substitute(Replace);
+  for (auto &F : Multiples) {
+    F.first = F.first.substitute(Replace);
+    F.second = F.second.substitute(Replace);
+  }
+  invalidate();
+  // What was known of the replaced symbol is now known of its value.
+  auto It = Symbols.find(Name);
+  if (It == Symbols.end())
+    return;
+  SymbolInfo Old = It->second;
+  if (auto Other = Value.symbolName()) {
+    declare(*Other, Old.Kind);
+    if (Old.SizeLike)
+      Symbols[*Other].SizeLike = true;
+  }
+  if (Old.Lower)
+    addFactImpl(SymRelation::ge(Value, *Old.Lower), /*Log=*/false);
+  if (Old.Upper)
+    addFactImpl(SymRelation::le(Value, *Old.Upper), /*Log=*/false);
+}
+
+ShapeEnv::FactResult ShapeEnv::addFact(const SymRelation &R) {
+  return addFactImpl(R, /*Log=*/true);
+}
+
+ShapeEnv::FactResult ShapeEnv::addFactImpl(const SymRelation &R, bool Log) {
+  SymSize L = reduce(R.L), Rt = reduce(R.R);
+  if (L.isError() || Rt.isError())
+    return FactResult::AlreadyKnown; // nothing can be learnt from it
+  SymRelation N{R.Kind, L, Rt};
+  Tri Known = decideWith(N, Mode{});
+  if (Known == Tri::False)
+    return FactResult::Contradicts;
+  if (Log)
+    FactLog.push_back(R);
+  if (Known == Tri::True)
+    return FactResult::AlreadyKnown;
+
+  auto AddNonNegative = [&](const SymSize &P) {
+    // p = +-s + k >= 0 bounds the symbol s itself.
+    if (P.isSymbolic() && P.expr()->Terms.size() <= 2) {
+      const auto &Terms = P.expr()->Terms;
+      const SymTerm &Lead = Terms[0];
+      int64_t K = Terms.size() == 2 ? Terms[1].Coeff : 0;
+      bool Linear = Lead.Factors.size() == 1 && Lead.Factors[0].Exp == 1 &&
+                    Lead.Factors[0].Atom->Kind == AtomKind::Symbol &&
+                    (Lead.Coeff == 1 || Lead.Coeff == -1) &&
+                    (Terms.size() == 1 || Terms[1].Factors.empty());
+      if (Linear && K != INT64_MIN) {
+        const std::string &S = Lead.Factors[0].Atom->Name;
+        declare(S, SymbolKind::Integer);
+        SymbolInfo &I = Symbols[S];
+        if (Lead.Coeff == 1)
+          I.Lower = std::max(I.Lower.value_or(INT64_MIN), -K);
+        else
+          I.Upper = std::min(I.Upper.value_or(INT64_MAX), K);
+        return;
+      }
+    }
+    NonNegative.push_back(P);
+  };
+
+  SymSize D = reduce(L - Rt);
+  switch (R.Kind) {
+  case SymRelation::Eq: {
+    // Solve for the latest-declared symbol that occurs once, linearly, with
+    // coefficient +-1; otherwise keep D >= 0 and -D >= 0.
+    const SymTerm *Best = nullptr;
+    int BestOrder = -1;
+    if (D.isSymbolic())
+      for (const SymTerm &T : D.expr()->Terms) {
+        if (T.Factors.size() != 1 || T.Factors[0].Exp != 1 ||
+            T.Factors[0].Atom->Kind != AtomKind::Symbol ||
+            (T.Coeff != 1 && T.Coeff != -1))
+          continue;
+        const std::string &S = T.Factors[0].Atom->Name;
+        SymSize Rest = D - SymSize(T.Coeff) * SymSize::symbol(S);
+        std::vector<std::string> Used = Rest.symbols();
+        if (std::find(Used.begin(), Used.end(), S) != Used.end())
+          continue;
+        const SymbolInfo *I = info(S);
+        int Order = I ? I->Order : NextOrder;
+        if (Order > BestOrder) {
+          Best = &T;
+          BestOrder = Order;
+        }
+      }
+    if (Best) {
+      const std::string S = Best->Factors[0].Atom->Name;
+      SymSize Sym = SymSize::symbol(S);
+      // D = c*s + rest = 0  =>  s = -rest / c, with c = +-1.
+      SymSize Rest = D - SymSize(Best->Coeff) * Sym;
+      addSubstitution(S, Best->Coeff == 1 ? -Rest : Rest);
+    } else {
+      AddNonNegative(D);
+      AddNonNegative(-D);
+    }
+    break;
+  }
+  case SymRelation::Ne:
+    NonZero.push_back(D);
+    break;
+  case SymRelation::Ge:
+    AddNonNegative(D);
+    break;
+  case SymRelation::Gt:
+    AddNonNegative(D - SymSize(1));
+    break;
+  case SymRelation::Le:
+    AddNonNegative(-D);
+    break;
+  case SymRelation::Lt:
+    AddNonNegative(-D - SymSize(1));
+    break;
+  case SymRelation::Multiple:
+    Multiples.push_back({L, Rt});
+    break;
+  }
+  invalidate();
+  for (const Assumption &A : Assumptions)
+    if (A.Rel && decideWith(*A.Rel, Mode{}) == Tri::False)
+      return FactResult::ContradictsAssumption;
+  return FactResult::Added;
+}
+
+void ShapeEnv::recordAssumption(Assumption A) {
+  for (const Assumption &Old : Assumptions)
+    if (Old.Cpp == A.Cpp)
+      return;
+  Assumptions.push_back(std::move(A));
+}
+
+void ShapeEnv::assume(const SymRelation &R) {
+  recordAssumption({R.toCpp(), R});
+  // Used as a fact from here on, but not logged as one: the code did not
+  // state it, the report's assumptions do.
+  addFactImpl(R, /*Log=*/false);
+}
+
+void ShapeEnv::assume(const std::string &CppCondition) {
+  recordAssumption({CppCondition, std::nullopt});
+}
+
+std::vector<std::string> ShapeEnv::assumptions() const {
+  std::vector<std::string> Out;
+  for (const Assumption &A : Assumptions)
+    Out.push_back(A.Cpp);
+  return Out;
+}
+
+// --------------------------------------------------------------- bindings --
+
+bool ShapeEnv::bind(const std::string &NameOrDisplay, int64_t Value,
+                    std::string *Error) {
+  std::string Name;
+  if (Symbols.count(NameOrDisplay))
+    Name = NameOrDisplay;
+  else
+    for (const SymbolInfo *S : symbolsInOrder())
+      if (S->Display == NameOrDisplay) {
+        Name = S->Name;
+        break;
+      }
+  if (Name.empty()) {
+    if (Error)
+      *Error = "no symbol named '" + NameOrDisplay + "'";
+    return false;
+  }
+  Bound[Name] = Value;
+  return true;
+}
+
+SymBindings ShapeEnv::bindings() const {
+  SymBindings B = Bound;
+  // Equalities carry values both ways: a substituted symbol gets its
+  // value's value, and binding a symbol replaced by another one binds that.
+  for (size_t Round = 0; Round <= Substitutions.size(); ++Round) {
+    bool Changed = false;
+    for (const auto &KV : Substitutions) {
+      auto Have = B.find(KV.first);
+      if (Have == B.end()) {
+        auto V = KV.second.evaluate(B);
+        if (V.Value) {
+          B[KV.first] = *V.Value;
+          Changed = true;
+        }
+      } else if (auto Other = KV.second.symbolName()) {
+        if (!B.count(*Other)) {
+          B[*Other] = Have->second;
+          Changed = true;
+        }
+      }
+    }
+    if (!Changed)
+      break;
+  }
+  return B;
+}
+
+SymSize::Evaluation ShapeEnv::evaluate(const SymSize &E) const {
+  return reduce(E).evaluate(bindings());
+}
+
+std::vector<std::string> ShapeEnv::violations() const {
+  SymBindings B = bindings();
+  std::vector<std::string> Out;
+  for (const SymRelation &F : FactLog)
+    if (F.evaluate(B) == Tri::False)
+      Out.push_back(F.toCpp());
+  for (const Assumption &A : Assumptions)
+    if (A.Rel && A.Rel->evaluate(B) == Tri::False)
+      Out.push_back(A.Cpp);
+  return Out;
+}
+
+// --------------------------------------------------------------- printing --
+
+std::string ShapeEnv::toTable(const SymSize &E) const {
+  return E.toTable([&](const std::string &Name) {
+    const SymbolInfo *I = info(Name);
+    return I ? I->Display : std::string();
+  });
+}
+
+std::string ShapeEnv::formatBytes(const SymSize &E) const {
+  if (auto C = E.constant())
+    return tma::formatBytes(*C);
+  if (E.isError())
+    return "?";
+  std::string Text = toTable(E) + " B";
+  SymBindings B = bindings();
+  std::vector<std::string> Names = E.symbols();
+  auto V = E.evaluate(B);
+  if (!V.Value)
+    return Text;
+  std::string At;
+  for (const std::string &N : Names) {
+    const SymbolInfo *I = info(N);
+    std::string Shown = I && !I->Display.empty() ? I->Display : N;
+    At += (At.empty() ? "" : ", ") + Shown + "=" + std::to_string(B.at(N));
+  }
+  return Text + " (" + tma::formatBytes(*V.Value) + " at " + At + ")";
+}
+
+} // namespace tma
