@@ -1,6 +1,7 @@
 #include "checks/ContiguousCopyCheck.h"
 #include "checks/utils/TraceQueries.h"
 #include "model/Units.h"
+#include "model/ops/OpTable.h"
 
 namespace tma {
 
@@ -15,7 +16,7 @@ void ContiguousCopyCheck::storeOptions(OptionMap &Opts) const {
 // A clone whose output is contiguous while its dense input is not was asked
 // for MemoryFormat::Contiguous (Preserve would have kept the layout).
 static bool isContiguousClone(const FunctionTrace &T, const OpEvent &Op) {
-  if (Op.Name != "clone" || Op.Inputs.empty())
+  if (Op.Code != OpCode::clone || Op.Inputs.empty())
     return false;
   const TensorValue &In = T.value(Op.Inputs[0]);
   auto InContig = In.contiguous(), OutContig = T.value(Op.Result).contiguous();
@@ -26,7 +27,7 @@ static bool isContiguousClone(const FunctionTrace &T, const OpEvent &Op) {
 void ContiguousCopyCheck::check(const FunctionTrace &T,
                                 std::vector<Diagnostic> &Out) const {
   for (const OpEvent &Op : T.Ops) {
-    bool Contiguous = Op.Name == "contiguous";
+    bool Contiguous = Op.Code == OpCode::contiguous;
     if (!Contiguous && !isContiguousClone(T, Op))
       continue;
     const OpEvent *Breaker =

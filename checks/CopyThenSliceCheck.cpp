@@ -1,6 +1,7 @@
 #include "checks/CopyThenSliceCheck.h"
 #include "checks/utils/TraceQueries.h"
 #include "model/Units.h"
+#include "model/ops/OpTable.h"
 
 #include <algorithm>
 
@@ -15,11 +16,7 @@ void CopyThenSliceCheck::storeOptions(OptionMap &Opts) const {
 }
 
 static bool isSliceLike(const OpEvent &Op) {
-  static const char *Names[] = {"index", "slice", "narrow", "select",
-                                "operator[]", "chunk", "split", "unbind"};
-  return Op.Kind == OpKind::View &&
-         std::any_of(std::begin(Names), std::end(Names),
-                     [&](const char *N) { return Op.Name == N; });
+  return Op.Kind == OpKind::View && hasTag(Op.Code, SliceLike);
 }
 
 void CopyThenSliceCheck::check(const FunctionTrace &T,
@@ -27,8 +24,9 @@ void CopyThenSliceCheck::check(const FunctionTrace &T,
   for (const OpEvent &Copy : T.Ops) {
     if (Copy.Kind != OpKind::Copy || !Copy.AllocatedBytes)
       continue;
-    if (Copy.Name != "to" && Copy.Name != "contiguous" && Copy.Name != "clone" &&
-        Copy.Name != "toType" && Copy.Name != "type_as")
+    // Copies of the whole input: casts and compactions (to, contiguous,
+    // clone, ...), not arithmetic.
+    if (!hasTag(Copy.Code, Cast) && !hasTag(Copy.Code, Compacting))
       continue;
     ValueId R = Copy.Result;
     if (std::find(T.Returned.begin(), T.Returned.end(), R) != T.Returned.end())
@@ -63,7 +61,7 @@ void CopyThenSliceCheck::check(const FunctionTrace &T,
     if (Uses.size() == 1) {
       std::vector<const OpEvent *> SliceUses = usesOf(T, Uses[0]->Result);
       if (SliceUses.size() == 1 && SliceUses[0]->Kind == OpKind::Copy &&
-          (SliceUses[0]->Name == "clone" || SliceUses[0]->Name == "contiguous") &&
+          hasTag(SliceUses[0]->Code, Compacting) &&
           SliceUses[0]->AllocatedBytes) {
         Recopy = SliceUses[0];
         Saved += *Recopy->AllocatedBytes;

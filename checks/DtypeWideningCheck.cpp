@@ -1,5 +1,6 @@
 #include "checks/DtypeWideningCheck.h"
 #include "model/Units.h"
+#include "model/ops/OpTable.h"
 
 namespace tma {
 
@@ -24,8 +25,7 @@ void DtypeWideningCheck::check(const FunctionTrace &T,
       continue;
     // Only casts: an op whose output dtype differs only by promotion (a
     // matmul of mixed inputs) is not a cast the author wrote.
-    if (Op.Name != "to" && Op.Name != "toType" && Op.Name != "type_as" &&
-        Op.Name != "float" && Op.Name != "double")
+    if (!hasTag(Op.Code, Cast))
       continue;
     if (Op.AllocatedBytes && *Op.AllocatedBytes < MinBytes)
       continue;

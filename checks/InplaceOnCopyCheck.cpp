@@ -1,5 +1,6 @@
 #include "checks/InplaceOnCopyCheck.h"
 #include "checks/utils/TraceQueries.h"
+#include "model/ops/OpTable.h"
 
 namespace tma {
 
@@ -7,18 +8,6 @@ InplaceOnCopyCheck::InplaceOnCopyCheck(const OptionSource &)
     : TorchCheck("torch-inplace-on-copy") {}
 
 void InplaceOnCopyCheck::storeOptions(OptionMap &) const {}
-
-static bool copiesSource(const OpEvent &Op) {
-  static const char *Names[] = {
-      "index",   "index_select", "masked_select", "gather", "take",
-      "clone",   "contiguous",   "to",            "toType", "type_as",
-      "cpu",     "cuda",         "reshape",       "flatten", "reshape_as",
-      "repeat",  "operator[]"};
-  for (const char *N : Names)
-    if (Op.Name == N)
-      return true;
-  return false;
-}
 
 void InplaceOnCopyCheck::check(const FunctionTrace &T,
                                std::vector<Diagnostic> &Out) const {
@@ -31,7 +20,7 @@ void InplaceOnCopyCheck::check(const FunctionTrace &T,
     // Only ops that copy (part of) their source: an arithmetic result is a
     // new value, not something the author could have meant to write through.
     if (!Src || Src->Kind != OpKind::Copy || Src->Inputs.empty() ||
-        !copiesSource(*Src) ||
+        !hasTag(Src->Code, CopiesInput) ||
         isNamedOrReturned(T, Self) || isNamedOrReturned(T, Op.Result) ||
         !usesOf(T, Op.Result).empty())
       continue;

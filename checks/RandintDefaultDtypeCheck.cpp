@@ -1,5 +1,6 @@
 #include "checks/RandintDefaultDtypeCheck.h"
 #include "checks/utils/TraceQueries.h"
+#include "model/ops/OpCode.h"
 
 namespace tma {
 
@@ -13,7 +14,8 @@ void RandintDefaultDtypeCheck::check(const FunctionTrace &T,
   for (const OpEvent &Op : T.Ops) {
     // randperm has the same trap: its default options are kLong, but
     // options without a dtype take the default dtype.
-    if ((Op.Name != "randint" && Op.Name != "randperm") || !Op.DTypeDefaulted)
+    if ((Op.Code != OpCode::randint && Op.Code != OpCode::randperm) ||
+        !Op.DTypeDefaulted)
       continue;
     Diagnostic &D = report(Out, Op.NameWhere,
                            "%0() with options but no dtype makes %1 "

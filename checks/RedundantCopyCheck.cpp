@@ -1,6 +1,7 @@
 #include "checks/RedundantCopyCheck.h"
 #include "checks/utils/TraceQueries.h"
 #include "model/Units.h"
+#include "model/ops/OpCode.h"
 
 namespace tma {
 
@@ -26,7 +27,7 @@ void RedundantCopyCheck::check(const FunctionTrace &T,
     // Only clone(): a cast changes the data, and a contiguous() that copies
     // a fresh tensor changes its layout (the clone before it, if any, is
     // the redundant one).
-    if (Op.Kind != OpKind::Copy || Op.Inputs.empty() || Op.Name != "clone")
+    if (Op.Kind != OpKind::Copy || Op.Inputs.empty() || Op.Code != OpCode::clone)
       continue;
     ValueId In = Op.Inputs[0];
     const OpEvent *Src = T.producer(In);

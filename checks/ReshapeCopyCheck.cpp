@@ -1,6 +1,7 @@
 #include "checks/ReshapeCopyCheck.h"
 #include "checks/utils/TraceQueries.h"
 #include "model/Units.h"
+#include "model/ops/OpCode.h"
 
 namespace tma {
 
@@ -14,7 +15,8 @@ void ReshapeCopyCheck::storeOptions(OptionMap &Opts) const {
 void ReshapeCopyCheck::check(const FunctionTrace &T,
                              std::vector<Diagnostic> &Out) const {
   for (const OpEvent &Op : T.Ops) {
-    if ((Op.Name != "reshape" && Op.Name != "flatten") || Op.Inputs.empty())
+    if ((Op.Code != OpCode::reshape && Op.Code != OpCode::flatten) ||
+        Op.Inputs.empty())
       continue;
     if (Op.Kind == OpKind::Unknown) {
       // Shapes unknown: fire on the pattern, a reshape straight after a
@@ -52,7 +54,7 @@ void ReshapeCopyCheck::check(const FunctionTrace &T,
     // copy), with the copy visible. Only for member calls: torch::reshape(x,
     // s) has no receiver to put contiguous() on. flatten's arguments differ
     // from view's, so it gets no fix.
-    if (Op.Name == "reshape" && isMemberCall(Op))
+    if (Op.Code == OpCode::reshape && isMemberCall(Op))
       D.Fixes.push_back({Op.NameWhere, "contiguous().view"});
   }
 }

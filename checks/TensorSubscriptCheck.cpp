@@ -1,4 +1,5 @@
 #include "checks/TensorSubscriptCheck.h"
+#include "model/ops/OpCode.h"
 
 namespace tma {
 
@@ -10,7 +11,7 @@ void TensorSubscriptCheck::storeOptions(OptionMap &) const {}
 void TensorSubscriptCheck::check(const FunctionTrace &T,
                                  std::vector<Diagnostic> &Out) const {
   for (const OpEvent &Op : T.Ops) {
-    if (Op.Name != "operator[]" || Op.Inputs.size() != 2)
+    if (Op.Code != OpCode::subscript || Op.Inputs.size() != 2)
       continue;
     const TensorValue &Index = T.value(Op.Inputs[1]);
     bool Throws = Op.Kind == OpKind::Throws;

@@ -15,6 +15,7 @@
 #include "checks/ViewPinsStorageCheck.h"
 #include "checks/utils/TraceQueries.h"
 #include "model/Units.h"
+#include "model/ops/OpTable.h"
 
 #include <algorithm>
 #include <set>
@@ -122,8 +123,7 @@ void ViewPinsStorageCheck::check(const FunctionTrace &T,
       for (ValueId In : Op.Inputs)
         if (In >= 0 && Family.count(In) &&
             // Compacting the view is the cure, not the disease.
-            !(Op.Kind == OpKind::Copy &&
-              (Op.Name == "clone" || Op.Name == "contiguous")))
+            !(Op.Kind == OpKind::Copy && hasTag(Op.Code, Compacting)))
           UsedAfter = true;
     }
     if (!UsedAfter)

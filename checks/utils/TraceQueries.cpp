@@ -1,4 +1,5 @@
 #include "checks/utils/TraceQueries.h"
+#include "model/ops/OpTable.h"
 
 #include <algorithm>
 
@@ -55,16 +56,8 @@ const OpEvent *layoutBreaker(const FunctionTrace &T, ValueId V) {
 }
 
 const OpEvent *permutingProducer(const FunctionTrace &T, ValueId V) {
-  static const char *Permuting[] = {"transpose", "permute", "t",
-                                    "mT",        "swapaxes", "swapdims",
-                                    "movedim",   "moveaxis"};
   const OpEvent *Src = T.producer(V);
-  if (!Src)
-    return nullptr;
-  for (const char *P : Permuting)
-    if (Src->Name == P)
-      return Src;
-  return nullptr;
+  return Src && hasTag(Src->Code, Permuting) ? Src : nullptr;
 }
 
 bool isFresh(const OpEvent *Op) {

@@ -27,8 +27,8 @@ int lastUseOfStorage(const FunctionTrace &T, StorageId S);
 /// copying contiguous()); null when there is none or layouts are unknown.
 const OpEvent *layoutBreaker(const FunctionTrace &T, ValueId V);
 
-/// The op that made V when it is a dimension-permuting view (transpose,
-/// permute, t, mT, swapaxes, swapdims, movedim, moveaxis); null otherwise.
+/// The op that made V when the op table tags it Permuting (transpose,
+/// permute, t, mT, movedim and their aliases); null otherwise.
 /// Where shapes are unknown this is the pattern that makes a later
 /// contiguous() or reshape() copy.
 const OpEvent *permutingProducer(const FunctionTrace &T, ValueId V);

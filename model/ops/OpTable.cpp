@@ -162,6 +162,10 @@ bool hasTag(std::string_view OpName, OpTag Tag) {
   return Info && (Info->Tags & Tag);
 }
 
+bool hasTag(OpCode Code, OpTag Tag) {
+  return Code != OpCode::NumOps && (opInfo(Code).Tags & Tag);
+}
+
 const std::vector<OpInfo> &allOps() { return table().Ops; }
 
 const ArgValue &OpCall::arg(size_t K) const {

@@ -14,8 +14,8 @@
 //  3. A rule is one small function per op (rule_<op>, in its family's
 //     file): bound arguments in, outcomes out. ATen's errors, defaults and
 //     dtype quirks live there, next to the geometry it calls (model/Ops.h).
-//  4. Op identity is this table: checks ask hasTag(Op.Name, Tag) or compare
-//     OpEvent::Table with an OpCode, never op-name strings.
+//  4. Op identity is this table: checks ask hasTag(Op.Code, Tag) or compare
+//     OpEvent::Code with an OpCode, never op-name strings.
 #pragma once
 
 #include "model/Ops.h"
@@ -98,6 +98,8 @@ const OpInfo *lookupOp(std::string_view Name);
 const OpInfo &opInfo(OpCode Code);
 /// Whether the op a trace event names (as written) has the tag.
 bool hasTag(std::string_view OpName, OpTag Tag);
+/// Whether the table op has the tag; NumOps (not a table op) has none.
+bool hasTag(OpCode Code, OpTag Tag);
 /// Every entry, in OpTable.def order.
 const std::vector<OpInfo> &allOps();
 
