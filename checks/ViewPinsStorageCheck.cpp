@@ -14,6 +14,7 @@
 // would release nothing.
 #include "checks/ViewPinsStorageCheck.h"
 #include "checks/utils/TraceQueries.h"
+#include "model/RowFacts.h"
 #include "model/Units.h"
 #include "model/ops/OpTable.h"
 
@@ -58,14 +59,9 @@ static bool returnsStorage(const FunctionTrace &T, StorageId S,
 
 void ViewPinsStorageCheck::check(const FunctionTrace &T,
                                  std::vector<Diagnostic> &Out) const {
-  // The bytes a view pins: all of its storage minus what it shows.
-  auto Pinned = [&](ValueId V, const StorageInfo *&S) -> std::optional<int64_t> {
-    S = T.storageOf(V);
-    auto Shown = T.value(V).logicalBytes();
-    if (!S || S->External || !S->Bytes || !Shown || *Shown >= *S->Bytes ||
-        *S->Bytes - *Shown < MinPinnedBytes)
-      return std::nullopt;
-    return *S->Bytes - *Shown;
+  // The bytes a view pins (model/RowFacts.h), when worth a warning.
+  auto WorthIt = [&](const std::optional<int64_t> &Pinned) {
+    return Pinned && *Pinned >= MinPinnedBytes;
   };
   auto Report = [&](const SourceSpan &Where, const std::string &Format,
                     const std::string &Name, const StorageInfo &S,
@@ -87,13 +83,12 @@ void ViewPinsStorageCheck::check(const FunctionTrace &T,
   };
 
   std::set<ValueId> ReportedReturns;
-  for (const Binding &B : T.Bindings) {
-    if (B.BaseName.empty() || B.IsParameter || !B.HoldsValue)
+  for (const RowFacts &Row : rowFacts(T)) {
+    const Binding &B = *Row.B;
+    if (Row.Base.empty() || !B.HoldsValue || !WorthIt(Row.PinnedBytes))
       continue;
-    const StorageInfo *S = nullptr;
-    auto Bytes = Pinned(B.Value, S);
-    if (!Bytes)
-      continue;
+    const StorageInfo *S = Row.Storage;
+    int64_t Bytes = *Row.PinnedBytes;
     const Binding *Owner = ownerOf(T, S->Id);
     if (!Owner || Owner->IsStatic)
       continue;
@@ -110,7 +105,7 @@ void ViewPinsStorageCheck::check(const FunctionTrace &T,
       Report(B.NameWhere,
              "'%0' keeps all %1 of '%2' alive for %3 of view%4; clone() it to "
              "release %5",
-             B.Name, *S, *Owner, B.Value, *Bytes, " and returns it");
+             B.Name, *S, *Owner, B.Value, Bytes, " and returns it");
       continue;
     }
     // The owner stopped holding the storage while this name still does.
@@ -134,7 +129,7 @@ void ViewPinsStorageCheck::check(const FunctionTrace &T,
     Report(B.NameWhere,
            "'%0' keeps all %1 of '%2' alive for %3 of view%4; clone() it to "
            "release %5",
-           B.Name, *S, *Owner, B.Value, *Bytes, Why);
+           B.Name, *S, *Owner, B.Value, Bytes, Why);
   }
   // Views returned without a name: `return big.index({0});`.
   for (ValueId V : T.Returned) {
@@ -143,10 +138,10 @@ void ViewPinsStorageCheck::check(const FunctionTrace &T,
     const OpEvent *Op = T.producer(V);
     if (!Op || Op->Kind != OpKind::View)
       continue;
-    const StorageInfo *S = nullptr;
-    auto Bytes = Pinned(V, S);
-    if (!Bytes)
+    auto Bytes = pinnedBytes(T, V);
+    if (!WorthIt(Bytes))
       continue;
+    const StorageInfo *S = T.storageOf(V);
     const Binding *Owner = ownerOf(T, S->Id);
     if (!Owner || Owner->IsStatic || returnsStorage(T, S->Id, {V}))
       continue;

@@ -663,7 +663,7 @@ bool inFunction(const Diagnostic &D, const FunctionTrace &T) {
 }
 
 void tensorTable(Markup &M, const FunctionTrace &T, const std::string &Id) {
-  std::vector<TensorRow> Rows = tensorRows(T);
+  std::vector<RowFacts> Rows = rowFacts(T);
   if (Rows.empty())
     return;
   // Optional tags (thead, tbody, closing tr/td) are left out: the parser
@@ -675,7 +675,7 @@ void tensorTable(Markup &M, const FunctionTrace &T, const std::string &Id) {
     M.open("th");
     M.text(H);
   }
-  for (const TensorRow &R : Rows) {
+  for (const RowFacts &R : Rows) {
     std::vector<std::string> Cells = tableCells(R);
     M.open("tr");
     for (size_t C = 0; C < Cells.size(); ++C) {

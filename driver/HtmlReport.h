@@ -10,7 +10,7 @@
 //  - The picture is driver/Timeline.h (bands of storages over the
 //    statements); this file only draws it. Every number printed comes from
 //    the trace through the same helpers as the table and the JSON report
-//    (tensorRows, tableCells, statementTraffic, formatBytes).
+//    (rowFacts, tableCells, statementTraffic, formatBytes).
 //  - Accessible without colour: bands carry patterns (hatched: a copy;
 //    crossed: size unknown) and labels, each chart has a text key listing
 //    every band with its lifetime, and every statement is a focusable

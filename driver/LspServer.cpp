@@ -574,9 +574,9 @@ private:
         Fn = &T;
     if (!Fn)
       return nullptr;
-    std::vector<TensorRow> Rows = tensorRows(*Fn);
-    const TensorRow *Best = nullptr;
-    for (const TensorRow &R : Rows) {
+    std::vector<RowFacts> Rows = rowFacts(*Fn);
+    const RowFacts *Best = nullptr;
+    for (const RowFacts &R : Rows) {
       if (R.B->Name != Name)
         continue;
       if (R.B->Where.Line <= Line1 || !Best)

@@ -35,77 +35,21 @@ template <typename T> llvm::json::Value optJSON(const std::optional<T> &V) {
   return *V;
 }
 
-} // namespace
-
-std::vector<TensorRow> tensorRows(const FunctionTrace &T) {
-  std::vector<TensorRow> Rows;
-  for (const Binding &B : T.Bindings) {
-    if (B.IsParameter)
-      continue;
-    TensorRow R;
-    R.B = &B;
-    R.Value = &T.value(B.Value);
-    const OpEvent *Op = T.producer(B.Value);
-    R.Op = Op ? Op->Name : "";
-    R.Base = B.BaseName;
-    const StorageInfo *S = T.storageOf(B.Value);
-    if (S)
-      R.StorageBytes = S->Bytes;
-    if (!R.Base.empty()) {
-      R.Kind = "view";
-    } else if (Op) {
-      switch (Op->Kind) {
-      case OpKind::Alloc: R.Kind = "alloc"; break;
-      case OpKind::Copy: R.Kind = "copy"; break;
-      case OpKind::View:
-      case OpKind::Self:
-      case OpKind::InPlace: R.Kind = "view"; break;
-      default: break;
-      }
-    }
-    // Without a known storage, "view" cannot say of what, and an empty base
-    // would claim new storage: both are unknown.
-    if (!S)
-      R.Kind.clear();
-    if (R.Kind.empty() || !S)
-      R.StorageBytes.reset();
-    // What the name keeps alive: its storage, named by its first owner; a
-    // view that shows less than its storage says how much it pins.
-    if (S) {
-      std::string Owner = S->External ? "(caller's storage)"
-                          : S->FirstName.empty() ? "(unnamed)"
-                                                 : S->FirstName;
-      R.KeepsAlive = Owner;
-      auto Shown = R.Value->logicalBytes();
-      if (S->Bytes && Shown && *Shown < *S->Bytes && !S->External)
-        R.KeepsAlive = "all of " + Owner + ": " + formatBytes(*S->Bytes) +
-                       " for " + formatBytes(*Shown) + " of view";
-    } else {
-      R.KeepsAlive = "?";
-    }
-    if (Op)
-      R.Note = Op->Note;
-    Rows.push_back(R);
-  }
-  return Rows;
-}
-
-namespace {
-
-std::string viewOrCopyText(const TensorRow &R) {
+std::string viewOrCopyText(const RowFacts &R) {
   std::string Text;
-  if (R.Kind == "alloc")
-    Text = "new (" + R.Op + ")";
-  else if (R.Kind == "copy")
-    Text = "copy (" + R.Op + ")";
-  else if (R.Kind == "view")
+  switch (R.Kind) {
+  case RowKind::Alloc: Text = "new (" + R.Op + ")"; break;
+  case RowKind::Copy: Text = "copy (" + R.Op + ")"; break;
+  case RowKind::View:
     Text = (R.Base.empty() ? std::string("view of a temporary")
                            : "view of " + R.Base) +
            " (" + R.Op + ")";
-  else
+    break;
+  case RowKind::Unknown:
     return "? (" + (R.Value->UnknownReason.empty() ? std::string("unknown")
                                                     : R.Value->UnknownReason) +
            ")";
+  }
   if (auto C = R.Value->contiguous(); C && !*C)
     Text += ", not contiguous";
   return Text;
@@ -171,19 +115,33 @@ std::optional<int64_t> bytesMoved(const FunctionTrace &T) {
   return Sum;
 }
 
-std::vector<std::string> tableCells(const TensorRow &R) {
+std::string keepsAliveText(const RowFacts &R) {
+  std::string Owner;
+  switch (R.Owner) {
+  case StorageOwner::Unknown: return "?";
+  case StorageOwner::Caller: Owner = "(caller's storage)"; break;
+  case StorageOwner::Unnamed: Owner = "(unnamed)"; break;
+  case StorageOwner::Named: Owner = R.OwnerName; break;
+  }
+  if (!R.PinnedBytes)
+    return Owner;
+  return "all of " + Owner + ": " + formatBytes(R.HeldBytes) + " for " +
+         formatBytes(R.ShownBytes) + " of view";
+}
+
+std::vector<std::string> tableCells(const RowFacts &R) {
   std::string Bytes = formatBytes(R.StorageBytes);
-  if (R.Kind == "view" && R.StorageBytes)
+  if (R.Kind == RowKind::View && R.StorageBytes)
     Bytes += ", shared";
   return {R.B->Name, shapeText(*R.Value),
           R.Value->Type ? dtypeName(*R.Value->Type) : "?", Bytes,
-          viewOrCopyText(R), R.KeepsAlive};
+          viewOrCopyText(R), keepsAliveText(R)};
 }
 
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces) {
   bool First = true;
   for (const FunctionTrace &T : Traces) {
-    std::vector<TensorRow> Rows = tensorRows(T);
+    std::vector<RowFacts> Rows = rowFacts(T);
     // A function that names no tensor is still shown when it moves bytes
     // (`(void)torch::zeros(...)`): totals of 0 B must never be implied by
     // its absence.
@@ -196,7 +154,7 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
     std::vector<std::vector<std::string>> Table = {
         {"name", "shape", "dtype", "storage bytes", "view or copy",
          "keeps alive"}};
-    for (const TensorRow &R : Rows)
+    for (const RowFacts &R : Rows)
       Table.push_back(tableCells(R));
     printRows(OS, Table);
     const TraceSummary &S = T.Summary;
@@ -245,7 +203,7 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
   llvm::json::Array Functions;
   for (const FunctionTrace &T : Traces) {
     llvm::json::Array Tensors;
-    for (const TensorRow &R : tensorRows(T)) {
+    for (const RowFacts &R : rowFacts(T)) {
       const TensorValue &V = *R.Value;
       llvm::json::Object O{
           {"name", R.B->Name},
@@ -259,14 +217,15 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
           {"device", V.Dev ? llvm::json::Value(deviceName(*V.Dev))
                            : llvm::json::Value(nullptr)},
           {"storage_bytes", optJSON(R.StorageBytes)},
-          {"kind", R.Kind.empty() ? llvm::json::Value(nullptr)
-                                  : llvm::json::Value(R.Kind)},
+          {"kind", R.Kind == RowKind::Unknown
+                       ? llvm::json::Value(nullptr)
+                       : llvm::json::Value(rowKindName(R.Kind))},
           {"base", R.Base.empty() ? llvm::json::Value(nullptr)
                                   : llvm::json::Value(R.Base)},
           {"contiguous", optJSON(V.contiguous())},
           {"op", R.Op.empty() ? llvm::json::Value(nullptr)
                               : llvm::json::Value(R.Op)},
-          {"keeps_alive", R.KeepsAlive},
+          {"keeps_alive", keepsAliveText(R)},
       };
       if (!V.UnknownReason.empty())
         O["unknown_reason"] = V.UnknownReason;

@@ -1,11 +1,13 @@
 // Output formats for the accountant's answers: the seed's table and the
 // JSON report (../shared/design/report-schema.md, version 1).
 //
-// Both read FunctionTraces only. Rows are derived here from the trace
-// (kind, base, keeps-alive), so the table and the JSON cannot disagree.
+// Both read FunctionTraces only. A row's facts (kind, base, what it keeps
+// alive, the bytes it pins) are the model's (model/RowFacts.h), decided
+// once for every output and check; this file only words them.
 #pragma once
 
 #include "checks/Diagnostic.h"
+#include "model/RowFacts.h"
 #include "model/Trace.h"
 #include "model/Units.h"
 
@@ -26,22 +28,15 @@ struct FileFailure {
   std::string Reason; // e.g. "it did not compile (the compiler's errors are on stderr)"
 };
 
-/// One row of the table / one tensor entry of the JSON report.
-struct TensorRow {
-  const Binding *B = nullptr;
-  const TensorValue *Value = nullptr;
-  std::string Kind;     // "alloc" | "copy" | "view" | "" (unknown)
-  std::string Op;       // producing op
-  std::string Base;     // earliest named tensor sharing the storage
-  std::optional<int64_t> StorageBytes;
-  std::string KeepsAlive;
-  std::string Note;
-};
-std::vector<TensorRow> tensorRows(const FunctionTrace &T);
+/// The table's cells for a row (one tensor entry of the JSON report): name,
+/// shape, dtype, storage bytes, view or copy, keeps alive (the language
+/// server's hover and the HTML report show the same).
+std::vector<std::string> tableCells(const RowFacts &R);
 
-/// The table's cells for a row: name, shape, dtype, storage bytes, view or
-/// copy, keeps alive (the language server's hover shows the same).
-std::vector<std::string> tableCells(const TensorRow &R);
+/// The "keeps alive" cell: the storage the name holds, named by its first
+/// owner; a view that shows less than its storage says how much it pins
+/// ("all of d: 256 MiB for 128 MiB of view").
+std::string keepsAliveText(const RowFacts &R);
 
 /// One entry per statement that moves bytes (runs an op other than a
 /// view): the outermost op's name and the sums over its ops.

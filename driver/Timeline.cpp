@@ -1,7 +1,8 @@
 // The memory timeline (Timeline.h): bands from the trace's storages and
 // their recorded releases, stacked per column in allocation order.
 #include "driver/Timeline.h"
-#include "driver/Report.h"
+#include "model/Geometry.h"
+#include "model/RowFacts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -111,11 +112,10 @@ Timeline memoryTimeline(const FunctionTrace &T) {
   std::map<StorageId, size_t> BandOf;
   for (size_t I = 0; I < TL.Bands.size(); ++I)
     BandOf[TL.Bands[I].Storage] = I;
-  for (const TensorRow &R : tensorRows(T)) {
-    if (R.Kind != "view")
+  for (const RowFacts &R : rowFacts(T)) {
+    if (R.Kind != RowKind::View)
       continue;
-    const StorageInfo *S = T.storageOf(R.B->Value);
-    auto It = S ? BandOf.find(S->Id) : BandOf.end();
+    auto It = R.Storage ? BandOf.find(R.Storage->Id) : BandOf.end();
     if (It == BandOf.end())
       continue;
     const TimelineBand &Band = TL.Bands[It->second];
@@ -125,7 +125,7 @@ Timeline memoryTimeline(const FunctionTrace &T) {
     V.Band = It->second;
     V.First = std::clamp(R.B->Statement, Band.First, Band.Last);
     V.Last = std::clamp(R.B->HeldUntil.value_or(Band.Last), V.First, Band.Last);
-    V.ShownBytes = R.Value->logicalBytes();
+    V.ShownBytes = R.ShownBytes;
     if (V.ShownBytes && Band.Bytes && *Band.Bytes > 0 &&
         *V.ShownBytes <= *Band.Bytes) {
       V.FractionKnown = true;

@@ -95,7 +95,7 @@ void annotatePredictions(llvm::json::Value &Report, const std::vector<FunctionTr
     llvm::json::Array *Tensors = F->getArray("tensors");
     if (!Tensors)
       continue;
-    std::vector<TensorRow> Rows = tensorRows(T);
+    std::vector<RowFacts> Rows = rowFacts(T);
     auto Size = TextSizes.find(T.File);
     for (size_t J = 0; J < Tensors->size() && J < Rows.size(); ++J) {
       llvm::json::Object *O = (*Tensors)[J].getAsObject();

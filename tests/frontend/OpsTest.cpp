@@ -53,13 +53,13 @@ protected:
     return tma::testing::findFunction(*Run, Name);
   }
   /// The row of the Nth binding of Name (reassignments are separate rows).
-  static TensorRow row(const FunctionTrace &T, const std::string &Name,
+  static RowFacts row(const FunctionTrace &T, const std::string &Name,
                        int Nth = 0) {
     return tma::testing::findRow(T, Name, Nth);
   }
   static const OpEvent &producer(const FunctionTrace &T, const std::string &Name,
                                  int Nth = 0) {
-    TensorRow R = row(T, Name, Nth);
+    RowFacts R = row(T, Name, Nth);
     const OpEvent *Op = R.B ? T.producer(R.B->Value) : nullptr;
     if (!Op) {
       ADD_FAILURE() << "no producer for " << Name;
@@ -120,7 +120,7 @@ std::vector<Answer> answersFor(const std::vector<const FunctionTrace *> &Traces,
   std::vector<Answer> Out;
   for (const FunctionTrace *T : Traces) {
     bool HasRow = false;
-    for (const TensorRow &R : tensorRows(*T))
+    for (const RowFacts &R : rowFacts(*T))
       if (R.B->Name == N && R.B->Where.Line == LineNo) {
         HasRow = true;
         Out.push_back({R.Value, R.StorageBytes, R.Base, NoStorage, false, T});
@@ -286,7 +286,7 @@ TEST_F(OpsTest, AgreesWithLibTorch) {
 
 // ---- What the truth files cannot show ------------------------------------------
 
-OpKind kindOf(const FunctionTrace &T, const TensorRow &R) {
+OpKind kindOf(const FunctionTrace &T, const RowFacts &R) {
   const OpEvent *Op = R.B ? T.producer(R.B->Value) : nullptr;
   return Op ? Op->Kind : OpKind::Unknown;
 }
@@ -296,7 +296,7 @@ TEST_F(OpsTest, ViewsAllocateNothing) {
                          "as_strided_diag_unfold", "transposes", "view_dtype",
                          "chunk_split_unbind", "index_views"}) {
     const FunctionTrace &T = fn(Fn);
-    for (const TensorRow &R : tensorRows(T)) {
+    for (const RowFacts &R : rowFacts(T)) {
       const OpEvent *Op = T.producer(R.B->Value);
       ASSERT_TRUE(Op) << Fn << ":" << R.B->Name;
       if (Op->Kind == OpKind::Alloc)
@@ -347,16 +347,16 @@ TEST_F(OpsTest, CastTraffic) {
 
 TEST_F(OpsTest, ListElementsAreViews) {
   const FunctionTrace &T = fn("chunk_split_unbind");
-  TensorRow P0 = row(T, "p0");
-  EXPECT_EQ(P0.Kind, "view");
+  RowFacts P0 = row(T, "p0");
+  EXPECT_EQ(P0.Kind, RowKind::View);
   EXPECT_EQ(P0.Base, "x");
   EXPECT_EQ(P0.Op, "chunk");
   EXPECT_EQ(row(T, "q").Op, "chunk");
   // y.chunk(3) of 4 rows gives 2 pieces: back() is the second.
   EXPECT_EQ(row(T, "last").Value->Sizes, std::optional<Dims>(Dims{2, 2}));
   // A chunk of a temporary: a view with no named base.
-  TensorRow T0 = row(T, "t0");
-  EXPECT_EQ(T0.Kind, "view");
+  RowFacts T0 = row(T, "t0");
+  EXPECT_EQ(T0.Kind, RowKind::View);
   EXPECT_EQ(T0.Base, "");
   EXPECT_EQ(T0.StorageBytes, std::optional<int64_t>(24));
 }
@@ -384,7 +384,7 @@ TEST_F(OpsTest, ElementwiseTraffic) {
 TEST_F(OpsTest, InPlaceReturnsSelf) {
   const FunctionTrace &T = fn("in_place");
   for (const char *N : {"a", "b", "c", "d", "e", "f", "g", "h", "i"}) {
-    TensorRow R = row(T, N);
+    RowFacts R = row(T, N);
     EXPECT_EQ(kindOf(T, R), OpKind::InPlace) << N;
     EXPECT_EQ(R.Base, "x") << N;
     EXPECT_EQ(T.producer(R.B->Value)->AllocatedBytes, std::optional<int64_t>(0));
@@ -412,7 +412,7 @@ TEST_F(OpsTest, ThrowingFunctions) {
 TEST_F(OpsTest, UnknownsHaveReasons) {
   auto ExpectUnknown = [&](const std::string &Fn, const std::string &Name,
                            const std::string &ReasonPart) {
-    TensorRow R = row(fn(Fn), Name);
+    RowFacts R = row(fn(Fn), Name);
     ASSERT_TRUE(R.Value) << Fn << ":" << Name;
     EXPECT_FALSE(R.Value->fullyKnown() && R.StorageBytes) << Fn << ":" << Name;
     EXPECT_NE(R.Value->UnknownReason.find(ReasonPart), std::string::npos)
@@ -466,12 +466,12 @@ TEST_F(OpsTest, MethodsAndLambdas) {
   // Lambda bodies are functions of their own, captures unknown.
   const FunctionTrace &Lam = fn("with_lambda::lambda@L78");
   EXPECT_EQ(row(Lam, "fixed").StorageBytes, std::optional<int64_t>(16));
-  TensorRow Cap = row(Lam, "captured");
+  RowFacts Cap = row(Lam, "captured");
   EXPECT_NE(Cap.Value->UnknownReason.find("captured"), std::string::npos)
       << Cap.Value->UnknownReason;
   EXPECT_FALSE(row(Lam, "inner").Value->Sizes.has_value());
   // The enclosing function does not analyse the lambda body as its own.
-  for (const TensorRow &R : tensorRows(fn("with_lambda")))
+  for (const RowFacts &R : rowFacts(fn("with_lambda")))
     EXPECT_NE(R.B->Name, "fixed");
   EXPECT_TRUE(fn("Net::forward").CallableName.empty());
 }

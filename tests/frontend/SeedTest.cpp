@@ -32,7 +32,7 @@ protected:
     return tma::testing::findFunction(*Run, Name);
   }
   /// The row of the Nth binding of Name (reassignments are separate rows).
-  static TensorRow row(const FunctionTrace &T, const std::string &Name,
+  static RowFacts row(const FunctionTrace &T, const std::string &Name,
                        int Nth = 0) {
     return tma::testing::findRow(T, Name, Nth);
   }
@@ -58,14 +58,14 @@ protected:
 };
 AnalysisRun *SeedTest::Run = nullptr;
 
-void expectRow(const TensorRow &R, Dims Shape, DType Type, int64_t Bytes,
+void expectRow(const RowFacts &R, Dims Shape, DType Type, int64_t Bytes,
                const std::string &Kind, const std::string &Base,
                bool Contiguous) {
   ASSERT_TRUE(R.Value);
   EXPECT_EQ(R.Value->Sizes, std::optional<Dims>(Shape)) << R.B->Name;
   EXPECT_EQ(R.Value->Type, std::optional<DType>(Type)) << R.B->Name;
   EXPECT_EQ(R.StorageBytes, std::optional<int64_t>(Bytes)) << R.B->Name;
-  EXPECT_EQ(R.Kind, Kind) << R.B->Name;
+  EXPECT_EQ(rowKindName(R.Kind), Kind) << R.B->Name;
   EXPECT_EQ(R.Base, Base) << R.B->Name;
   EXPECT_EQ(R.Value->contiguous(), std::optional<bool>(Contiguous)) << R.B->Name;
 }
@@ -86,10 +86,18 @@ TEST_F(SeedTest, Block1Rows) {
   expectRow(row(T, "e"), {65536, 512}, DType::Float32, 256 * MiB, "view", "d", false);
   expectRow(row(T, "f"), {65536, 512}, DType::Float32, 128 * MiB, "copy", "", true);
   // Keeps alive: e pins all of d.
-  EXPECT_EQ(row(T, "a").KeepsAlive, "x");
-  EXPECT_EQ(row(T, "c").KeepsAlive, "b");
-  EXPECT_EQ(row(T, "e").KeepsAlive, "all of d: 256 MiB for 128 MiB of view");
-  EXPECT_EQ(row(T, "f").KeepsAlive, "f");
+  EXPECT_EQ(keepsAliveText(row(T, "a")), "x");
+  EXPECT_EQ(keepsAliveText(row(T, "c")), "b");
+  EXPECT_EQ(keepsAliveText(row(T, "e")), "all of d: 256 MiB for 128 MiB of view");
+  EXPECT_EQ(keepsAliveText(row(T, "f")), "f");
+  // The facts behind the words (model/RowFacts.h).
+  RowFacts E = row(T, "e");
+  EXPECT_EQ(E.Owner, StorageOwner::Named);
+  EXPECT_EQ(E.OwnerName, "d");
+  EXPECT_EQ(E.HeldBytes, std::optional<int64_t>(256 * MiB));
+  EXPECT_EQ(E.ShownBytes, std::optional<int64_t>(128 * MiB));
+  EXPECT_EQ(E.PinnedBytes, std::optional<int64_t>(128 * MiB));
+  EXPECT_EQ(row(T, "a").PinnedBytes, std::nullopt);
 }
 
 TEST_F(SeedTest, Block1Answers) {
@@ -185,7 +193,7 @@ TEST_F(SeedTest, AgreesWithLibTorchTruth) {
     for (const llvm::json::Value &TV : *FO.getArray("tensors")) {
       const llvm::json::Object &O = *TV.getAsObject();
       std::string Name = O.getString("name")->str();
-      TensorRow R = row(T, Name, Seen[Name]++);
+      RowFacts R = row(T, Name, Seen[Name]++);
       ASSERT_TRUE(R.Value);
       Dims Shape, Strides;
       for (const auto &X : *O.getArray("shape"))

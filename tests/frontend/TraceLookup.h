@@ -23,9 +23,9 @@ inline const FunctionTrace &findFunction(const AnalysisRun &Run,
   return Empty;
 }
 
-inline TensorRow findRow(const FunctionTrace &T, const std::string &Name,
+inline RowFacts findRow(const FunctionTrace &T, const std::string &Name,
                          int Nth = 0) {
-  for (const TensorRow &R : tensorRows(T))
+  for (const RowFacts &R : rowFacts(T))
     if (R.B->Name == Name && Nth-- == 0)
       return R;
   ADD_FAILURE() << "no row " << Name << " in " << T.Name;
