@@ -35,7 +35,13 @@ TorchVersion detectTorchVersion(const clang::Preprocessor &PP);
 std::vector<FunctionTrace> analyzeTranslationUnit(clang::ASTContext &Ctx,
                                                   const AnalysisOptions &Opts);
 
-/// Analyses one function definition.
+/// The name of a lambda body's trace, "<enclosing>::lambda@L<line of its
+/// introducer>" (nested lambdas chain: "f::lambda@L3::lambda@L4"); empty
+/// when FD is not a lambda's call operator. Both front ends name lambdas
+/// so, and messages that name the function read the same in both.
+std::string lambdaTraceName(const clang::FunctionDecl &FD);
+
+/// Analyses one function definition (a lambda's under lambdaTraceName).
 FunctionTrace analyzeFunction(clang::ASTContext &Ctx,
                               const clang::FunctionDecl &FD,
                               const AnalysisOptions &Opts);

@@ -66,9 +66,28 @@ TorchVersion detectTorchVersion(const Preprocessor &PP) {
   return V;
 }
 
+std::string lambdaTraceName(const FunctionDecl &FD) {
+  const auto *MD = dyn_cast<CXXMethodDecl>(&FD);
+  if (!MD || !MD->getParent()->isLambda())
+    return "";
+  const CXXRecordDecl *Closure = MD->getParent();
+  std::string Outer;
+  for (const DeclContext *DC = Closure->getDeclContext(); DC; DC = DC->getParent())
+    if (const auto *F = dyn_cast<FunctionDecl>(DC)) {
+      Outer = lambdaTraceName(*F);
+      if (Outer.empty())
+        Outer = F->getQualifiedNameAsString();
+      break;
+    }
+  // The closure is located at the lambda's introducer.
+  const SourceManager &SM = FD.getASTContext().getSourceManager();
+  return (Outer.empty() ? std::string() : Outer + "::") + "lambda@L" +
+         std::to_string(SM.getExpansionLineNumber(Closure->getLocation()));
+}
+
 FunctionTrace analyzeFunction(ASTContext &Ctx, const FunctionDecl &FD,
                               const AnalysisOptions &Opts) {
-  FunctionEvaluator Eval(Ctx, FD, Opts);
+  FunctionEvaluator Eval(Ctx, FD, Opts, lambdaTraceName(FD));
   return Eval.run();
 }
 
@@ -80,7 +99,6 @@ std::vector<FunctionTrace> analyzeTranslationUnit(ASTContext &Ctx,
   struct Collector : RecursiveASTVisitor<Collector> {
     SourceManager &SM;
     std::vector<std::pair<const FunctionDecl *, std::string>> Found;
-    std::map<const DeclContext *, std::string> LambdaNames;
     explicit Collector(SourceManager &SM) : SM(SM) {}
     bool shouldVisitLambdaBodies() const { return false; }
     bool VisitFunctionDecl(FunctionDecl *FD) {
@@ -90,27 +108,12 @@ std::vector<FunctionTrace> analyzeTranslationUnit(ASTContext &Ctx,
         Found.push_back({FD, ""});
       return true;
     }
-    std::string enclosingName(const DeclContext *DC) {
-      for (; DC; DC = DC->getParent()) {
-        auto It = LambdaNames.find(DC);
-        if (It != LambdaNames.end())
-          return It->second;
-        if (const auto *F = dyn_cast<FunctionDecl>(DC))
-          return F->getQualifiedNameAsString();
-      }
-      return "";
-    }
     bool VisitLambdaExpr(LambdaExpr *LE) {
       CXXMethodDecl *Op = LE->getCallOperator();
       if (!Op || Op->isDependentContext() || !LE->getBody() ||
           !SM.isWrittenInMainFile(SM.getExpansionLoc(LE->getBeginLoc())))
         return true;
-      std::string Outer = enclosingName(LE->getLambdaClass()->getDeclContext());
-      std::string Name =
-          (Outer.empty() ? std::string() : Outer + "::") + "lambda@L" +
-          std::to_string(SM.getExpansionLineNumber(LE->getBeginLoc()));
-      LambdaNames[Op] = Name;
-      Found.push_back({Op, Name});
+      Found.push_back({Op, lambdaTraceName(*Op)});
       TraverseStmt(LE->getBody()); // lambdas inside lambdas
       return true;
     }

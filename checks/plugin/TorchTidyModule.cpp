@@ -35,27 +35,6 @@ std::map<const FunctionDecl *, FunctionTrace> &traceCache() {
   return Cache;
 }
 
-/// The name the CLI gives a function's trace (analyzeTranslationUnit): a
-/// lambda is "<enclosing>::lambda@L<line of its introducer>", so messages
-/// that name the function (torch-memory-budget) read the same in both
-/// front ends. Empty for anything else (the frontend's own name is used).
-std::string lambdaTraceName(const FunctionDecl &FD, const SourceManager &SM) {
-  const auto *MD = dyn_cast<CXXMethodDecl>(&FD);
-  if (!MD || !MD->getParent()->isLambda())
-    return "";
-  const CXXRecordDecl *Closure = MD->getParent();
-  std::string Outer;
-  for (const DeclContext *DC = Closure->getDeclContext(); DC; DC = DC->getParent())
-    if (const auto *F = dyn_cast<FunctionDecl>(DC)) {
-      Outer = lambdaTraceName(*F, SM);
-      if (Outer.empty())
-        Outer = F->getQualifiedNameAsString();
-      break;
-    }
-  return (Outer.empty() ? std::string() : Outer + "::") + "lambda@L" +
-         std::to_string(SM.getExpansionLineNumber(Closure->getLocation()));
-}
-
 class TidyOptionSource : public OptionSource {
 public:
   TidyOptionSource(const tidy::ClangTidyCheck::OptionsView &View,
@@ -121,11 +100,8 @@ public:
         Opts.DisplayFile = Entry->getName().str();
       if (PP)
         Opts.Version = detectTorchVersion(*PP);
-      FunctionTrace Trace = analyzeFunction(*Result.Context, *FD, Opts);
-      std::string Lambda = lambdaTraceName(*FD, SM);
-      if (!Lambda.empty())
-        Trace.Name = Lambda;
-      It = Cache.emplace(FD, std::move(Trace)).first;
+      // A lambda's trace is named as the CLI names it (lambdaTraceName).
+      It = Cache.emplace(FD, analyzeFunction(*Result.Context, *FD, Opts)).first;
     }
     std::vector<Diagnostic> Found;
     Impl->check(It->second, Found);
