@@ -87,3 +87,20 @@ void with_lambda() {
     // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by t()
   };
 }
+
+// ---- Ops are the table's, not their spellings ----------------------------------
+
+// Negative: the user's own functions spelled like LibTorch ops are not those
+// ops. Their calls are not analysed, and neither is taken for a transpose or
+// a contiguous() (the check once matched op names as strings and fired on
+// both).
+torch::Tensor transpose(const torch::Tensor &x);
+torch::Tensor contiguous(const torch::Tensor &x);
+
+void own_transpose_then_contiguous(torch::Tensor x) {
+  auto y = transpose(x).contiguous();
+}
+
+void own_contiguous_of_a_view(torch::Tensor x) {
+  auto y = contiguous(x.t());
+}

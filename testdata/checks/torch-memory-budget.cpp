@@ -24,3 +24,19 @@ void within_budget() {
   auto a = torch::empty({1024, 1024, 1024});
   auto b = a * 2;
 }
+
+// A lambda is a function of its own, named the same by both front ends
+// (lambdaTraceName): "<enclosing>::lambda@L<line of its introducer>". The
+// line is a pattern: clang-tidy reads the check files as one translation
+// unit, where the lines are not this file's.
+void lambda_over_budget() {
+  auto inner = [] {
+  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: peak live tensor storage in 'lambda_over_budget::lambda@L{{[0-9]+}}' is 12 GiB, over the budget of 8 GiB (MaxPeakBytes) [torch-memory-budget]
+  // CHECK-NOTES: :[[@LINE+3]]:14: note: 'a' holds 4 GiB at the peak
+  // CHECK-NOTES: :[[@LINE+3]]:14: note: 'b' holds 4 GiB at the peak
+  // CHECK-NOTES: :[[@LINE+3]]:16: note: 'c' holds 4 GiB at the peak
+    auto a = torch::empty({1024, 1024, 1024});
+    auto b = torch::empty({1024, 1024, 1024});
+    auto c = a + b;
+  };
+}

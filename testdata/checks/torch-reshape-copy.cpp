@@ -38,3 +38,11 @@ void reshape_viewable(torch::Tensor param) {
   auto c = x.transpose(1, 2).reshape({4, 16, 8});
   auto d = param.reshape({-1});
 }
+
+// Negative: the user's own function spelled like reshape is not reshape()
+// (the check once matched op names as strings and fired here).
+torch::Tensor reshape(const torch::Tensor &x);
+
+void own_reshape_of_a_view(torch::Tensor x) {
+  auto y = reshape(x.t());
+}
