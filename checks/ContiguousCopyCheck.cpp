@@ -21,7 +21,7 @@ static bool isContiguousClone(const FunctionTrace &T, const OpEvent &Op) {
   const TensorValue &In = T.value(Op.Inputs[0]);
   auto InContig = In.contiguous(), OutContig = T.value(Op.Result).contiguous();
   return InContig && OutContig && !*InContig && *OutContig &&
-         isNonOverlappingAndDense(*In.Sizes, *In.Strides);
+         isNonOverlappingAndDense(*In.Sizes, *In.Strides) == Tri::True;
 }
 
 void ContiguousCopyCheck::check(const FunctionTrace &T,
@@ -39,12 +39,12 @@ void ContiguousCopyCheck::check(const FunctionTrace &T,
                                         : T.value(Op.Inputs[0]).contiguous();
       if (InContig && *InContig)
         continue;
-      if (Op.AllocatedBytes && *Op.AllocatedBytes < MinBytes)
+      if (belowMinimum(Op.AllocatedBytes, MinBytes))
         continue;
       Diagnostic &D = report(Out, Op.NameWhere,
                              "%0() copies %1 because its input is not contiguous");
       D.arg(Op.Name).arg(formatBytes(Op.AllocatedBytes));
-      D.Bytes = Op.AllocatedBytes;
+      D.Bytes = knownBytes(Op.AllocatedBytes);
       if (Breaker)
         D.Notes.push_back({Breaker->NameWhere, "contiguity is lost here by %0()",
                            {Breaker->Name}});

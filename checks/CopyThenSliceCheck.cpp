@@ -1,5 +1,6 @@
 #include "checks/CopyThenSliceCheck.h"
 #include "checks/utils/TraceQueries.h"
+#include "model/Decide.h"
 #include "model/Units.h"
 #include "model/ops/OpTable.h"
 
@@ -40,21 +41,22 @@ void CopyThenSliceCheck::check(const FunctionTrace &T,
     // Every use must be a narrowing view. Slicing first copies each slice
     // on its own, so what a slice-first version still allocates is the sum
     // of the slices (two halves save nothing).
-    int64_t Needed = 0;
+    SymSize Needed = 0;
     bool AllNarrow = true;
     for (const OpEvent *U : Uses) {
       auto Shown = T.value(U->Result).logicalBytes();
       auto Whole = T.value(R).logicalBytes();
-      if (!isSliceLike(*U) || !Shown || !Whole || *Shown >= *Whole) {
+      if (!isSliceLike(*U) || !Shown || !Whole ||
+          sizeLt(*Shown, *Whole) != Tri::True) {
         AllNarrow = false;
         break;
       }
       Needed += *Shown;
     }
-    if (!AllNarrow || Needed >= *Copy.AllocatedBytes)
+    if (!AllNarrow || sizeLt(Needed, *Copy.AllocatedBytes) != Tri::True)
       continue;
-    int64_t Saved = *Copy.AllocatedBytes - Needed;
-    int64_t Before = *Copy.AllocatedBytes;
+    SymSize Saved = *Copy.AllocatedBytes - Needed;
+    SymSize Before = *Copy.AllocatedBytes;
     // A copy of the slice made right after (f = e.clone()) is no longer
     // needed once the slice is copied first: the first copy already is one.
     const OpEvent *Recopy = nullptr;
@@ -68,7 +70,7 @@ void CopyThenSliceCheck::check(const FunctionTrace &T,
         Before += *Recopy->AllocatedBytes;
       }
     }
-    if (Saved <= 0 || Saved < MinSavedBytes)
+    if (sizeGt(Saved, 0) != Tri::True || belowMinimum(Saved, MinSavedBytes))
       continue;
     Diagnostic &D = report(
         Out, Copy.NameWhere,
@@ -79,7 +81,7 @@ void CopyThenSliceCheck::check(const FunctionTrace &T,
         .arg(formatBytes(Needed))
         .arg(formatBytes(Before))
         .arg(formatBytes(Saved));
-    D.Bytes = Saved;
+    D.Bytes = Saved.constant();
     for (const OpEvent *U : Uses)
       D.Notes.push_back({U->NameWhere, "only this %0 of the copy is used",
                          {formatBytes(T.value(U->Result).logicalBytes())}});

@@ -1,4 +1,5 @@
 #include "checks/DtypeWideningCheck.h"
+#include "checks/utils/TraceQueries.h"
 #include "model/Units.h"
 #include "model/ops/OpTable.h"
 
@@ -27,11 +28,9 @@ void DtypeWideningCheck::check(const FunctionTrace &T,
     // matmul of mixed inputs) is not a cast the author wrote.
     if (!hasTag(Op.Code, Cast))
       continue;
-    if (Op.AllocatedBytes && *Op.AllocatedBytes < MinBytes)
+    if (belowMinimum(Op.AllocatedBytes, MinBytes))
       continue;
-    std::optional<int64_t> Moved;
-    if (Op.ReadBytes && Op.WrittenBytes)
-      Moved = *Op.ReadBytes + *Op.WrittenBytes;
+    std::optional<SymSize> Moved = addSizes(Op.ReadBytes, Op.WrittenBytes);
     Diagnostic &D = report(
         Out, Op.NameWhere,
         "cast from %0 to %1 allocates %2 and moves %3 (reads %4, writes %5); "
@@ -43,7 +42,7 @@ void DtypeWideningCheck::check(const FunctionTrace &T,
         .arg(formatBytes(Op.ReadBytes))
         .arg(formatBytes(Op.WrittenBytes))
         .arg(std::to_string(To / From));
-    D.Bytes = Op.AllocatedBytes;
+    D.Bytes = knownBytes(Op.AllocatedBytes);
   }
 }
 

@@ -1,4 +1,5 @@
 #include "checks/MemoryBudgetCheck.h"
+#include "model/Decide.h"
 #include "model/Units.h"
 
 #include <algorithm>
@@ -17,8 +18,10 @@ void MemoryBudgetCheck::storeOptions(OptionMap &Opts) const {
 
 void MemoryBudgetCheck::check(const FunctionTrace &T,
                               std::vector<Diagnostic> &Out) const {
+  // Only a peak shown to exceed the budget: a formula the facts do not
+  // settle is no finding (bind its symbols with --assume to get one).
   const auto &Peak = T.Summary.PeakLiveBytes;
-  if (!Peak || *Peak <= MaxPeakBytes)
+  if (!Peak || sizeGt(*Peak, MaxPeakBytes) != Tri::True)
     return;
   SourceSpan Where = T.Where;
   Where.EndOffset = Where.BeginOffset;
@@ -26,14 +29,19 @@ void MemoryBudgetCheck::check(const FunctionTrace &T,
                          "peak live tensor storage in '%0' is %1, over the "
                          "budget of %2 (MaxPeakBytes)");
   D.arg(T.Name).arg(formatBytes(*Peak)).arg(formatBytes(MaxPeakBytes));
-  D.Bytes = *Peak;
+  D.Bytes = knownBytes(Peak);
   std::vector<const StorageInfo *> Live;
   for (StorageId S : T.Summary.PeakLive)
     if (T.Storages[S].Bytes && T.Storages[S].Producer != NoOp)
       Live.push_back(&T.Storages[S]);
+  // Largest first; formulas after the numbers, in trace order (a sort
+  // needs an order the facts may not give).
   std::stable_sort(Live.begin(), Live.end(), [](const StorageInfo *A,
                                                 const StorageInfo *B) {
-    return *A->Bytes > *B->Bytes;
+    auto CA = A->Bytes->constant(), CB = B->Bytes->constant();
+    if (CA && CB)
+      return *CA > *CB;
+    return CA.has_value() && !CB;
   });
   for (size_t K = 0; K < Live.size() && K < static_cast<size_t>(MaxNotes); ++K) {
     const OpEvent &Op = T.Ops[Live[K]->Producer];

@@ -1,5 +1,6 @@
 #include "checks/RandintDefaultDtypeCheck.h"
 #include "checks/utils/TraceQueries.h"
+#include "model/Units.h"
 #include "model/ops/OpCode.h"
 
 namespace tma {
@@ -23,7 +24,7 @@ void RandintDefaultDtypeCheck::check(const FunctionTrace &T,
                            "options a dtype");
     const TensorValue &V = T.value(Op.Result);
     D.arg(Op.Name).arg(V.Type ? dtypeName(*V.Type) : "float32");
-    D.Bytes = V.logicalBytes();
+    D.Bytes = knownBytes(V.logicalBytes());
     // Wrapping the options in at::TensorOptions(...) works for every
     // spelling (a device, a dtype call, an options variable).
     if (Op.ArgWhere.empty())

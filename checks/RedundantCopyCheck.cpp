@@ -33,7 +33,7 @@ void RedundantCopyCheck::check(const FunctionTrace &T,
     const OpEvent *Src = T.producer(In);
     if (!isFresh(Src) || !keepsLayout(T.value(In), T.value(Op.Result)))
       continue;
-    if (Op.AllocatedBytes && *Op.AllocatedBytes < MinBytes)
+    if (belowMinimum(Op.AllocatedBytes, MinBytes))
       continue;
     bool Temporary = !isNamedOrReturned(T, In);
     // A named fresh copy that nothing uses after this copy. Not in a loop:
@@ -54,7 +54,7 @@ void RedundantCopyCheck::check(const FunctionTrace &T,
                            "%0() copies %1 of a fresh tensor from %2() that "
                            "nothing else uses; the copy is redundant");
     D.arg(Op.Name).arg(formatBytes(Op.AllocatedBytes)).arg(Src->Name);
-    D.Bytes = Op.AllocatedBytes;
+    D.Bytes = knownBytes(Op.AllocatedBytes);
     D.Notes.push_back({Src->NameWhere, "the tensor was freshly made here by %0()",
                        {Src->Name}});
     // Dropping `.clone()` from a temporary is safe: the temporary already is

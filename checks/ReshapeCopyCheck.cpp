@@ -37,7 +37,7 @@ void ReshapeCopyCheck::check(const FunctionTrace &T,
     }
     if (Op.Kind != OpKind::Copy)
       continue;
-    if (Op.AllocatedBytes && *Op.AllocatedBytes < MinBytes)
+    if (belowMinimum(Op.AllocatedBytes, MinBytes))
       continue;
     Diagnostic &D = report(
         Out, Op.NameWhere,
@@ -45,7 +45,7 @@ void ReshapeCopyCheck::check(const FunctionTrace &T,
         "use .contiguous().view() to make the copy explicit, or .view() where "
         "no copy is intended");
     D.arg(Op.Name).arg(formatBytes(Op.AllocatedBytes));
-    D.Bytes = Op.AllocatedBytes;
+    D.Bytes = knownBytes(Op.AllocatedBytes);
     if (const OpEvent *Breaker = layoutBreaker(T, Op.Inputs[0]))
       D.Notes.push_back({Breaker->NameWhere,
                          "the input stopped being contiguous here, at %0()",

@@ -60,12 +60,12 @@ static bool returnsStorage(const FunctionTrace &T, StorageId S,
 void ViewPinsStorageCheck::check(const FunctionTrace &T,
                                  std::vector<Diagnostic> &Out) const {
   // The bytes a view pins (model/RowFacts.h), when worth a warning.
-  auto WorthIt = [&](const std::optional<int64_t> &Pinned) {
-    return Pinned && *Pinned >= MinPinnedBytes;
+  auto WorthIt = [&](const std::optional<SymSize> &Pinned) {
+    return Pinned && !belowMinimum(Pinned, MinPinnedBytes);
   };
   auto Report = [&](const SourceSpan &Where, const std::string &Format,
                     const std::string &Name, const StorageInfo &S,
-                    const Binding &Owner, ValueId V, int64_t Bytes,
+                    const Binding &Owner, ValueId V, const SymSize &Bytes,
                     const std::string &Why) {
     Diagnostic &D = report(Out, Where, Format);
     if (!Name.empty())
@@ -75,7 +75,7 @@ void ViewPinsStorageCheck::check(const FunctionTrace &T,
         .arg(formatBytes(*T.value(V).logicalBytes()))
         .arg(Why)
         .arg(formatBytes(Bytes));
-    D.Bytes = Bytes;
+    D.Bytes = Bytes.constant();
     if (S.Producer != NoOp)
       D.Notes.push_back({T.Ops[S.Producer].NameWhere,
                          "'%0' was allocated here (%1)",
@@ -88,7 +88,7 @@ void ViewPinsStorageCheck::check(const FunctionTrace &T,
     if (Row.Base.empty() || !B.HoldsValue || !WorthIt(Row.PinnedBytes))
       continue;
     const StorageInfo *S = Row.Storage;
-    int64_t Bytes = *Row.PinnedBytes;
+    SymSize Bytes = *Row.PinnedBytes;
     const Binding *Owner = ownerOf(T, S->Id);
     if (!Owner || Owner->IsStatic)
       continue;

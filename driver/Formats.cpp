@@ -432,12 +432,13 @@ void printMarkdown(llvm::raw_ostream &OS,
   // Peak storage per function, folded away: context for the reviewer.
   std::vector<const FunctionTrace *> WithPeak;
   for (const FunctionTrace &T : Traces)
-    if (T.Summary.PeakLiveBytes && *T.Summary.PeakLiveBytes > 0)
+    if (knownBytes(T.Summary.PeakLiveBytes).value_or(0) > 0)
       WithPeak.push_back(&T);
   if (!WithPeak.empty()) {
     std::stable_sort(WithPeak.begin(), WithPeak.end(),
                      [](const FunctionTrace *A, const FunctionTrace *B) {
-                       return *A->Summary.PeakLiveBytes > *B->Summary.PeakLiveBytes;
+                       return *knownBytes(A->Summary.PeakLiveBytes) >
+                              *knownBytes(B->Summary.PeakLiveBytes);
                      });
     // The sparkline: live bytes per statement (the HTML report's columns),
     // scaled to the function's own peak.

@@ -715,7 +715,8 @@ void warningList(Markup &M, const FunctionTrace &T, const std::string &Id,
 std::string factsLine(const FunctionTrace &T) {
   const TraceSummary &S = T.Summary;
   std::string Facts = "peak " + formatBytes(S.PeakLiveBytes);
-  if (S.PeakLiveBytes && S.PeakStatement < T.Statements.size())
+  if (S.PeakLiveBytes && S.PeakStatementKnown &&
+      S.PeakStatement < T.Statements.size())
     Facts += " at line " + num(T.Statements[S.PeakStatement].Where.Line);
   Facts += " \u00b7 live, nothing freed " + formatBytes(S.LiveBytesNothingFreed) +
            " \u00b7 bytes moved " + formatBytes(bytesMoved(T));
@@ -777,14 +778,15 @@ Totals totalsOf(const std::vector<const FunctionTrace *> &Traces) {
   Totals Tot;
   for (const FunctionTrace *T : Traces) {
     ++Tot.Functions;
-    const auto &Peak = T->Summary.PeakLiveBytes;
+    const auto Peak = knownBytes(T->Summary.PeakLiveBytes);
     if (!Peak)
       Tot.LargestPeak.reset();
     else if (Tot.LargestPeak && *Peak > *Tot.LargestPeak) {
       Tot.LargestPeak = *Peak;
       Tot.LargestPeakFunction = T->Name;
     }
-    auto Moved = bytesMoved(*T);
+    // Totals over files add numbers: a formula is a count not known here.
+    auto Moved = knownBytes(bytesMoved(*T));
     Tot.Moved = Tot.Moved && Moved ? checkedAdd(*Tot.Moved, *Moved) : std::nullopt;
   }
   return Tot;

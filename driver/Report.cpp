@@ -14,19 +14,35 @@ std::string shapeText(const TensorValue &V) {
     return "?";
   std::string S = "(";
   for (size_t I = 0; I < V.Sizes->size(); ++I)
-    S += (I ? ", " : "") + std::to_string((*V.Sizes)[I]);
+    S += (I ? ", " : "") + (*V.Sizes)[I].toTable();
   if (V.Sizes->size() == 1)
     S += ",";
   return S + ")";
 }
 
-llvm::json::Value dimsJSON(const std::optional<Dims> &D) {
+/// A size in the report's contract (report-schema, version 2): an integer,
+/// or a string holding its C++ expression over the function's parameters.
+llvm::json::Value sizeJSON(const SymSize &S) {
+  if (auto C = S.constant())
+    return *C;
+  if (S.isError())
+    return nullptr;
+  return S.toCpp();
+}
+
+llvm::json::Value dimsJSON(const std::optional<Shape> &D) {
   if (!D)
     return nullptr;
   llvm::json::Array A;
-  for (int64_t X : *D)
-    A.push_back(X);
+  for (const SymSize &X : *D)
+    A.push_back(sizeJSON(X));
   return A;
+}
+
+llvm::json::Value optJSON(const std::optional<SymSize> &V) {
+  if (!V)
+    return nullptr;
+  return sizeJSON(*V);
 }
 
 template <typename T> llvm::json::Value optJSON(const std::optional<T> &V) {
@@ -85,8 +101,8 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
     StatementTraffic ST;
     ST.Line = S.Where.Line;
     ST.Op = T.Ops[S.Ops.back()].Name;
-    auto Add = [](std::optional<int64_t> &Sum, const std::optional<int64_t> &V) {
-      Sum = Sum && V ? checkedAdd(*Sum, *V) : std::nullopt;
+    auto Add = [](std::optional<SymSize> &Sum, const std::optional<SymSize> &V) {
+      Sum = addSizes(Sum, V);
     };
     bool Moves = false;
     for (OpId Id : S.Ops) {
@@ -105,13 +121,10 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
   return Out;
 }
 
-std::optional<int64_t> bytesMoved(const FunctionTrace &T) {
-  std::optional<int64_t> Sum = 0;
-  for (const StatementTraffic &ST : statementTraffic(T)) {
-    auto Moved = ST.Read && ST.Written ? checkedAdd(*ST.Read, *ST.Written)
-                                       : std::nullopt;
-    Sum = Sum && Moved ? checkedAdd(*Sum, *Moved) : std::nullopt;
-  }
+std::optional<SymSize> bytesMoved(const FunctionTrace &T) {
+  std::optional<SymSize> Sum = SymSize(0);
+  for (const StatementTraffic &ST : statementTraffic(T))
+    Sum = addSizes(Sum, addSizes(ST.Read, ST.Written));
   return Sum;
 }
 
@@ -161,7 +174,8 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
     OS << "  live storage, nothing freed: "
        << formatBytes(S.LiveBytesNothingFreed) << "\n";
     OS << "  peak live storage (C++ lifetimes): " << formatBytes(S.PeakLiveBytes);
-    if (S.PeakLiveBytes && S.PeakStatement < T.Statements.size())
+    if (S.PeakLiveBytes && S.PeakStatementKnown &&
+        S.PeakStatement < T.Statements.size())
       OS << " at line " << T.Statements[S.PeakStatement].Where.Line;
     OS << "\n";
     if (!S.UnknownTotalsReason.empty() &&
@@ -172,9 +186,7 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
       OS << "  bytes moved:\n";
       std::vector<std::vector<std::string>> Moves;
       for (const StatementTraffic &ST : Traffic) {
-        std::optional<int64_t> Total;
-        if (ST.Read && ST.Written)
-          Total = checkedAdd(*ST.Read, *ST.Written);
+        std::optional<SymSize> Total = addSizes(ST.Read, ST.Written);
         Moves.push_back({"  line " + std::to_string(ST.Line), ST.Op,
                          "read " + formatBytes(ST.Read),
                          "written " + formatBytes(ST.Written),
@@ -269,7 +281,7 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
         {"live_bytes_nothing_freed", optJSON(T.Summary.LiveBytesNothingFreed)},
         {"peak_live_bytes", optJSON(T.Summary.PeakLiveBytes)},
         {"unknowns", T.Summary.Unknowns}};
-    if (T.Summary.PeakLiveBytes &&
+    if (T.Summary.PeakLiveBytes && T.Summary.PeakStatementKnown &&
         T.Summary.PeakStatement < T.Statements.size()) {
       Summary["peak_line"] = T.Statements[T.Summary.PeakStatement].Where.Line;
       llvm::json::Array PeakLive;

@@ -43,16 +43,17 @@ std::string keepsAliveText(const RowFacts &R);
 struct StatementTraffic {
   unsigned Line = 0;
   std::string Op;
-  std::optional<int64_t> Allocated = 0, Read = 0, Written = 0;
+  std::optional<SymSize> Allocated = SymSize(0), Read = SymSize(0),
+                         Written = SymSize(0);
   /// Allocated and freed inside the statement's ops (a CPU dtype
   /// conversion, matmul's folding copy): part of what LibTorch allocates.
-  std::optional<int64_t> Transient = 0;
+  std::optional<SymSize> Transient = SymSize(0);
 };
 std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T);
 
 /// Bytes read plus written over the function's statements; nullopt when a
 /// statement's traffic is unknown.
-std::optional<int64_t> bytesMoved(const FunctionTrace &T);
+std::optional<SymSize> bytesMoved(const FunctionTrace &T);
 
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces);
 /// The JSON report; "failed_files" lists Failures (empty: every file was

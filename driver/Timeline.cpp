@@ -3,6 +3,7 @@
 #include "driver/Timeline.h"
 #include "model/Geometry.h"
 #include "model/RowFacts.h"
+#include "model/Units.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,12 +20,14 @@ std::vector<TimelineColumn> columnsOf(const FunctionTrace &T) {
     TimelineColumn C;
     C.Statement = I;
     C.Line = S.Where.Line;
+    // The drawing is to scale in numbers: a formula counts as a size not
+    // known here (the report prints it; --assume binds it).
     if (S.LiveKnown)
-      C.LiveAfter = S.LiveBytesAfter;
+      C.LiveAfter = S.LiveBytesAfter.constant();
     C.InLoop = S.InLoop;
     C.InBranch = S.InBranch;
     for (OpId Id : S.Ops) {
-      auto B = T.Ops[Id].TransientBytes;
+      auto B = knownBytes(T.Ops[Id].TransientBytes);
       auto Sum = B ? checkedAdd(C.TransientBytes, *B) : std::nullopt;
       C.TransientUnknown |= !Sum;
       if (Sum)
@@ -46,7 +49,7 @@ std::vector<TimelineBand> bandsOf(const FunctionTrace &T, unsigned LastColumn) {
     B.Name = S.FirstName;
     B.Op = Op.Name;
     B.Copy = Op.Kind == OpKind::Copy;
-    B.Bytes = S.Bytes;
+    B.Bytes = knownBytes(S.Bytes);
     B.First = std::min(Op.Statement, LastColumn);
     if (S.ReleasedAfter) {
       B.Last = std::min(std::max(*S.ReleasedAfter, B.First), LastColumn);
@@ -103,8 +106,9 @@ Timeline memoryTimeline(const FunctionTrace &T) {
     TL.MaxStacked = std::max(TL.MaxStacked, C.Stacked);
   }
 
-  if (T.Summary.PeakLiveBytes && T.Summary.PeakStatement <= LastColumn) {
-    TL.PeakBytes = T.Summary.PeakLiveBytes;
+  if (T.Summary.PeakLiveBytes && T.Summary.PeakStatementKnown &&
+      T.Summary.PeakStatement <= LastColumn) {
+    TL.PeakBytes = knownBytes(T.Summary.PeakLiveBytes);
     TL.PeakColumn = T.Summary.PeakStatement;
   }
 
@@ -125,7 +129,7 @@ Timeline memoryTimeline(const FunctionTrace &T) {
     V.Band = It->second;
     V.First = std::clamp(R.B->Statement, Band.First, Band.Last);
     V.Last = std::clamp(R.B->HeldUntil.value_or(Band.Last), V.First, Band.Last);
-    V.ShownBytes = R.ShownBytes;
+    V.ShownBytes = knownBytes(R.ShownBytes);
     if (V.ShownBytes && Band.Bytes && *Band.Bytes > 0 &&
         *V.ShownBytes <= *Band.Bytes) {
       V.FractionKnown = true;

@@ -80,17 +80,14 @@ void annotatePredictions(llvm::json::Value &Report, const std::vector<FunctionTr
     // Every byte the function allocates, the ops' transient copies (matmul
     // folding) included: what the counting allocator sees.
     if (llvm::json::Object *Summary = F->getObject("summary")) {
-      std::optional<int64_t> Total = 0;
-      for (const OpEvent &Op : T.Ops) {
-        if (!Total)
-          break;
-        if (!Op.AllocatedBytes ||
-            __builtin_add_overflow(*Total, *Op.AllocatedBytes, &*Total) ||
-            __builtin_add_overflow(*Total, Op.TransientBytes.value_or(0), &*Total))
-          Total.reset();
-      }
+      std::optional<SymSize> Total = SymSize(0);
+      for (const OpEvent &Op : T.Ops)
+        Total = addSizes(addSizes(Total, Op.AllocatedBytes),
+                         Op.TransientBytes.value_or(SymSize(0)));
+      // What the allocator counts is a number: only numbers are compared.
+      auto Counted = knownBytes(Total);
       (*Summary)["allocated_bytes"] =
-          Total ? llvm::json::Value(*Total) : llvm::json::Value(nullptr);
+          Counted ? llvm::json::Value(*Counted) : llvm::json::Value(nullptr);
     }
     llvm::json::Array *Tensors = F->getArray("tensors");
     if (!Tensors)
@@ -166,7 +163,7 @@ verify::HarnessFile harnessFileFor(const FileAnalysis &FA, const std::string &Te
       continue;
     }
     if (Opts.Mode != verify::Mode::Meta) {
-      const auto &Peak = T.Summary.PeakLiveBytes;
+      const auto Peak = knownBytes(T.Summary.PeakLiveBytes);
       if (!Peak) {
         Skipped.push_back({T.File, T.Name,
                            std::string("predicted peak unknown, not run on ") +

@@ -1,7 +1,13 @@
-// Geometry rules, each a transcription of the ATen function it names.
-// Where ATen has a subtle tie-break, the comment says which one and why the
-// result matters for storage accounting.
+// Geometry rules, each a transcription of the ATen function it names, over
+// sizes that may be symbolic. Where ATen has a subtle tie-break, the comment
+// says which one and why the result matters for storage accounting.
+//
+// Every comparison of sizes is a decision (model/Decide.h): exact for
+// constants, by facts and stated assumptions for symbols, Unknown
+// otherwise; an Unknown decision makes the function's answer Unknown
+// unless the answer does not depend on it.
 #include "model/Geometry.h"
+#include "model/Decide.h"
 
 #include <algorithm>
 #include <limits>
@@ -9,11 +15,27 @@
 
 namespace tma {
 
-int64_t numel(const Shape &Sizes) {
-  uint64_t N = 1;
-  for (int64_t S : Sizes)
-    N *= static_cast<uint64_t>(S);
-  return static_cast<int64_t>(N);
+Shape shapeOf(const std::vector<int64_t> &Ints) {
+  return Shape(Ints.begin(), Ints.end());
+}
+
+std::optional<std::vector<int64_t>> constantShape(const Shape &S) {
+  std::vector<int64_t> Out;
+  Out.reserve(S.size());
+  for (const SymSize &X : S) {
+    auto C = X.constant();
+    if (!C)
+      return std::nullopt;
+    Out.push_back(*C);
+  }
+  return Out;
+}
+
+SymSize numel(const Shape &Sizes) {
+  SymSize N = 1;
+  for (const SymSize &S : Sizes)
+    N = N * S;
+  return N;
 }
 
 std::optional<int64_t> checkedMul(int64_t A, int64_t B) {
@@ -30,50 +52,107 @@ std::optional<int64_t> checkedAdd(int64_t A, int64_t B) {
   return R;
 }
 
+std::optional<SymSize> addSizes(const std::optional<SymSize> &A,
+                                const std::optional<SymSize> &B) {
+  if (!A || !B)
+    return std::nullopt;
+  SymSize R = *A + *B;
+  if (R.isError())
+    return std::nullopt;
+  return R;
+}
+
+std::optional<SymSize> mulSizes(const std::optional<SymSize> &A,
+                                const std::optional<SymSize> &B) {
+  if (!A || !B)
+    return std::nullopt;
+  SymSize R = *A * *B;
+  if (R.isError())
+    return std::nullopt;
+  return R;
+}
+
 // c10::safe_multiply_u64 accumulates the overflow flag over the running
 // product, then safe_compute_numel compares the result with int64's max.
-std::optional<int64_t> checkedNumel(const Shape &Sizes) {
-  uint64_t N = 1;
-  bool Overflowed = false;
-  for (int64_t S : Sizes)
-    Overflowed |= __builtin_mul_overflow(N, static_cast<uint64_t>(S), &N);
-  if (Overflowed ||
-      N > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+std::optional<SymSize> checkedNumel(const Shape &Sizes) {
+  if (auto C = constantShape(Sizes)) {
+    uint64_t N = 1;
+    bool Overflowed = false;
+    for (int64_t S : *C)
+      Overflowed |= __builtin_mul_overflow(N, static_cast<uint64_t>(S), &N);
+    if (Overflowed ||
+        N > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      return std::nullopt;
+    return SymSize(static_cast<int64_t>(N));
+  }
+  SymSize N = numel(Sizes);
+  if (N.isError())
     return std::nullopt;
-  return static_cast<int64_t>(N);
+  return N;
 }
 
 // EmptyTensor.cpp, computeStorageNbytes: a size-0 dim needs no storage;
 // otherwise 1 + sum(stride * (size - 1)), plus the offset, times the item
 // size, each step checked in uint64, and the total against storage_max().
-std::optional<int64_t> checkedStorageBytes(const Shape &Sizes,
+std::optional<SymSize> checkedStorageBytes(const Shape &Sizes,
                                            const Shape &Strides,
-                                           int64_t ItemSize, int64_t Offset) {
-  uint64_t Size = 1;
-  bool Overflowed = false;
-  for (size_t I = 0; I < Sizes.size(); ++I) {
-    if (Sizes[I] == 0)
-      return 0;
-    uint64_t Strided;
-    Overflowed |= __builtin_mul_overflow(static_cast<uint64_t>(Strides[I]),
-                                         static_cast<uint64_t>(Sizes[I] - 1),
-                                         &Strided);
-    Overflowed |= __builtin_add_overflow(Size, Strided, &Size);
+                                           const SymSize &ItemSize,
+                                           const SymSize &Offset,
+                                           bool *Unknown) {
+  auto CS = constantShape(Sizes), CT = constantShape(Strides);
+  auto CI = ItemSize.constant(), CO = Offset.constant();
+  if (CS && CT && CI && CO) {
+    uint64_t Size = 1;
+    bool Overflowed = false;
+    for (size_t I = 0; I < CS->size(); ++I) {
+      if ((*CS)[I] == 0)
+        return SymSize(0);
+      uint64_t Strided;
+      Overflowed |= __builtin_mul_overflow(static_cast<uint64_t>((*CT)[I]),
+                                           static_cast<uint64_t>((*CS)[I] - 1),
+                                           &Strided);
+      Overflowed |= __builtin_add_overflow(Size, Strided, &Size);
+    }
+    Overflowed |= __builtin_add_overflow(Size, static_cast<uint64_t>(*CO), &Size);
+    Overflowed |= __builtin_mul_overflow(Size, static_cast<uint64_t>(*CI), &Size);
+    if (Overflowed ||
+        Size > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      return std::nullopt;
+    return SymSize(static_cast<int64_t>(Size));
   }
-  Overflowed |= __builtin_add_overflow(Size, static_cast<uint64_t>(Offset), &Size);
-  Overflowed |= __builtin_mul_overflow(Size, static_cast<uint64_t>(ItemSize), &Size);
-  if (Overflowed ||
-      Size > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+  SymSize Size = 1;
+  for (size_t I = 0; I < Sizes.size(); ++I) {
+    Tri Empty = sizeEq(Sizes[I], 0);
+    if (Empty == Tri::True)
+      return SymSize(0);
+    if (Empty == Tri::Unknown) {
+      if (Unknown)
+        *Unknown = true;
+      return std::nullopt;
+    }
+    Size = Size + Strides[I] * (Sizes[I] - 1);
+  }
+  Size = (Size + Offset) * ItemSize;
+  if (Size.isError())
     return std::nullopt;
-  return static_cast<int64_t>(Size);
+  return Size;
 }
 
 Shape contiguousStrides(const Shape &Sizes) {
+  if (auto C = constantShape(Sizes)) {
+    Shape Strides(C->size());
+    uint64_t Next = 1;
+    for (size_t I = C->size(); I-- > 0;) {
+      Strides[I] = static_cast<int64_t>(Next);
+      Next *= static_cast<uint64_t>(std::max<int64_t>((*C)[I], 1));
+    }
+    return Strides;
+  }
   Shape Strides(Sizes.size());
-  uint64_t Next = 1;
+  SymSize Next = 1;
   for (size_t I = Sizes.size(); I-- > 0;) {
-    Strides[I] = static_cast<int64_t>(Next);
-    Next *= static_cast<uint64_t>(std::max<int64_t>(Sizes[I], 1));
+    Strides[I] = Next;
+    Next = Next * sizeMax(Sizes[I], 1);
   }
   return Strides;
 }
@@ -92,89 +171,131 @@ Shape channelsLastStrides(const Shape &Sizes) {
   return Strides;
 }
 
-bool isContiguous(const Shape &Sizes, const Shape &Strides) {
-  if (numel(Sizes) == 0)
-    return true;
-  int64_t Expected = 1;
-  for (size_t I = Sizes.size(); I-- > 0;) {
-    if (Sizes[I] == 1)
+namespace {
+
+/// Dims in Order, each of size 1 skipped, must have the strides of a dense
+/// packing in that order.
+Tri packedInOrder(const Shape &Sizes, const Shape &Strides,
+                  const std::vector<size_t> &Order) {
+  SymSize Expected = 1;
+  for (size_t I : Order) {
+    Tri One = sizeEq(Sizes[I], 1);
+    if (One == Tri::True)
       continue;
-    if (Strides[I] != Expected)
-      return false;
-    Expected *= Sizes[I];
+    if (One == Tri::Unknown)
+      return Tri::Unknown;
+    Tri Same = sizeEq(Strides[I], Expected);
+    if (Same != Tri::True)
+      return Same;
+    Expected = Expected * Sizes[I];
   }
-  return true;
+  return Tri::True;
 }
 
-bool isChannelsLastContiguous(const Shape &Sizes, const Shape &Strides) {
+/// A tensor with no elements is contiguous whatever its strides: Packed
+/// decides unless the tensor may be empty.
+Tri orEmpty(const Shape &Sizes, Tri Packed) {
+  if (Packed == Tri::True)
+    return Tri::True;
+  Tri Empty = sizeEq(numel(Sizes), 0);
+  if (Empty == Tri::True)
+    return Tri::True;
+  if (Packed == Tri::False && Empty == Tri::False)
+    return Tri::False;
+  return Tri::Unknown;
+}
+
+} // namespace
+
+Tri isContiguous(const Shape &Sizes, const Shape &Strides) {
+  std::vector<size_t> Order(Sizes.size());
+  std::iota(Order.rbegin(), Order.rend(), 0);
+  return orEmpty(Sizes, packedInOrder(Sizes, Strides, Order));
+}
+
+Tri isChannelsLastContiguous(const Shape &Sizes, const Shape &Strides) {
   if (Sizes.size() != 4)
-    return false;
-  int64_t Expected = 1;
-  for (int D : {1, 3, 2, 0}) {
-    if (Sizes[D] == 1)
-      continue;
-    if (Strides[D] != Expected)
-      return false;
-    Expected *= Sizes[D];
-  }
-  return true;
+    return Tri::False;
+  return packedInOrder(Sizes, Strides, {1, 3, 2, 0});
 }
 
-bool isNonOverlappingAndDense(const Shape &Sizes, const Shape &Strides) {
+Tri isNonOverlappingAndDense(const Shape &Sizes, const Shape &Strides) {
   // TensorImpl::refresh_contiguous caches is_contiguous_ ||
   // is_channels_last_contiguous_ || compute_non_overlapping_and_dense().
   // Only the first term matters beyond the sort below: it makes every
   // tensor with no elements dense, whatever its strides.
-  if (isContiguous(Sizes, Strides))
-    return true;
+  Tri Contiguous = isContiguous(Sizes, Strides);
+  if (Contiguous == Tri::True)
+    return Tri::True;
   size_t Rank = Sizes.size();
   if (Rank == 0)
-    return true;
+    return Tri::True;
   if (Rank == 1)
-    return Sizes[0] < 2 || Strides[0] == 1;
+    return triOr(Contiguous, triOr(sizeLt(Sizes[0], 2), sizeEq(Strides[0], 1)));
+  // Size-0/1 dims sort last; the rest by stride (std::sort, as ATen does:
+  // ties cannot change the verdict). Every comparison must be decided.
+  std::vector<Tri> Small(Rank);
+  for (size_t D = 0; D < Rank; ++D) {
+    Small[D] = sizeLt(Sizes[D], 2);
+    if (Small[D] == Tri::Unknown)
+      return Tri::Unknown;
+  }
+  bool Undecided = false;
   std::vector<size_t> Perm(Rank);
   std::iota(Perm.begin(), Perm.end(), 0);
-  // Size-0/1 dims sort last; the rest by stride (std::sort, as ATen does:
-  // ties cannot change the verdict).
-  std::sort(Perm.begin(), Perm.end(), [&](size_t A, size_t B) {
-    if (Sizes[A] < 2)
+  std::stable_sort(Perm.begin(), Perm.end(), [&](size_t A, size_t B) {
+    if (Small[A] == Tri::True)
       return false;
-    if (Sizes[B] < 2)
+    if (Small[B] == Tri::True)
       return true;
-    return Strides[A] < Strides[B];
+    Tri Less = sizeLt(Strides[A], Strides[B]);
+    Undecided |= Less == Tri::Unknown;
+    return Less == Tri::True;
   });
-  int64_t Required = 1;
+  if (Undecided)
+    return Tri::Unknown;
+  SymSize Required = 1;
   for (size_t D : Perm) {
-    if (Sizes[D] < 2)
-      return true;
-    if (Strides[D] != Required)
-      return false;
-    Required *= Sizes[D];
+    if (Small[D] == Tri::True)
+      return Tri::True;
+    Tri Same = sizeEq(Strides[D], Required);
+    if (Same != Tri::True)
+      return triOr(Contiguous, Same);
+    Required = Required * Sizes[D];
   }
-  return true;
+  return Tri::True;
 }
 
 // is_channels_last_strides_2d_s4 (c10/core/MemoryFormat.h), which decides
 // suggest_memory_format() and so the layout of clone/to/empty_like outputs.
-bool suggestsChannelsLast(const Shape &Sizes, const Shape &Strides) {
+Tri suggestsChannelsLast(const Shape &Sizes, const Shape &Strides) {
   if (Sizes.size() != 4)
-    return false;
-  if (Strides[1] == 0)
-    return false;
-  int64_t Min = 0;
+    return Tri::False;
+  Tri ZeroC = sizeEq(Strides[1], 0);
+  if (ZeroC != Tri::False)
+    return !ZeroC;
+  SymSize Min = 0;
   for (int D : {1, 3, 2, 0}) {
-    if (Sizes[D] == 0)
-      return false;
-    if (Strides[D] < Min)
-      return false;
+    Tri Empty = sizeEq(Sizes[D], 0);
+    if (Empty != Tri::False)
+      return !Empty;
+    Tri Below = sizeLt(Strides[D], Min);
+    if (Below != Tri::False)
+      return !Below;
     // N111 and N11W tensors default to NCHW.
-    if (D == 0 && Min == Strides[1])
-      return false;
+    if (D == 0) {
+      Tri Same = sizeEq(Min, Strides[1]);
+      if (Same != Tri::False)
+        return !Same;
+    }
     Min = Strides[D];
-    if (Sizes[D] > 1)
-      Min *= Sizes[D];
+    Tri Big = sizeGt(Sizes[D], 1);
+    if (Big == Tri::Unknown)
+      return Tri::Unknown;
+    if (Big == Tri::True)
+      Min = Min * Sizes[D];
   }
-  return true;
+  return Tri::True;
 }
 
 // at::detail::computeStride_impl (aten/src/ATen/TensorUtils.cpp).
@@ -186,23 +307,38 @@ bool suggestsChannelsLast(const Shape &Sizes, const Shape &Strides) {
 //    dims that are contiguous with each other (size-1 dims never end a
 //    chunk). Each chunk must be covered exactly by a run of new dims, which
 //    inherit the chunk's base stride.
-std::optional<Shape> computeStride(const Shape &OldSizes, const Shape &OldStrides,
-                                  const Shape &NewSizes) {
-  if (OldSizes.empty())
-    return Shape(NewSizes.size(), 1);
-  int64_t N = numel(OldSizes);
-  if (N == 0 && OldSizes == NewSizes)
-    return OldStrides;
-  Shape NewStrides(NewSizes.size());
+// A contiguous input with as many elements as the new shape is the common
+// case, and its answer is the new shape's contiguous strides whatever the
+// sizes are; it is taken first so symbolic sizes need no other decision.
+namespace {
+
+/// int64 multiplication as ATen's unchecked loops get it: wrapping.
+int64_t wrappingMul(int64_t A, int64_t B) {
+  return static_cast<int64_t>(static_cast<uint64_t>(A) *
+                              static_cast<uint64_t>(B));
+}
+
+/// computeStride over constants, to the bit: ATen's products are unchecked
+/// int64, and hostile shapes whose products wrap must get its answer.
+bool computeConstantStride(const DimList &OldSizes, const DimList &OldStrides,
+                           const DimList &NewSizes, DimList &NewStrides) {
+  int64_t N = 1;
+  for (int64_t S : OldSizes)
+    N = wrappingMul(N, S);
+  if (N == 0 && OldSizes == NewSizes) {
+    NewStrides = OldStrides;
+    return true;
+  }
+  NewStrides.assign(NewSizes.size(), 0);
   if (N == 0) {
     for (int64_t D = static_cast<int64_t>(NewSizes.size()) - 1; D >= 0; --D) {
       if (D == static_cast<int64_t>(NewSizes.size()) - 1)
         NewStrides[D] = 1;
       else
         NewStrides[D] =
-            std::max<int64_t>(NewSizes[D + 1], 1) * NewStrides[D + 1];
+            wrappingMul(std::max<int64_t>(NewSizes[D + 1], 1), NewStrides[D + 1]);
     }
-    return NewStrides;
+    return true;
   }
   int64_t ViewD = static_cast<int64_t>(NewSizes.size()) - 1;
   int64_t ChunkBaseStride = OldStrides.back();
@@ -210,77 +346,217 @@ std::optional<Shape> computeStride(const Shape &OldSizes, const Shape &OldStride
   int64_t ViewNumel = 1;
   for (int64_t TensorD = static_cast<int64_t>(OldSizes.size()) - 1;
        TensorD >= 0; --TensorD) {
-    TensorNumel *= OldSizes[TensorD];
+    TensorNumel = wrappingMul(TensorNumel, OldSizes[TensorD]);
     bool ChunkEnds =
         TensorD == 0 ||
         (OldSizes[TensorD - 1] != 1 &&
-         OldStrides[TensorD - 1] != TensorNumel * ChunkBaseStride);
+         OldStrides[TensorD - 1] != wrappingMul(TensorNumel, ChunkBaseStride));
     if (!ChunkEnds)
       continue;
     while (ViewD >= 0 && (ViewNumel < TensorNumel || NewSizes[ViewD] == 1)) {
-      NewStrides[ViewD] = ViewNumel * ChunkBaseStride;
-      ViewNumel *= NewSizes[ViewD];
+      NewStrides[ViewD] = wrappingMul(ViewNumel, ChunkBaseStride);
+      ViewNumel = wrappingMul(ViewNumel, NewSizes[ViewD]);
       --ViewD;
     }
     if (ViewNumel != TensorNumel)
-      return std::nullopt;
+      return false;
     if (TensorD > 0) {
       ChunkBaseStride = OldStrides[TensorD - 1];
       TensorNumel = 1;
       ViewNumel = 1;
     }
   }
-  if (ViewD != -1)
-    return std::nullopt;
-  return NewStrides;
+  return ViewD == -1;
 }
 
-std::optional<Shape> inferSize(const Shape &Target, int64_t Numel) {
-  Shape Result = Target;
-  int64_t NewSize = 1;
+} // namespace
+
+Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
+                  const Shape &NewSizes, Shape &NewStrides) {
+  if (!OldSizes.empty()) {
+    auto OS = constantShape(OldSizes), OSt = constantShape(OldStrides),
+         NS = constantShape(NewSizes);
+    if (OS && OSt && NS) {
+      DimList Strides;
+      if (!computeConstantStride(*OS, *OSt, *NS, Strides))
+        return Tri::False;
+      NewStrides = shapeOf(Strides);
+      return Tri::True;
+    }
+  }
+  if (OldSizes.empty()) {
+    NewStrides = Shape(NewSizes.size(), 1);
+    return Tri::True;
+  }
+  SymSize N = numel(OldSizes);
+  Tri Empty = sizeEq(N, 0);
+  if (Empty == Tri::Unknown)
+    return Tri::Unknown;
+  if (Empty == Tri::False && !constantShape(OldSizes) &&
+      isContiguous(OldSizes, OldStrides) == Tri::True &&
+      sizeEq(numel(NewSizes), N) == Tri::True) {
+    NewStrides = contiguousStrides(NewSizes);
+    return Tri::True;
+  }
+  if (Empty == Tri::True && OldSizes == NewSizes) {
+    NewStrides = OldStrides;
+    return Tri::True;
+  }
+  NewStrides = Shape(NewSizes.size());
+  if (Empty == Tri::True) {
+    for (int64_t D = static_cast<int64_t>(NewSizes.size()) - 1; D >= 0; --D) {
+      if (D == static_cast<int64_t>(NewSizes.size()) - 1)
+        NewStrides[D] = 1;
+      else
+        NewStrides[D] = sizeMax(NewSizes[D + 1], 1) * NewStrides[D + 1];
+    }
+    return Tri::True;
+  }
+  int64_t ViewD = static_cast<int64_t>(NewSizes.size()) - 1;
+  SymSize ChunkBaseStride = OldStrides.back();
+  SymSize TensorNumel = 1;
+  SymSize ViewNumel = 1;
+  for (int64_t TensorD = static_cast<int64_t>(OldSizes.size()) - 1;
+       TensorD >= 0; --TensorD) {
+    TensorNumel = TensorNumel * OldSizes[TensorD];
+    Tri ChunkEnds = Tri::True;
+    if (TensorD > 0) {
+      Tri One = sizeEq(OldSizes[TensorD - 1], 1);
+      Tri Joined = sizeEq(OldStrides[TensorD - 1], TensorNumel * ChunkBaseStride);
+      ChunkEnds = triAnd(!One, !Joined);
+    }
+    if (ChunkEnds == Tri::Unknown)
+      return Tri::Unknown;
+    if (ChunkEnds == Tri::False)
+      continue;
+    while (ViewD >= 0) {
+      Tri Short = sizeLt(ViewNumel, TensorNumel);
+      Tri One = sizeEq(NewSizes[ViewD], 1);
+      Tri Take = triOr(Short, One);
+      if (Take == Tri::Unknown)
+        return Tri::Unknown;
+      if (Take == Tri::False)
+        break;
+      NewStrides[ViewD] = ViewNumel * ChunkBaseStride;
+      ViewNumel = ViewNumel * NewSizes[ViewD];
+      --ViewD;
+    }
+    Tri Covered = sizeEq(ViewNumel, TensorNumel);
+    if (Covered != Tri::True)
+      return Covered;
+    if (TensorD > 0) {
+      ChunkBaseStride = OldStrides[TensorD - 1];
+      TensorNumel = 1;
+      ViewNumel = 1;
+    }
+  }
+  return triOf(ViewD == -1);
+}
+
+// Constants follow ATen to the bit: infer_size multiplies in int64 without
+// an overflow check, so a product that wraps around can match (a view of
+// [2^62 + 1, 4] from 4 elements infers, then fails in computeStride).
+static std::optional<Tri> inferConstantSize(const Shape &Target,
+                                            const SymSize &Numel,
+                                            Shape &Result) {
+  auto Sizes = constantShape(Target);
+  auto N = Numel.constant();
+  if (!Sizes || !N)
+    return std::nullopt;
+  uint64_t NewSize = 1; // int64 arithmetic as the hardware wraps it
+  std::optional<size_t> InferDim;
+  for (size_t D = 0; D < Sizes->size(); ++D) {
+    int64_t S = (*Sizes)[D];
+    if (S == -1) {
+      if (InferDim)
+        return Tri::False;
+      InferDim = D;
+    } else if (S >= 0) {
+      NewSize *= static_cast<uint64_t>(S);
+    } else {
+      return Tri::False;
+    }
+  }
+  int64_t Product = static_cast<int64_t>(NewSize);
+  if (*N == Product || (InferDim && Product > 0 && *N % Product == 0)) {
+    if (InferDim) {
+      if (Product == 0)
+        return Tri::False;
+      Result[*InferDim] = *N / Product;
+    }
+    return Tri::True;
+  }
+  return Tri::False;
+}
+
+Tri inferSize(const Shape &Target, const SymSize &Numel, Shape &Result) {
+  Result = Target;
+  if (auto Constant = inferConstantSize(Target, Numel, Result))
+    return *Constant;
+  SymSize NewSize = 1;
   std::optional<size_t> InferDim;
   for (size_t D = 0; D < Target.size(); ++D) {
-    if (Target[D] == -1) {
+    if (Target[D] == SymSize(-1)) {
       if (InferDim)
-        return std::nullopt;
+        return Tri::False;
       InferDim = D;
-    } else if (Target[D] >= 0) {
-      NewSize *= Target[D];
-    } else {
-      return std::nullopt;
+      continue;
     }
+    Tri NonNegative = sizeGe(Target[D], 0);
+    if (NonNegative != Tri::True)
+      return NonNegative;
+    NewSize = NewSize * Target[D];
   }
-  if (Numel == NewSize || (InferDim && NewSize > 0 && Numel % NewSize == 0)) {
-    if (InferDim) {
-      if (NewSize == 0)
-        return std::nullopt;
-      Result[*InferDim] = Numel / NewSize;
-    }
-    return Result;
+  if (!InferDim)
+    return sizeEq(Numel, NewSize);
+  if (auto C = NewSize.constant(); C && *C == 0)
+    return Tri::False;
+  if (auto CN = Numel.constant(), CS = NewSize.constant(); CN && CS) {
+    if (*CS <= 0 || *CN % *CS != 0)
+      return Tri::False;
+    Result[*InferDim] = *CN / *CS;
+    return Tri::True;
   }
-  return std::nullopt;
+  Tri Positive = sizeGt(NewSize, 0);
+  if (Positive != Tri::True)
+    return Positive;
+  // The view goes on only where the other sizes divide the element count.
+  Tri Divides = requireDivides(NewSize, Numel);
+  if (Divides != Tri::True)
+    return Divides;
+  Result[*InferDim] = SymSize::floorDiv(Numel, NewSize);
+  return Tri::True;
 }
 
 // at::infer_dense_strides (aten/src/ATen/ExpandUtils.cpp): a stable
 // insertion sort of dims by stride (0 strides are ambiguous and never move;
 // equal strides put the larger size outward), then dense packing.
-Shape inferDenseStrides(const Shape &Sizes, const Shape &Strides) {
+std::optional<Shape> inferDenseStrides(const Shape &Sizes, const Shape &Strides) {
   size_t Rank = Sizes.size();
   if (Rank == 0)
-    return {};
+    return Shape{};
   if (Rank == 1)
-    return {1};
+    return Shape{1};
   std::vector<size_t> Perm(Rank);
   std::iota(Perm.rbegin(), Perm.rend(), 0);
+  bool Undecided = false;
   auto ShouldSwap = [&](size_t D0, size_t D1) {
-    int64_t S0 = Strides[D0], S1 = Strides[D1];
-    if (S0 == 0 || S1 == 0)
+    const SymSize &S0 = Strides[D0], &S1 = Strides[D1];
+    Tri Zero = triOr(sizeEq(S0, 0), sizeEq(S1, 0));
+    if (Zero == Tri::True)
       return 0;
-    if (S0 < S1)
+    Tri Less = sizeLt(S0, S1), More = sizeGt(S0, S1);
+    if (Zero == Tri::Unknown || Less == Tri::Unknown || More == Tri::Unknown) {
+      Undecided = true;
+      return 0;
+    }
+    if (Less == Tri::True)
       return -1;
-    if (S0 > S1)
+    if (More == Tri::True)
       return 1;
-    return Sizes[D0] > Sizes[D1] ? 1 : 0;
+    Tri Bigger = sizeGt(Sizes[D0], Sizes[D1]);
+    Undecided |= Bigger == Tri::Unknown;
+    return Bigger == Tri::True ? 1 : 0;
   };
   for (size_t I = 1; I < Rank; ++I) {
     size_t D1 = I;
@@ -294,13 +570,18 @@ Shape inferDenseStrides(const Shape &Sizes, const Shape &Strides) {
       }
     }
   }
+  if (Undecided)
+    return std::nullopt;
   Shape Out(Rank);
-  int64_t Cur = 1;
+  SymSize Cur = 1;
   for (size_t I = 0; I < Rank; ++I) {
     size_t D = Perm[I];
     Out[D] = Cur;
-    if (Sizes[D] > 1)
-      Cur *= Sizes[D];
+    Tri Big = sizeGt(Sizes[D], 1);
+    if (Big == Tri::Unknown)
+      return std::nullopt;
+    if (Big == Tri::True)
+      Cur = Cur * Sizes[D];
   }
   return Out;
 }
@@ -308,40 +589,51 @@ Shape inferDenseStrides(const Shape &Sizes, const Shape &Strides) {
 // clone(Preserve) uses empty_strided with the same strides for a
 // non-overlapping-and-dense input; empty_like(Preserve) does the same and
 // otherwise infers dense strides. Both therefore land here.
-Shape preserveFormatStrides(const Shape &Sizes, const Shape &Strides) {
-  if (isNonOverlappingAndDense(Sizes, Strides))
+std::optional<Shape> preserveFormatStrides(const Shape &Sizes,
+                                           const Shape &Strides) {
+  Tri Dense = isNonOverlappingAndDense(Sizes, Strides);
+  if (Dense == Tri::True)
     return Strides;
+  if (Dense == Tri::Unknown)
+    return std::nullopt;
   return inferDenseStrides(Sizes, Strides);
 }
 
-int64_t storageBytesFor(const Shape &Sizes, const Shape &Strides,
-                        int64_t ItemSize) {
-  uint64_t Span = 1;
-  for (size_t I = 0; I < Sizes.size(); ++I) {
-    if (Sizes[I] == 0)
-      return 0;
-    Span += static_cast<uint64_t>(Sizes[I] - 1) * static_cast<uint64_t>(Strides[I]);
-  }
-  return static_cast<int64_t>(Span * static_cast<uint64_t>(ItemSize));
-}
-
-std::optional<Shape> broadcastShapes(const Shape &A, const Shape &B) {
+Tri broadcastShapes(const Shape &A, const Shape &B, Shape &Out) {
   size_t Rank = std::max(A.size(), B.size());
-  Shape Out(Rank);
+  Out = Shape(Rank);
   for (size_t I = 0; I < Rank; ++I) {
-    int64_t DA = I < Rank - A.size() ? 1 : A[I - (Rank - A.size())];
-    int64_t DB = I < Rank - B.size() ? 1 : B[I - (Rank - B.size())];
-    if (DA != DB && DA != 1 && DB != 1)
-      return std::nullopt;
-    Out[I] = DA == 1 ? DB : DA;
+    SymSize DA = I < Rank - A.size() ? SymSize(1) : A[I - (Rank - A.size())];
+    SymSize DB = I < Rank - B.size() ? SymSize(1) : B[I - (Rank - B.size())];
+    Tri Same = sizeEq(DA, DB);
+    if (Same == Tri::True) {
+      Out[I] = DA;
+      continue;
+    }
+    Tri AOne = sizeEq(DA, 1), BOne = sizeEq(DB, 1);
+    if (AOne == Tri::True) {
+      Out[I] = DB;
+      continue;
+    }
+    if (BOne == Tri::True) {
+      Out[I] = DA;
+      continue;
+    }
+    if (AOne == Tri::Unknown || BOne == Tri::Unknown)
+      return Tri::Unknown;
+    // Neither is 1: they must be equal, or LibTorch throws.
+    Tri Equal = requireEq(DA, DB);
+    if (Equal != Tri::True)
+      return Equal;
+    Out[I] = DA;
   }
-  return Out;
+  return Tri::True;
 }
 
 // TensorIteratorBase::fast_set_up / reorder_dimensions /
 // allocate_or_resize_outputs (aten/src/ATen/TensorIterator.cpp).
-Shape tensorIteratorOutputStrides(const Shape &OutSizes,
-                                 const std::vector<IterOperand> &Inputs) {
+std::optional<Shape> tensorIteratorOutputStrides(
+    const Shape &OutSizes, const std::vector<IterOperand> &Inputs) {
   size_t Rank = OutSizes.size();
   // Fast set-up: every operand has the output's shape.
   bool SameShape = std::all_of(Inputs.begin(), Inputs.end(),
@@ -349,17 +641,23 @@ Shape tensorIteratorOutputStrides(const Shape &OutSizes,
                                  return Op.Sizes == OutSizes;
                                });
   if (SameShape && !Inputs.empty()) {
-    bool AllContiguous = true, AllChannelsLast = true, AllDense = true;
+    Tri AllContiguous = Tri::True, AllChannelsLast = Tri::True,
+        AllDense = Tri::True;
     for (const IterOperand &Op : Inputs) {
-      AllContiguous &= isContiguous(Op.Sizes, Op.Strides);
-      AllChannelsLast &= isChannelsLastContiguous(Op.Sizes, Op.Strides);
-      AllDense &= isNonOverlappingAndDense(Op.Sizes, Op.Strides);
+      AllContiguous = triAnd(AllContiguous, isContiguous(Op.Sizes, Op.Strides));
+      AllChannelsLast =
+          triAnd(AllChannelsLast, isChannelsLastContiguous(Op.Sizes, Op.Strides));
+      AllDense = triAnd(AllDense, isNonOverlappingAndDense(Op.Sizes, Op.Strides));
     }
-    if (AllContiguous)
+    if (AllContiguous == Tri::True)
       return contiguousStrides(OutSizes);
-    if (AllChannelsLast)
+    if (AllContiguous == Tri::Unknown)
+      return std::nullopt;
+    if (AllChannelsLast == Tri::True)
       return channelsLastStrides(OutSizes);
-    if (AllDense) {
+    if (AllChannelsLast == Tri::Unknown || AllDense == Tri::Unknown)
+      return std::nullopt;
+    if (AllDense == Tri::True) {
       bool SameStrides = std::all_of(
           Inputs.begin(), Inputs.end(), [&](const IterOperand &Op) {
             return Op.Strides == Inputs.front().Strides;
@@ -381,25 +679,42 @@ Shape tensorIteratorOutputStrides(const Shape &OutSizes,
       continue;
     Shape S(Rank, 0);
     size_t Offset = Rank - Op.Sizes.size();
-    for (size_t I = 0; I < Op.Sizes.size(); ++I)
-      S[Offset + I] =
-          (Op.Sizes[I] == 1 && OutSizes[Offset + I] != 1) ? 0 : Op.Strides[I];
+    for (size_t I = 0; I < Op.Sizes.size(); ++I) {
+      Tri Expanded =
+          triAnd(sizeEq(Op.Sizes[I], 1), sizeNe(OutSizes[Offset + I], 1));
+      if (Expanded == Tri::Unknown)
+        return std::nullopt;
+      S[Offset + I] = Expanded == Tri::True ? SymSize(0) : Op.Strides[I];
+    }
     OpStrides.push_back(S);
   }
 
   // TensorIterator orders dims fastest-first: perm starts as [n-1 .. 0].
   std::vector<size_t> Perm(Rank);
   std::iota(Perm.rbegin(), Perm.rend(), 0);
+  bool Undecided = false;
   auto ShouldSwap = [&](size_t D0, size_t D1) {
     for (const Shape &S : OpStrides) {
-      int64_t S0 = S[D0], S1 = S[D1];
-      if (S0 == 0 || S1 == 0)
+      const SymSize &S0 = S[D0], &S1 = S[D1];
+      Tri Zero = triOr(sizeEq(S0, 0), sizeEq(S1, 0));
+      if (Zero == Tri::True)
         continue;
-      if (S0 < S1)
+      Tri Less = sizeLt(S0, S1), More = sizeGt(S0, S1);
+      if (Zero == Tri::Unknown || Less == Tri::Unknown ||
+          More == Tri::Unknown) {
+        Undecided = true;
+        return 0;
+      }
+      if (Less == Tri::True)
         return -1;
-      if (S0 > S1)
+      if (More == Tri::True)
         return 1;
-      if (OutSizes[D0] > OutSizes[D1])
+      Tri Bigger = sizeGt(OutSizes[D0], OutSizes[D1]);
+      if (Bigger == Tri::Unknown) {
+        Undecided = true;
+        return 0;
+      }
+      if (Bigger == Tri::True)
         return 1;
     }
     return 0;
@@ -416,6 +731,8 @@ Shape tensorIteratorOutputStrides(const Shape &OutSizes,
       }
     }
   }
+  if (Undecided)
+    return std::nullopt;
   bool Inverted = true;
   for (size_t J = 0; J < Rank; ++J)
     if (Perm[J] != Rank - J - 1)
@@ -424,10 +741,10 @@ Shape tensorIteratorOutputStrides(const Shape &OutSizes,
     return contiguousStrides(OutSizes);
   // compatible_stride over the permuted shape, then un-permute.
   Shape Out(Rank);
-  int64_t Next = 1;
+  SymSize Next = 1;
   for (size_t J = 0; J < Rank; ++J) {
     Out[Perm[J]] = Next;
-    Next *= OutSizes[Perm[J]];
+    Next = Next * OutSizes[Perm[J]];
   }
   return Out;
 }

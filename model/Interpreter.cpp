@@ -1,4 +1,5 @@
 #include "model/Interpreter.h"
+#include "model/Decide.h"
 
 #include <algorithm>
 
@@ -87,7 +88,7 @@ void Interpreter::retain(StorageId S) {
   Trace.Storages[S].ReleasedAtScopeEnd = false;
   auto Bytes = Trace.Storages[S].Bytes;
   // A sum past int64 is as unknown as an unknown size: counted as such.
-  auto Sum = Bytes ? checkedAdd(LiveBytes, *Bytes) : std::nullopt;
+  auto Sum = addSizes(LiveBytes, Bytes);
   Trace.Storages[S].CountedAsUnknown = !Sum;
   if (Sum)
     LiveBytes = *Sum;
@@ -108,15 +109,23 @@ void Interpreter::release(StorageId S, bool AtScopeEnd) {
     --UnknownLive;
 }
 
-void Interpreter::notePeak(std::optional<int64_t> ExtraBytes) {
+void Interpreter::notePeak(std::optional<SymSize> ExtraBytes) {
   if (UnknownLive > 0 || !ExtraBytes)
     PeakKnown = false;
-  auto Now = checkedAdd(LiveBytes, ExtraBytes.value_or(0));
+  auto Now = addSizes(LiveBytes, ExtraBytes.value_or(SymSize(0)));
   if (!Now) {
     PeakKnown = false;
     return;
   }
-  if (*Now > PeakBytes) {
+  Tri Higher = sizeGt(*Now, PeakBytes);
+  if (Higher == Tri::Unknown) {
+    // Which moment is the peak depends on the sizes: the peak is the
+    // larger of the two, and its statement is not one statement.
+    PeakBytes = SymSize::max(PeakBytes, *Now);
+    Trace.Summary.PeakStatementKnown = false;
+    return;
+  }
+  if (Higher == Tri::True) {
     PeakBytes = *Now;
     Trace.Summary.PeakStatement =
         Trace.Statements.empty() ? 0 : Trace.Statements.size() - 1;
@@ -394,12 +403,12 @@ FunctionTrace Interpreter::finish() {
   while (!Scopes.empty())
     exitScope();
   TraceSummary &Sum = Trace.Summary;
-  int64_t Total = 0;
+  SymSize Total = 0;
   bool TotalKnown = true;
   for (const StorageInfo &S : Trace.Storages) {
     if (S.External)
       continue;
-    auto Sum = S.Bytes ? checkedAdd(Total, *S.Bytes) : std::nullopt;
+    auto Sum = addSizes(Total, S.Bytes);
     if (Sum)
       Total = *Sum;
     else

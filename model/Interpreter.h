@@ -118,7 +118,7 @@ private:
   unsigned currentStatement() const;
   /// Ends the binding Key holds now, if it has a report row.
   void endBinding(const std::string &Key, bool AtScopeEnd);
-  void notePeak(std::optional<int64_t> ExtraBytes);
+  void notePeak(std::optional<SymSize> ExtraBytes);
 
   FunctionTrace Trace;
   std::map<std::string, ValueId> Names;
@@ -127,9 +127,9 @@ private:
   std::vector<std::vector<std::string>> Scopes;
   std::vector<int> RefCount;
   std::vector<StorageId> Temporaries;
-  int64_t LiveBytes = 0;
+  SymSize LiveBytes = 0;
   int UnknownLive = 0;
-  int64_t PeakBytes = 0;
+  SymSize PeakBytes = 0;
   bool PeakKnown = true;
   bool InStatement = false;
   std::string TotalsUnknownReason;

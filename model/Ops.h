@@ -34,12 +34,12 @@ struct OpOutcome {
   TensorValue Value;
   /// View/Self/InPlace: the input whose storage the result shares.
   unsigned SharesInput = 0;
-  std::optional<int64_t> ReadBytes;
-  std::optional<int64_t> WrittenBytes;
+  std::optional<SymSize> ReadBytes;
+  std::optional<SymSize> WrittenBytes;
   /// Storage allocated and freed inside the op (matmul's folding copy, a
   /// CPU dtype conversion): 0 when there is none, nullopt when unknown (the
   /// peak is then unknown too).
-  std::optional<int64_t> TransientBytes = 0;
+  std::optional<SymSize> TransientBytes = SymSize(0);
   std::string Note;
   std::string Error;
   /// A factory whose dtype is the default dtype because its options named
@@ -125,8 +125,8 @@ OpOutcome subscriptWithTensor(const TensorValue &In, const TensorValue &Index);
 // ---- More views (TensorShape.cpp unless noted) ---------------------------------
 
 /// narrow(dim, start, length): a slice with step 1; start may be negative.
-OpOutcome narrow(const TensorValue &In, int64_t Dim, int64_t Start,
-                 int64_t Length);
+OpOutcome narrow(const TensorValue &In, int64_t Dim, const SymSize &Start,
+                 const SymSize &Length);
 /// squeeze() (Dim unset) drops every size-1 dim; squeeze(dim) drops that dim
 /// when its size is 1 and is otherwise an alias of the same shape.
 OpOutcome squeeze(const TensorValue &In, std::optional<int64_t> Dim);
@@ -136,7 +136,7 @@ OpOutcome expand(const TensorValue &In, const Shape &Sizes);
 /// storage size, when known, bounds it ("out of bounds for storage").
 OpOutcome asStrided(const TensorValue &In, const Shape &Sizes,
                     const Shape &Strides, std::optional<int64_t> Offset,
-                    std::optional<int64_t> StorageBytes);
+                    std::optional<SymSize> StorageBytes);
 OpOutcome diagonal(const TensorValue &In, int64_t Offset, int64_t Dim1,
                    int64_t Dim2);
 OpOutcome unfold(const TensorValue &In, int64_t Dim, int64_t Size,
@@ -154,7 +154,7 @@ OpOutcome viewDtype(const TensorValue &In, DType Type);
 /// chunk / split / split_with_sizes / unbind: one outcome per piece, or a
 /// single Throws/Unknown outcome.
 std::vector<OpOutcome> chunk(const TensorValue &In, int64_t Chunks, int64_t Dim);
-std::vector<OpOutcome> split(const TensorValue &In, int64_t SplitSize,
+std::vector<OpOutcome> split(const TensorValue &In, const SymSize &SplitSize,
                              int64_t Dim);
 std::vector<OpOutcome> splitWithSizes(const TensorValue &In, const Shape &Sizes,
                                       int64_t Dim);

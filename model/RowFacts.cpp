@@ -1,6 +1,8 @@
 // Row facts (RowFacts.h): each decided here once, from the finished trace.
 #include "model/RowFacts.h"
 
+#include "model/Decide.h"
+
 namespace tma {
 
 const char *rowKindName(RowKind K) {
@@ -13,10 +15,12 @@ const char *rowKindName(RowKind K) {
   return "";
 }
 
-std::optional<int64_t> pinnedBytes(const FunctionTrace &T, ValueId V) {
+std::optional<SymSize> pinnedBytes(const FunctionTrace &T, ValueId V) {
   const StorageInfo *S = T.storageOf(V);
-  std::optional<int64_t> Shown = T.value(V).logicalBytes();
-  if (!S || S->External || !S->Bytes || !Shown || *Shown >= *S->Bytes)
+  std::optional<SymSize> Shown = T.value(V).logicalBytes();
+  // Pinned only when the view shows decidably less than its storage.
+  if (!S || S->External || !S->Bytes || !Shown ||
+      sizeLt(*Shown, *S->Bytes) != Tri::True)
     return std::nullopt;
   return *S->Bytes - *Shown;
 }

@@ -54,18 +54,18 @@ struct RowFacts {
   const StorageInfo *Storage = nullptr;
   /// The row's storage bytes: those of its storage, unknown when the kind
   /// is (a storage of unknown origin is not claimed as the name's).
-  std::optional<int64_t> StorageBytes;
+  std::optional<SymSize> StorageBytes;
 
   // What the name keeps alive: its whole storage, whoever owns it.
   StorageOwner Owner = StorageOwner::Unknown;
   std::string OwnerName; // Owner == Named
   /// The bytes the name holds (its storage's) and those it shows (its own
   /// elements); nullopt when unknown.
-  std::optional<int64_t> HeldBytes;
-  std::optional<int64_t> ShownBytes;
+  std::optional<SymSize> HeldBytes;
+  std::optional<SymSize> ShownBytes;
   /// Held minus shown, when the name shows less than it holds of a storage
   /// this function allocated (pinnedBytes); nullopt otherwise.
-  std::optional<int64_t> PinnedBytes;
+  std::optional<SymSize> PinnedBytes;
 
   /// The producing op's note (why it copies, why it returns self).
   std::string Note;
@@ -78,6 +78,6 @@ std::vector<RowFacts> rowFacts(const FunctionTrace &T);
 /// The bytes value V keeps alive beyond what it shows: its storage's bytes
 /// minus its own, when the storage is this function's (not the caller's),
 /// both are known, and V shows less than all of it. nullopt otherwise.
-std::optional<int64_t> pinnedBytes(const FunctionTrace &T, ValueId V);
+std::optional<SymSize> pinnedBytes(const FunctionTrace &T, ValueId V);
 
 } // namespace tma

@@ -610,13 +610,17 @@ int SymSize::compare(const SymSize &O) const {
   return 0;
 }
 
-bool SymSize::operator==(const SymSize &O) const {
+bool SymSize::identical(const SymSize &O) const {
   if (!Expr || !O.Expr)
     return !Expr && !O.Expr && Value == O.Value;
   if (Expr == O.Expr)
     return true;
   return Expr->Hash == O.Expr->Hash && compare(O) == 0;
 }
+
+#ifndef TMA_FIND_SYMSIZE_EQUALITY
+bool SymSize::operator==(const SymSize &O) const { return identical(O); }
+#endif
 
 size_t SymSize::hash() const {
   return Expr ? Expr->Hash : std::hash<int64_t>()(Value);

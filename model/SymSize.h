@@ -119,8 +119,17 @@ public:
 
   /// Same canonical form. Equal values that only facts show equal (`n` and
   /// `x.size(0)` after TORCH_CHECK(n == x.size(0))) are ShapeEnv's business.
+#ifdef TMA_FIND_SYMSIZE_EQUALITY
+  // Building with this defined lists every structural comparison, to check
+  // which ones a rule meant as a decision (model/Decide.h).
+  bool operator==(const SymSize &O) const = delete;
+  bool operator!=(const SymSize &O) const = delete;
+#else
   bool operator==(const SymSize &O) const;
   bool operator!=(const SymSize &O) const { return !(*this == O); }
+#endif
+  /// Same canonical form (operator== spelled out).
+  bool identical(const SymSize &O) const;
   /// A total order on canonical forms, for containers (not a size order).
   int compare(const SymSize &O) const;
   struct Less {

@@ -12,11 +12,8 @@ TensorValue makeContiguous(const Shape &Sizes, DType Type, Device Dev) {
   return V;
 }
 
-std::optional<int64_t> denseBytes(const Shape &Sizes, DType Type) {
-  auto N = checkedNumel(Sizes);
-  if (!N)
-    return std::nullopt;
-  return checkedMul(*N, itemSize(Type));
+std::optional<SymSize> denseBytes(const Shape &Sizes, DType Type) {
+  return mulSizes(checkedNumel(Sizes), SymSize(itemSize(Type)));
 }
 
 TensorValue unknownTensor(const std::string &Reason) {

@@ -19,12 +19,12 @@ using StorageId = int;
 constexpr StorageId NoStorage = -1;
 
 /// numel(Sizes) * itemsize(Type), or nullopt when it does not fit in int64.
-std::optional<int64_t> denseBytes(const Shape &Sizes, DType Type);
+std::optional<SymSize> denseBytes(const Shape &Sizes, DType Type);
 
 struct TensorValue {
   std::optional<Shape> Sizes;
   std::optional<Shape> Strides;
-  std::optional<int64_t> Offset; // storage_offset, in elements
+  std::optional<SymSize> Offset; // storage_offset, in elements
   std::optional<DType> Type;
   std::optional<Device> Dev;
   /// The storage this tensor refers to. Set by the Interpreter, not by op
@@ -41,7 +41,7 @@ struct TensorValue {
     return static_cast<int64_t>(Sizes->size());
   }
   /// nullopt when unknown or beyond int64 (LibTorch would have thrown).
-  std::optional<int64_t> elementCount() const {
+  std::optional<SymSize> elementCount() const {
     if (!Sizes)
       return std::nullopt;
     return checkedNumel(*Sizes);
@@ -49,15 +49,19 @@ struct TensorValue {
   /// numel * itemsize: the bytes this tensor shows (not its storage's);
   /// nullopt when unknown or beyond int64 (an expanded view can show more
   /// bytes than int64 holds).
-  std::optional<int64_t> logicalBytes() const {
+  std::optional<SymSize> logicalBytes() const {
     if (!Sizes || !Type)
       return std::nullopt;
     return denseBytes(*Sizes, *Type);
   }
+  /// nullopt when unknown or not decidable.
   std::optional<bool> contiguous() const {
     if (!Sizes || !Strides)
       return std::nullopt;
-    return isContiguous(*Sizes, *Strides);
+    Tri C = isContiguous(*Sizes, *Strides);
+    if (C == Tri::Unknown)
+      return std::nullopt;
+    return C == Tri::True;
   }
   /// Records Reason unless an earlier one is already there.
   void markUnknown(const std::string &Reason) {

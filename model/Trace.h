@@ -76,12 +76,12 @@ struct OpEvent {
   ValueId Result = NoValue;
   OpKind Kind = OpKind::Unknown;
   /// Bytes of the new storage (Alloc/Copy); nullopt when unknown.
-  std::optional<int64_t> AllocatedBytes;
-  std::optional<int64_t> ReadBytes;
-  std::optional<int64_t> WrittenBytes;
+  std::optional<SymSize> AllocatedBytes;
+  std::optional<SymSize> ReadBytes;
+  std::optional<SymSize> WrittenBytes;
   /// Allocated and released inside the op (matmul's folding copy): 0 when
   /// none, nullopt when unknown.
-  std::optional<int64_t> TransientBytes = 0;
+  std::optional<SymSize> TransientBytes = SymSize(0);
   std::string Note;  // why it copies, why it returns self, ...
   std::string Error; // Kind == Throws: what LibTorch says
 };
@@ -93,7 +93,7 @@ struct ValueInfo {
 
 struct StorageInfo {
   StorageId Id = NoStorage;
-  std::optional<int64_t> Bytes;
+  std::optional<SymSize> Bytes;
   std::optional<Device> Dev;
   OpId Producer = NoOp;
   /// Not allocated by this function (a parameter's, a member's).
@@ -145,7 +145,7 @@ struct Statement {
   /// that code may be inserted after it.
   bool Insertable = true;
   std::vector<OpId> Ops;
-  int64_t LiveBytesAfter = 0;
+  SymSize LiveBytesAfter = 0;
   bool LiveKnown = true;
 };
 
@@ -165,10 +165,13 @@ struct DeviceMention {
 };
 
 struct TraceSummary {
-  std::optional<int64_t> LiveBytesNothingFreed;
-  std::optional<int64_t> PeakLiveBytes;
+  std::optional<SymSize> LiveBytesNothingFreed;
+  std::optional<SymSize> PeakLiveBytes;
   /// When PeakLiveBytes was reached, and the storages alive then.
   unsigned PeakStatement = 0;
+  /// False when which statement reaches the peak depends on the sizes
+  /// (PeakLiveBytes is then a max over the candidates).
+  bool PeakStatementKnown = true;
   std::vector<StorageId> PeakLive;
   std::string UnknownTotalsReason;
   int Unknowns = 0;

@@ -31,4 +31,16 @@ std::string formatBytes(const std::optional<int64_t> &Bytes) {
   return Bytes ? formatBytes(*Bytes) : "?";
 }
 
+std::string formatBytes(const SymSize &Bytes) {
+  if (auto C = Bytes.constant())
+    return formatBytes(*C);
+  if (Bytes.isError())
+    return "?";
+  return Bytes.toTable() + " B";
+}
+
+std::string formatBytes(const std::optional<SymSize> &Bytes) {
+  return Bytes ? formatBytes(*Bytes) : "?";
+}
+
 } // namespace tma

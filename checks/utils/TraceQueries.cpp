@@ -1,4 +1,5 @@
 #include "checks/utils/TraceQueries.h"
+#include "model/Decide.h"
 #include "model/ops/OpTable.h"
 
 #include <algorithm>
@@ -58,6 +59,10 @@ const OpEvent *layoutBreaker(const FunctionTrace &T, ValueId V) {
 const OpEvent *permutingProducer(const FunctionTrace &T, ValueId V) {
   const OpEvent *Src = T.producer(V);
   return Src && hasTag(Src->Code, Permuting) ? Src : nullptr;
+}
+
+bool belowMinimum(const std::optional<SymSize> &Bytes, int64_t Min) {
+  return Bytes && sizeGe(*Bytes, Min) != Tri::True;
 }
 
 bool isFresh(const OpEvent *Op) {

@@ -39,11 +39,15 @@ OpOutcome checkedOutcome(OpOutcome Out) {
   bool Allocates = Out.Kind == OpKind::Alloc || Out.Kind == OpKind::Copy;
   bool NumelFits = checkedNumel(Sizes).has_value();
   if (Allocates && Out.Value.Type) {
+    // A symbolic size that may be 0 leaves the bytes unknown, which is no
+    // overflow.
+    bool Undecided = false;
     auto Bytes = Out.Value.Strides
                      ? checkedStorageBytes(Sizes, *Out.Value.Strides,
-                                           itemSize(*Out.Value.Type))
+                                           itemSize(*Out.Value.Type), 0,
+                                           &Undecided)
                      : denseBytes(Sizes, *Out.Value.Type);
-    if (!NumelFits || !Bytes)
+    if (!NumelFits || (!Bytes && !Undecided))
       return throws("Storage size calculation overflowed with sizes=" +
                     dimsText(Sizes));
   }
@@ -58,7 +62,7 @@ namespace detail {
 
 /// A view with exactly this geometry.
 OpOutcome viewWith(const TensorValue &In, Shape Sizes, Shape Strides,
-                   int64_t Offset) {
+                   SymSize Offset) {
   OpOutcome Out = viewOf(In);
   Out.Value.Sizes = std::move(Sizes);
   Out.Value.Strides = std::move(Strides);
@@ -66,14 +70,10 @@ OpOutcome viewWith(const TensorValue &In, Shape Sizes, Shape Strides,
   return Out;
 }
 
-std::optional<int64_t> sumBytes(const std::vector<const TensorValue *> &Ins) {
-  std::optional<int64_t> Total = 0;
-  for (const TensorValue *T : Ins) {
-    auto B = T->logicalBytes();
-    if (!B || !Total)
-      return std::nullopt;
-    Total = checkedAdd(*Total, *B);
-  }
+std::optional<SymSize> sumBytes(const std::vector<const TensorValue *> &Ins) {
+  std::optional<SymSize> Total = SymSize(0);
+  for (const TensorValue *T : Ins)
+    Total = addSizes(Total, T->logicalBytes());
   return Total;
 }
 

@@ -37,15 +37,20 @@ OpOutcome cat(const std::vector<TensorValue> &Ins, int64_t Dim) {
   for (const TensorValue &T : Ins) {
     if (!T.Sizes || !T.Strides)
       return unknownCopy(shapeReason(T), Type, Dev);
-    if (T.Sizes->size() == 1 && (*T.Sizes)[0] == 0)
-      continue; // skipped
+    if (T.Sizes->size() == 1) {
+      Tri Empty = sizeEq((*T.Sizes)[0], 0);
+      if (Empty == Tri::Unknown)
+        return unknownCopy(undecided("==", (*T.Sizes)[0], 0), Type, Dev);
+      if (Empty == Tri::True)
+        continue; // skipped
+    }
     if (T.Sizes->empty())
       return throws("zero-dimensional tensor cannot be concatenated");
     Used.push_back(&T);
   }
   if (Used.empty()) {
     OpOutcome Out = freshContiguous({0}, Type, Dev);
-    Out.ReadBytes = 0;
+    Out.ReadBytes = SymSize(0);
     return Out;
   }
   const Shape &First = *Used.front()->Sizes;
@@ -55,24 +60,34 @@ OpOutcome cat(const std::vector<TensorValue> &Ins, int64_t Dim) {
     return throws(rangeError(Rank));
   Shape Sizes = First;
   Sizes[*D] = 0;
-  bool AllChannelsLast = Rank == 4;
+  Tri AllChannelsLast = triOf(Rank == 4);
   for (const TensorValue *T : Used) {
     const Shape &S = *T->Sizes;
     if (static_cast<int64_t>(S.size()) != Rank)
       return throws("Tensors must have same number of dimensions: got " +
                     std::to_string(Rank) + " and " + std::to_string(S.size()));
-    for (int64_t K = 0; K < Rank; ++K)
-      if (K != *D && S[K] != First[K])
+    for (int64_t K = 0; K < Rank; ++K) {
+      if (K == *D)
+        continue;
+      Tri Match = requireEq(S[K], First[K]);
+      if (Match == Tri::Unknown)
+        return unknownCopy(undecided("==", S[K], First[K]), Type, Dev);
+      if (Match == Tri::False)
         return throws("Sizes of tensors must match except in dimension " +
                       std::to_string(*D) + ". Expected size " +
-                      std::to_string(First[K]) + " but got size " +
-                      std::to_string(S[K]) + " for tensor number 1 in the "
-                      "list.");
+                      sizeText(First[K]) + " but got size " + sizeText(S[K]) +
+                      " for tensor number 1 in the list.");
+    }
     Sizes[*D] += S[*D];
-    AllChannelsLast &= suggestsChannelsLast(S, *T->Strides);
+    if (AllChannelsLast != Tri::False)
+      AllChannelsLast =
+          triAnd(AllChannelsLast, suggestsChannelsLast(S, *T->Strides));
   }
   OpOutcome Out = freshContiguous(Sizes, Type, Dev);
-  if (AllChannelsLast)
+  if (AllChannelsLast == Tri::Unknown)
+    Out.Value.markUnknown("whether every input of cat suggests channels-last "
+                          "is not decidable");
+  if (AllChannelsLast == Tri::True)
     Out.Value.Strides = channelsLastStrides(Sizes);
   std::vector<const TensorValue *> All;
   for (const TensorValue &T : Ins)
@@ -90,7 +105,16 @@ OpOutcome stack(const std::vector<TensorValue> &Ins, int64_t Dim) {
   for (const TensorValue &T : Ins) {
     if (!T.Sizes || !T.Strides)
       return unknownCopy(shapeReason(T), T.Type, T.Dev);
-    if (*T.Sizes != *Ins.front().Sizes)
+    const Shape &Want = *Ins.front().Sizes;
+    Tri Same = triOf(T.Sizes->size() == Want.size());
+    for (size_t K = 0; Same == Tri::True && K < Want.size(); ++K)
+      Same = triAnd(Same, requireEq((*T.Sizes)[K], Want[K]));
+    if (Same == Tri::Unknown)
+      return unknownCopy("whether stack's inputs " + dimsText(Want) + " and " +
+                             dimsText(*T.Sizes) +
+                             " have equal sizes is not decidable",
+                         T.Type, T.Dev);
+    if (Same == Tri::False)
       return throws("stack expects each tensor to be equal size, but got " +
                     dimsText(*Ins.front().Sizes) + " at entry 0 and " +
                     dimsText(*T.Sizes) + " at entry 1");
@@ -104,7 +128,7 @@ OpOutcome stack(const std::vector<TensorValue> &Ins, int64_t Dim) {
   size_t OutRank = Unsqueezed.front().Sizes->size();
   if (OutRank == 5)
     for (const TensorValue &T : Unsqueezed)
-      if (!isContiguous(*T.Sizes, *T.Strides))
+      if (isContiguous(*T.Sizes, *T.Strides) != Tri::True)
         return unknownCopy("stack of non-contiguous inputs into a 5-D output "
                            "is not modelled",
                            T.Type, T.Dev);
@@ -119,10 +143,14 @@ OpOutcome repeat(const TensorValue &In, const Shape &Repeats) {
   if (Repeats.size() < In.Sizes->size())
     return throws("Number of dimensions of repeat dims can not be smaller "
                   "than number of dimensions of tensor");
-  for (int64_t R : Repeats)
-    if (R < 0)
+  for (const SymSize &R : Repeats) {
+    Tri NonNegative = requireLe(0, R);
+    if (NonNegative == Tri::Unknown)
+      return unknownCopy(undecided(">=", R, 0), In.Type, In.Dev);
+    if (NonNegative == Tri::False)
       return throws("Trying to create tensor with negative dimension " +
-                    std::to_string(R) + ": " + dimsText(Repeats));
+                    sizeText(R) + ": " + dimsText(Repeats));
+  }
   Shape Sizes = Repeats;
   size_t Off = Repeats.size() - In.Sizes->size();
   for (size_t K = 0; K < In.Sizes->size(); ++K)

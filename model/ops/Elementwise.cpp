@@ -127,11 +127,20 @@ OpOutcome elementwise(const std::string &Op,
       continue;
     }
     if (Broadcast) {
-      Broadcast = broadcastShapes(*Broadcast, *O.T.Sizes);
-      if (!Broadcast)
+      Shape Both;
+      Tri Broadcasts = broadcastShapes(*Broadcast, *O.T.Sizes, Both);
+      if (Broadcasts == Tri::False)
         return throws("The size of tensor a must match the size of tensor b "
                       "at a non-singleton dimension (" + Op + ": shapes do "
                       "not broadcast)");
+      if (Broadcasts == Tri::Unknown) {
+        Out.Value.markUnknown("whether " + dimsText(*Broadcast) + " and " +
+                              dimsText(*O.T.Sizes) +
+                              " broadcast is not decidable");
+        Broadcast.reset();
+      } else {
+        Broadcast = std::move(Both);
+      }
     }
     Iter.push_back({*O.T.Sizes, *O.T.Strides});
   }
@@ -139,18 +148,19 @@ OpOutcome elementwise(const std::string &Op,
     Out.Value.Sizes = *Broadcast;
     Out.Value.Strides = tensorIteratorOutputStrides(*Broadcast, Iter);
     Out.Value.Offset = 0;
+    if (!Out.Value.Strides)
+      Out.Value.markUnknown("the output layout TensorIterator picks is not "
+                            "decidable");
   }
   Out.ReadBytes = sumBytes(Tensors);
   Out.WrittenBytes = Out.Value.logicalBytes();
   // On CPU, TensorIterator converts an input whose dtype differs from the
   // common dtype into a temporary first (compute_types).
   if (Dev && Dev->Kind == DeviceKind::CPU && Common) {
-    std::optional<int64_t> Transient = 0;
+    std::optional<SymSize> Transient = SymSize(0);
     for (const TensorValue *T : Tensors)
-      if (T->Type && *T->Type != *Common && T->Sizes) {
-        auto B = denseBytes(*T->Sizes, *Common);
-        Transient = Transient && B ? checkedAdd(*Transient, *B) : std::nullopt;
-      }
+      if (T->Type && *T->Type != *Common && T->Sizes)
+        Transient = addSizes(Transient, denseBytes(*T->Sizes, *Common));
     Out.TransientBytes = Transient;
   }
   return Out;
@@ -177,8 +187,8 @@ OpOutcome reverseScalarOp(const std::string &Op, const ElemOperand &Scalar,
   // and the tensor and writes it again.
   auto N = Out.Value.logicalBytes();
   auto TB = T.logicalBytes();
-  Out.WrittenBytes = N ? checkedMul(2, *N) : std::nullopt;
-  Out.ReadBytes = N && TB ? checkedAdd(*N, *TB) : std::nullopt;
+  Out.WrittenBytes = mulSizes(SymSize(2), N);
+  Out.ReadBytes = addSizes(N, TB);
   Out.Note = "scalar " + Op + " tensor: empty_like(tensor).fill_(scalar)." +
              Op + "_(tensor), so the result keeps the tensor's dtype";
   return Out;
@@ -194,23 +204,45 @@ OpOutcome inPlace(const std::string &Op, const TensorValue &Self,
   if (Self.Sizes && Self.Strides) {
     // An expanded (internally overlapping) self cannot be written in place
     // by most ops; which ones check is not modelled.
-    for (size_t K = 0; K < Self.Sizes->size(); ++K)
-      if ((*Self.Strides)[K] == 0 && (*Self.Sizes)[K] > 1) {
+    for (size_t K = 0; K < Self.Sizes->size(); ++K) {
+      Tri Overlaps = triAnd(sizeEq((*Self.Strides)[K], 0),
+                            sizeGt((*Self.Sizes)[K], 1));
+      if (Overlaps != Tri::False) {
         OpOutcome U;
         U.Kind = OpKind::Unknown;
-        U.Value.markUnknown("in-place '" + Op + "' on a tensor whose elements "
-                            "overlap is not modelled");
+        U.Value.markUnknown(
+            Overlaps == Tri::True
+                ? "in-place '" + Op + "' on a tensor whose elements overlap "
+                  "is not modelled"
+                : "whether in-place '" + Op + "' writes a tensor whose "
+                  "elements overlap is not decidable");
         return U;
       }
+    }
   }
   for (const ElemOperand &O : Others) {
     if (O.IsScalar || !O.T.Sizes || !Self.Sizes)
       continue;
-    auto B = broadcastShapes(*Self.Sizes, *O.T.Sizes);
-    if (!B || *B != *Self.Sizes)
+    Shape B;
+    Tri Broadcasts = broadcastShapes(*Self.Sizes, *O.T.Sizes, B);
+    // The broadcast shape must be self's own (sizes equal by the facts).
+    Tri Keeps = Broadcasts == Tri::True ? triOf(B.size() == Self.Sizes->size())
+                                        : Broadcasts;
+    for (size_t K = 0; Keeps == Tri::True && K < B.size(); ++K)
+      Keeps = triAnd(Keeps, requireEq(B[K], (*Self.Sizes)[K]));
+    if (Keeps == Tri::Unknown) {
+      OpOutcome U;
+      U.Kind = OpKind::Unknown;
+      U.Value.markUnknown("whether " + dimsText(*O.T.Sizes) +
+                          " broadcasts to self's " + dimsText(*Self.Sizes) +
+                          " in in-place '" + Op + "' is not decidable");
+      return U;
+    }
+    if (Keeps == Tri::False)
       return throws("output with shape " + dimsText(*Self.Sizes) +
                     " doesn't match the broadcast shape " +
-                    (B ? dimsText(*B) : std::string("(none)")));
+                    (Broadcasts == Tri::True ? dimsText(B)
+                                             : std::string("(none)")));
   }
   if (ResultRule != ElemDType::Bool && Self.Type) {
     std::vector<ElemOperand> All = {ElemOperand::tensor(Self)};

@@ -26,12 +26,17 @@ OpOutcome factory(const std::optional<Shape> &Sizes,
                   const std::optional<Device> &Dev, FillKind Fill) {
   OpOutcome Out;
   Out.Kind = OpKind::Alloc;
-  Out.ReadBytes = 0;
+  Out.ReadBytes = SymSize(0);
   if (Sizes) {
-    for (int64_t S : *Sizes)
-      if (S < 0)
+    for (const SymSize &S : *Sizes) {
+      // On the path that goes on, every size is non-negative.
+      Tri NonNegative = requireLe(0, S);
+      if (NonNegative == Tri::Unknown)
+        return undecidedOutcome(Out, undecided(">=", S, 0));
+      if (NonNegative == Tri::False)
         return throws("Trying to create tensor with negative dimension " +
-                      std::to_string(S) + ": " + dimsText(*Sizes));
+                      sizeText(S) + ": " + dimsText(*Sizes));
+    }
     Out.Value.Sizes = *Sizes;
     Out.Value.Strides = contiguousStrides(*Sizes);
     Out.Value.Offset = 0;
@@ -45,7 +50,7 @@ OpOutcome factory(const std::optional<Shape> &Sizes,
   if (!Dev)
     Out.Value.markUnknown("device argument could not be derived");
   if (Fill == FillKind::Uninitialized)
-    Out.WrittenBytes = 0;
+    Out.WrittenBytes = SymSize(0);
   else
     Out.WrittenBytes = Out.Value.logicalBytes();
   return Out;
@@ -68,7 +73,7 @@ OpOutcome likeFactory(const TensorValue &In, const std::optional<DType> &Type,
                       FillKind Fill) {
   OpOutcome Out;
   Out.Kind = OpKind::Alloc;
-  Out.ReadBytes = 0;
+  Out.ReadBytes = SymSize(0);
   Out.Value.Type = Type ? Type : In.Type;
   Out.Value.Dev = Dev ? Dev : In.Dev;
   Out.Value.UnknownReason = In.UnknownReason;
@@ -85,9 +90,12 @@ OpOutcome likeFactory(const TensorValue &In, const std::optional<DType> &Type,
       Out.Value.Strides = channelsLastStrides(*In.Sizes);
       break;
     case MemoryFormat::Preserve:
-      if (In.Strides)
+      if (In.Strides) {
         Out.Value.Strides = preserveFormatStrides(*In.Sizes, *In.Strides);
-      else
+        if (!Out.Value.Strides)
+          Out.Value.markUnknown("the layout MemoryFormat::Preserve keeps is "
+                                "not decidable");
+      } else
         Out.Value.markUnknown("strides of the input are unknown");
       break;
     }
@@ -100,7 +108,7 @@ OpOutcome likeFactory(const TensorValue &In, const std::optional<DType> &Type,
   if (!Out.Value.Dev)
     Out.Value.markUnknown("device of the input is unknown");
   Out.WrittenBytes =
-      Fill == FillKind::Uninitialized ? std::optional<int64_t>(0)
+      Fill == FillKind::Uninitialized ? std::optional<SymSize>(0)
                                       : Out.Value.logicalBytes();
   return Out;
 }

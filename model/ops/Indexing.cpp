@@ -147,10 +147,17 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
   // separated ones move the broadcast dims to the front.
   std::optional<Shape> IndexShape = *TensorIndices.front().Index.Sizes;
   for (const Advanced &A : TensorIndices) {
-    IndexShape = broadcastShapes(*IndexShape, *A.Index.Sizes);
-    if (!IndexShape)
+    Shape Both;
+    Tri Broadcasts = broadcastShapes(*IndexShape, *A.Index.Sizes, Both);
+    if (Broadcasts == Tri::Unknown)
+      return unknownCopy("whether the index tensors " + dimsText(*IndexShape) +
+                             " and " + dimsText(*A.Index.Sizes) +
+                             " broadcast is not decidable",
+                         In.Type, In.Dev);
+    if (Broadcasts == Tri::False)
       return throws("shape mismatch: indexing tensors could not be broadcast "
                     "together");
+    IndexShape = std::move(Both);
   }
   for (const Advanced &A : TensorIndices)
     if (A.Dim >= static_cast<int64_t>(Cur.Sizes->size()))
@@ -175,7 +182,7 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
       RestrideStrides.push_back(SrcStrides[D]);
     }
     IndexPos = First;
-    for (int64_t S : *IndexShape) {
+    for (const SymSize &S : *IndexShape) {
       OutSizes.push_back(S);
       RestrideStrides.push_back(0);
     }
@@ -186,7 +193,7 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
   } else {
     // Separated indices: the source is first permuted so indexed dims lead.
     IndexPos = 0;
-    for (int64_t S : *IndexShape) {
+    for (const SymSize &S : *IndexShape) {
       OutSizes.push_back(S);
       RestrideStrides.push_back(0);
     }
@@ -205,13 +212,20 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
     // reshape_indexer: the broadcast index gets size-1 dims around it; after
     // TensorIterator broadcasting those are stride 0.
     Shape IdxStrides(OutSizes.size(), 0);
-    Shape IdxSizes = *A.Index.Sizes;
+    // Only an index of the broadcast shape itself keeps its strides; the
+    // others are expanded, and an expanded dim has stride 0. (Equal shapes
+    // by canonical form: a symbolic one the facts prove equal is expanded
+    // all the same, but its strides then matter only for the layout, which
+    // tensorIteratorOutputStrides decides or leaves unknown.)
+    const Shape &IdxSizes = *A.Index.Sizes;
     if (A.Index.Strides && IdxSizes == *IndexShape)
-      for (int64_t K = 0; K < IndexRank; ++K)
-        IdxStrides[IndexPos + K] = IdxSizes[K] == 1 ? 0 : (*A.Index.Strides)[K];
-    else
-      for (int64_t K = 0; K < IndexRank; ++K)
-        IdxStrides[IndexPos + K] = 0;
+      for (int64_t K = 0; K < IndexRank; ++K) {
+        Tri One = sizeEq(IdxSizes[K], 1);
+        if (One == Tri::Unknown)
+          return unknownCopy(undecided("==", IdxSizes[K], 1), In.Type, In.Dev);
+        IdxStrides[IndexPos + K] =
+            One == Tri::True ? SymSize(0) : (*A.Index.Strides)[K];
+      }
     Operands.push_back({OutSizes, IdxStrides});
   }
   OpOutcome Out;
@@ -223,13 +237,12 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
   Out.Value.Dev = In.Dev;
   Out.Note = "indexing with a tensor gathers: a new tensor, not a view";
   Out.WrittenBytes = Out.Value.logicalBytes();
-  std::optional<int64_t> IndexBytes = 0;
-  for (const Advanced &A : TensorIndices) {
-    auto B = A.Index.logicalBytes();
-    IndexBytes = IndexBytes && B ? checkedAdd(*IndexBytes, *B) : std::nullopt;
-  }
-  if (Out.WrittenBytes && IndexBytes)
-    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IndexBytes);
+  std::optional<SymSize> IndexBytes = SymSize(0);
+  for (const Advanced &A : TensorIndices)
+    IndexBytes = addSizes(IndexBytes, A.Index.logicalBytes());
+  if (!Out.Value.Strides)
+    Out.Value.markUnknown("the layout of the gathered output is not decidable");
+  Out.ReadBytes = addSizes(Out.WrittenBytes, IndexBytes);
   return Out;
 }
 
@@ -268,9 +281,7 @@ OpOutcome indexSelect(const TensorValue &In, int64_t Dim,
   Sizes[*D] = numel(*Index.Sizes);
   OpOutcome Out = freshContiguous(Sizes, In.Type, In.Dev);
   // Each selected slice is read once, plus the index itself.
-  auto IB = Index.logicalBytes();
-  if (Out.WrittenBytes && IB)
-    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IB);
+  Out.ReadBytes = addSizes(Out.WrittenBytes, Index.logicalBytes());
   return Out;
 }
 
@@ -290,16 +301,17 @@ OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices) {
   Shape Sizes = *Indices.Sizes;
   Sizes.push_back((*Weight.Sizes)[1]);
   OpOutcome Out = freshContiguous(Sizes, Weight.Type, Weight.Dev);
-  Out.TransientBytes = 0;
-  if (Indices.Strides && Indices.Type &&
-      !computeStride(*Indices.Sizes, *Indices.Strides,
-                     {numel(*Indices.Sizes)}))
+  Out.TransientBytes = SymSize(0);
+  Shape FlatStrides;
+  Tri Viewable = Indices.Strides
+                     ? computeStride(*Indices.Sizes, *Indices.Strides,
+                                     {numel(*Indices.Sizes)}, FlatStrides)
+                     : Tri::Unknown;
+  if (Viewable == Tri::False && Indices.Type)
     Out.TransientBytes = denseBytes(*Indices.Sizes, *Indices.Type);
-  else if (!Indices.Strides)
+  else if (Viewable == Tri::Unknown)
     Out.TransientBytes.reset();
-  auto IB = Indices.logicalBytes();
-  if (Out.WrittenBytes && IB)
-    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IB);
+  Out.ReadBytes = addSizes(Out.WrittenBytes, Indices.logicalBytes());
   return Out;
 }
 
@@ -318,9 +330,7 @@ OpOutcome gather(const TensorValue &In, int64_t Dim, const TensorValue &Index) {
     return throws("Index tensor must have the same number of dimensions as "
                   "input tensor");
   OpOutcome Out = freshContiguous(*Index.Sizes, In.Type, In.Dev);
-  auto IB = Index.logicalBytes();
-  if (Out.WrittenBytes && IB)
-    Out.ReadBytes = checkedAdd(*Out.WrittenBytes, *IB);
+  Out.ReadBytes = addSizes(Out.WrittenBytes, Index.logicalBytes());
   return Out;
 }
 

@@ -33,34 +33,53 @@ OpOutcome reshape(const TensorValue &In, const Shape &Target) {
                                                    : In.UnknownReason);
     return Out;
   }
-  auto Sizes = inferSize(Target, numel(*In.Sizes));
-  if (!Sizes)
-    return throws("shape '" + dimsText(Target) + "' is invalid for input of size " +
-                  std::to_string(numel(*In.Sizes)));
-  if (!In.hasLayout()) {
-    // The shape is known but whether it copies is not.
-    OpOutcome Out;
-    Out.Kind = OpKind::Unknown;
-    Out.Value.Sizes = *Sizes;
+  Shape Sizes;
+  SymSize N = numel(*In.Sizes);
+  Tri Valid = inferSize(Target, N, Sizes);
+  if (Valid == Tri::Unknown) {
+    OpOutcome Out = unmodelled("reshape");
     Out.Value.Type = In.Type;
     Out.Value.Dev = In.Dev;
-    Out.Value.markUnknown(In.UnknownReason.empty()
-                              ? "strides of the input are unknown, so whether "
-                                "reshape copies is unknown"
-                              : In.UnknownReason);
+    Out.Value.UnknownReason = "whether shape '" + dimsText(Target) +
+                              "' is valid for input of size " + sizeText(N) +
+                              " is not known";
     return Out;
   }
-  if (auto Strides = computeStride(*In.Sizes, *In.Strides, *Sizes)) {
+  if (Valid == Tri::False)
+    return throws("shape '" + dimsText(Target) + "' is invalid for input of size " +
+                  sizeText(N));
+  // The shape is known; without the input's layout, or when whether it
+  // is viewable is undecidable, whether reshape copies is not.
+  auto Undecided = [&](const std::string &Why) {
+    OpOutcome Out;
+    Out.Kind = OpKind::Unknown;
+    Out.Value.Sizes = Sizes;
+    Out.Value.Type = In.Type;
+    Out.Value.Dev = In.Dev;
+    Out.Value.markUnknown(Why);
+    return Out;
+  };
+  if (!In.hasLayout())
+    return Undecided(In.UnknownReason.empty()
+                         ? "strides of the input are unknown, so whether "
+                           "reshape copies is unknown"
+                         : In.UnknownReason);
+  Shape Strides;
+  Tri Viewable = computeStride(*In.Sizes, *In.Strides, Sizes, Strides);
+  if (Viewable == Tri::Unknown)
+    return Undecided("whether the input is viewable as " + dimsText(Sizes) +
+                     " is not known, so whether reshape copies is unknown");
+  if (Viewable == Tri::True) {
     OpOutcome Out = viewOf(In);
-    Out.Value.Sizes = *Sizes;
-    Out.Value.Strides = *Strides;
+    Out.Value.Sizes = Sizes;
+    Out.Value.Strides = Strides;
     Out.Value.Offset = In.Offset;
     Out.Note = "viewable: returns an alias";
     return Out;
   }
-  OpOutcome Out = copyOf(In, contiguousStrides(*Sizes), In.Type, In.Dev);
-  Out.Value.Sizes = *Sizes;
-  Out.Note = "input is not viewable as " + dimsText(*Sizes) +
+  OpOutcome Out = copyOf(In, contiguousStrides(Sizes), In.Type, In.Dev);
+  Out.Value.Sizes = Sizes;
+  Out.Note = "input is not viewable as " + dimsText(Sizes) +
              ": reshape copies into a contiguous tensor";
   return Out;
 }
@@ -80,11 +99,21 @@ OpOutcome contiguous(const TensorValue &In, MemoryFormat Fmt) {
                               : In.UnknownReason);
     return Out;
   }
-  bool Already = Fmt == MemoryFormat::ChannelsLast
-                     ? isChannelsLastContiguous(*In.Sizes, *In.Strides)
-                     : isContiguous(*In.Sizes, *In.Strides);
-  if (Already)
+  Tri Already = Fmt == MemoryFormat::ChannelsLast
+                    ? isChannelsLastContiguous(*In.Sizes, *In.Strides)
+                    : isContiguous(*In.Sizes, *In.Strides);
+  if (Already == Tri::True)
     return selfOf(In, "already contiguous: returns self");
+  if (Already == Tri::Unknown) {
+    OpOutcome Out = unmodelled("contiguous");
+    Out.Value = TensorValue();
+    Out.Value.Sizes = In.Sizes;
+    Out.Value.Type = In.Type;
+    Out.Value.Dev = In.Dev;
+    Out.Value.markUnknown("whether the input is contiguous is not known, so "
+                          "whether contiguous() copies is unknown");
+    return Out;
+  }
   return clone(In, Fmt == MemoryFormat::Preserve ? MemoryFormat::Contiguous : Fmt);
 }
 
@@ -109,7 +138,7 @@ OpOutcome clone(const TensorValue &In, MemoryFormat Fmt) {
   }
   OpOutcome Out = copyOf(In, Strides, In.Type, In.Dev);
   if (Fmt == MemoryFormat::Preserve && Strides && In.Strides &&
-      !isContiguous(*In.Sizes, *Strides))
+      isContiguous(*In.Sizes, *Strides) == Tri::False)
     Out.Note = "clone keeps the input's dense layout: the copy is not "
                "contiguous";
   return Out;
@@ -141,9 +170,12 @@ OpOutcome to(const TensorValue &In, const ToTarget &Target) {
   std::optional<bool> FormatOk;
   if (Target.Fmt == MemoryFormat::Preserve)
     FormatOk = true;
-  else if (In.Sizes && In.Strides)
-    FormatOk = suggestsChannelsLast(*In.Sizes, *In.Strides) ==
-               (Target.Fmt == MemoryFormat::ChannelsLast);
+  else if (In.Sizes && In.Strides) {
+    Tri ChannelsLast = suggestsChannelsLast(*In.Sizes, *In.Strides);
+    if (ChannelsLast != Tri::Unknown)
+      FormatOk = (ChannelsLast == Tri::True) ==
+                 (Target.Fmt == MemoryFormat::ChannelsLast);
+  }
   std::optional<DType> OutType = Target.Type ? Target.Type : In.Type;
   std::optional<Device> OutDev = Target.Dev ? Target.Dev : In.Dev;
   if (!SameType || !SameDevice || !FormatOk) {

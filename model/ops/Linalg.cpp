@@ -48,12 +48,15 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
     return throws("both arguments to matmul need to be at least 1D, but they "
                   "are " + std::to_string(RA) + "D and " + std::to_string(RB) +
                   "D");
-  int64_t K1 = SA.back();
-  int64_t K2 = RB >= 2 ? SB[RB - 2] : SB[0];
-  if (K1 != K2)
+  SymSize K1 = SA.back();
+  SymSize K2 = RB >= 2 ? SB[RB - 2] : SB[0];
+  Tri Inner = requireEq(K1, K2);
+  if (Inner == Tri::Unknown)
+    return undecidedOutcome(Out, undecided("==", K1, K2));
+  if (Inner == Tri::False)
     return throws("mat1 and mat2 shapes cannot be multiplied");
   Shape OutSizes;
-  std::optional<int64_t> Transient = 0;
+  std::optional<SymSize> Transient = SymSize(0);
   if (RA == 1 && RB == 1) {
     OutSizes = {};
   } else if (RA == 2 && RB == 1) {
@@ -73,39 +76,54 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
                             "whether matmul copies it is unknown");
     } else {
       const Shape &St = *A.Strides;
-      bool UseBmm;
+      Tri UseBmm;
       if (Version.atLeast(2, 1)) {
         // PR #76828: fold only when the batch dims are packed.
-        bool Packed = true;
+        Tri Packed = Tri::True;
         for (size_t I = 0; I + 2 < RA; ++I)
-          if (St[I] != St[I + 1] * SA[I + 1])
-            Packed = false;
+          Packed = triAnd(Packed, sizeEq(St[I], St[I + 1] * SA[I + 1]));
         UseBmm = !Packed;
       } else {
         // PR #73115: 3D@2D with a transposed last dim uses bmm.
-        UseBmm = RA == 3 && RB == 2 && St[2] != 1 && St[0] == SA[1] * SA[2];
+        UseBmm = RA == 3 && RB == 2
+                     ? triAnd(sizeNe(St[2], 1), sizeEq(St[0], SA[1] * SA[2]))
+                     : Tri::False;
       }
-      if (!UseBmm) {
-        Shape Folded = {numel(SA) / std::max<int64_t>(K1, 1), K1};
-        if (numel(SA) == 0)
-          Folded = {0, K1};
-        if (!computeStride(SA, St, Folded) && A.Type) {
-          Transient = denseBytes(SA, *A.Type);
+      if (UseBmm == Tri::False) {
+        // numel / max(k, 1): the -1 of reshape({-1, k}), 0 when empty.
+        Shape Folded = {SymSize::floorDiv(numel(SA), sizeMax(K1, 1)), K1};
+        Shape FoldedStrides;
+        Tri Viewable = computeStride(SA, St, Folded, FoldedStrides);
+        if (Viewable == Tri::Unknown) {
+          Transient.reset();
+          Out.Value.markUnknown("whether matmul's fold of the left operand "
+                                "copies it is not decidable");
+        } else if (Viewable == Tri::False) {
+          Transient = A.Type ? denseBytes(SA, *A.Type) : std::nullopt;
           Out.Note = "matmul folds the batch with reshape, which copies the "
                      "non-viewable left operand";
         }
+      } else if (UseBmm == Tri::Unknown) {
+        Transient.reset();
+        Out.Value.markUnknown("whether matmul folds or batches the left "
+                              "operand is not decidable");
       }
     }
   } else {
     // Batched: expand both batch portions, then reshape to 3-D for bmm.
     Shape BatchA(SA.begin(), SA.end() - std::min<size_t>(RA, 2));
     Shape BatchB(SB.begin(), SB.end() - std::min<size_t>(RB, 2));
-    auto Batch = broadcastShapes(BatchA, BatchB);
-    if (!Batch)
+    Shape Batch;
+    Tri Broadcasts = broadcastShapes(BatchA, BatchB, Batch);
+    if (Broadcasts == Tri::Unknown)
+      return undecidedOutcome(Out, "whether matmul's batch dimensions " +
+                                       dimsText(BatchA) + " and " +
+                                       dimsText(BatchB) + " broadcast");
+    if (Broadcasts == Tri::False)
       return throws("matmul batch dimensions cannot be broadcast");
-    int64_t N = RA > 1 ? SA[RA - 2] : 1;
-    int64_t P = SB.back();
-    OutSizes = *Batch;
+    SymSize N = RA > 1 ? SA[RA - 2] : SymSize(1);
+    SymSize P = SB.back();
+    OutSizes = Batch;
     if (RA > 1)
       OutSizes.push_back(N);
     if (RB > 1)
@@ -113,10 +131,10 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
     // Each operand: expand(batch + matrix) then reshape({batch_numel, ...});
     // the reshape copies when the expanded tensor is not viewable.
     auto ExpandCopy = [&](const TensorValue &T, const Shape &Matrix)
-        -> std::optional<int64_t> {
+        -> std::optional<SymSize> {
       if (!T.Strides || !T.Type)
         return std::nullopt;
-      Shape ExpSizes = *Batch;
+      Shape ExpSizes = Batch;
       ExpSizes.insert(ExpSizes.end(), Matrix.begin(), Matrix.end());
       Shape ExpStrides(ExpSizes.size(), 0);
       const Shape &TS = *T.Sizes, &TSt = *T.Strides;
@@ -132,22 +150,28 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
         }
       }
       size_t Off = ExpSizes.size() - MS.size();
-      for (size_t I = 0; I < MS.size(); ++I)
-        ExpStrides[Off + I] =
-            (MS[I] == 1 && ExpSizes[Off + I] != 1) ? 0 : MSt[I];
-      Shape Flat = {numel(*Batch), Matrix[0], Matrix[1]};
-      if (computeStride(ExpSizes, ExpStrides, Flat))
-        return 0;
+      for (size_t I = 0; I < MS.size(); ++I) {
+        // A broadcast dim (1 expanded to more) gets stride 0.
+        Tri Broadcast =
+            triAnd(sizeEq(MS[I], 1), sizeNe(ExpSizes[Off + I], 1));
+        if (Broadcast == Tri::Unknown)
+          return std::nullopt;
+        ExpStrides[Off + I] = Broadcast == Tri::True ? SymSize(0) : MSt[I];
+      }
+      Shape Flat = {numel(Batch), Matrix[0], Matrix[1]};
+      Shape FlatStrides;
+      Tri Viewable = computeStride(ExpSizes, ExpStrides, Flat, FlatStrides);
+      if (Viewable == Tri::Unknown)
+        return std::nullopt;
+      if (Viewable == Tri::True)
+        return SymSize(0);
       return denseBytes(Flat, *T.Type);
     };
-    int64_t M1 = SA.back();
+    SymSize M1 = SA.back();
     auto CA = ExpandCopy(A, {N, M1});
     auto CB = ExpandCopy(B, {K2, P});
-    if (CA && CB)
-      Transient = checkedAdd(*CA, *CB);
-    else
-      Transient.reset();
-    if (Transient && *Transient > 0)
+    Transient = addSizes(CA, CB);
+    if (Transient && !Transient->identical(0))
       Out.Note = "matmul copies an operand to batch it for bmm";
   }
   Out.Value.Sizes = OutSizes;
@@ -155,9 +179,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
   Out.Value.Offset = 0;
   Out.TransientBytes = Transient;
   Out.WrittenBytes = Out.Value.logicalBytes();
-  auto RBA = A.logicalBytes(), RBB = B.logicalBytes();
-  if (RBA && RBB)
-    Out.ReadBytes = checkedAdd(*RBA, *RBB);
+  Out.ReadBytes = addSizes(A.logicalBytes(), B.logicalBytes());
   gemmScratch(Out);
   return Out;
 }
@@ -173,11 +195,13 @@ OpOutcome mm(const TensorValue &A, const TensorValue &B) {
     return throws("self must be a matrix");
   if (SB.size() != 2)
     return throws("mat2 must be a matrix");
-  if (SA[1] != SB[0])
+  Tri Inner = requireEq(SA[1], SB[0]);
+  if (Inner == Tri::Unknown)
+    return unknownCopy(undecided("==", SA[1], SB[0]), A.Type, A.Dev);
+  if (Inner == Tri::False)
     return throws("mat1 and mat2 shapes cannot be multiplied (" +
-                  std::to_string(SA[0]) + "x" + std::to_string(SA[1]) +
-                  " and " + std::to_string(SB[0]) + "x" +
-                  std::to_string(SB[1]) + ")");
+                  sizeText(SA[0]) + "x" + sizeText(SA[1]) + " and " +
+                  sizeText(SB[0]) + "x" + sizeText(SB[1]) + ")");
   OpOutcome Out = freshContiguous({SA[0], SB[1]}, A.Type, A.Dev);
   Out.ReadBytes = sumBytes({&A, &B});
   gemmScratch(Out);
@@ -195,11 +219,16 @@ OpOutcome bmm(const TensorValue &A, const TensorValue &B) {
     return throws("batch1 must be a 3D tensor");
   if (SB.size() != 3)
     return throws("batch2 must be a 3D tensor");
-  if (SA[0] != SB[0] || SA[2] != SB[1])
+  Tri Match = triAnd(requireEq(SA[0], SB[0]), requireEq(SA[2], SB[1]));
+  if (Match == Tri::Unknown)
+    return unknownCopy("whether the batch sizes " + dimsText(SA) + " and " +
+                           dimsText(SB) + " match is not decidable",
+                       A.Type, A.Dev);
+  if (Match == Tri::False)
     return throws("Expected size for first two dimensions of batch2 tensor to "
-                  "be: [" + std::to_string(SA[0]) + ", " +
-                  std::to_string(SA[2]) + "] but got: [" +
-                  std::to_string(SB[0]) + ", " + std::to_string(SB[1]) + "].");
+                  "be: [" + sizeText(SA[0]) + ", " + sizeText(SA[2]) +
+                  "] but got: [" + sizeText(SB[0]) + ", " + sizeText(SB[1]) +
+                  "].");
   OpOutcome Out = freshContiguous({SA[0], SA[1], SB[2]}, A.Type, A.Dev);
   Out.ReadBytes = sumBytes({&A, &B});
   gemmScratch(Out);
@@ -220,19 +249,29 @@ OpOutcome linear(const TensorValue &In, const TensorValue &Weight,
   bool Fused = false;
   if (Bias && In.Sizes && In.Strides) {
     size_t Rank = In.Sizes->size();
-    Fused = Rank == 2 || (Rank == 3 && isContiguous(*In.Sizes, *In.Strides));
+    Tri Contiguous = Rank == 3 ? isContiguous(*In.Sizes, *In.Strides) : Tri::False;
+    if (Rank == 3 && Contiguous == Tri::Unknown)
+      return unknownCopy("whether linear's 3-D input is contiguous is not "
+                         "decidable", In.Type, In.Dev);
+    Fused = Rank == 2 || Contiguous == Tri::True;
   }
   OpOutcome Out;
   if (Fused) {
     Out = matmul(In, WT.Value, Version);
-    Out.TransientBytes = 0; // addmm on (a view of) the input: no fold copy
+    Out.TransientBytes = SymSize(0); // addmm on (a view of) the input: no fold copy
   } else {
     Out = matmul(In, WT.Value, Version);
   }
   if (Out.Kind == OpKind::Throws)
     return Out;
-  if (Bias && Out.Value.Sizes && Bias->Sizes &&
-      !broadcastShapes(*Out.Value.Sizes, *Bias->Sizes))
+  Shape WithBias;
+  Tri BiasFits = Bias && Out.Value.Sizes && Bias->Sizes
+                     ? broadcastShapes(*Out.Value.Sizes, *Bias->Sizes, WithBias)
+                     : Tri::True;
+  if (BiasFits == Tri::Unknown)
+    return unknownCopy("whether linear's bias broadcasts to the output is not "
+                       "decidable", Out.Value.Type, Out.Value.Dev);
+  if (BiasFits == Tri::False)
     return throws("linear: bias of shape " + dimsText(*Bias->Sizes) +
                   " does not broadcast to the output " +
                   dimsText(*Out.Value.Sizes));
@@ -240,10 +279,7 @@ OpOutcome linear(const TensorValue &In, const TensorValue &Weight,
     return unknownCopy("linear with a bias of another dtype is not modelled",
                        Out.Value.Type, Out.Value.Dev);
   if (Bias) {
-    if (auto R = Out.ReadBytes) {
-      auto BB = Bias->logicalBytes();
-      Out.ReadBytes = BB ? checkedAdd(*R, *BB) : std::nullopt;
-    }
+    Out.ReadBytes = addSizes(Out.ReadBytes, Bias->logicalBytes());
   }
   Out.Note = Fused ? "linear with bias: addmm into a fresh output"
                    : Out.Note;

@@ -136,9 +136,16 @@ struct ArgValue {
   std::vector<ValueId> Tensors;
   std::vector<TensorValue> TVs;
   int64_t Int = 0;
-  /// int[]: the integers, which a rule reads as a Shape (view, expand) or
-  /// a DimList (permute, a reduction's dims).
-  std::vector<int64_t> List;
+  /// int[]: the sizes, each an integer or a symbolic size. A rule reads
+  /// them as a Shape (view, expand) or, through dims(), as a DimList
+  /// (permute, a reduction's dims), which must be integers.
+  Shape List;
+  /// List as dimension indices: nullopt when one is not an integer.
+  std::optional<DimList> dims() const {
+    if (auto C = constantShape(List))
+      return *C;
+    return std::nullopt;
+  }
   bool Bool = false;
   ElemOperand Scalar;            // Scalar (as an elementwise operand)
   std::optional<double> Number;  // Scalar: its value when a constant
@@ -171,7 +178,7 @@ struct OpCall {
   std::vector<ArgValue> Args; // in the overload's schema order, self first
   TorchVersion Version;
   /// The bytes of a storage, when known (as_strided's bound check).
-  std::optional<int64_t> SelfStorageBytes;
+  std::optional<SymSize> SelfStorageBytes;
 
   /// Argument K, or an absent one past the end.
   const ArgValue &arg(size_t K) const;

@@ -4,6 +4,8 @@
 
 #include "model/Ops.h"
 
+#include "model/Decide.h"
+
 #include <sstream>
 #include <string>
 
@@ -12,7 +14,7 @@ namespace detail {
 
 /// Sum of the inputs' logical bytes; nullopt when one is unknown or the sum
 /// leaves int64.
-std::optional<int64_t> sumBytes(const std::vector<const TensorValue *> &Ins);
+std::optional<SymSize> sumBytes(const std::vector<const TensorValue *> &Ins);
 /// A fresh contiguous output of Sizes; Type/Dev may be unknown.
 OpOutcome freshContiguous(const Shape &Sizes, std::optional<DType> Type,
                           std::optional<Device> Dev);
@@ -30,7 +32,7 @@ std::optional<OpOutcome> sameDTypeOrThrow(const TensorValue &A,
 bool canCast(DType From, DType To);
 /// A view with exactly this geometry.
 OpOutcome viewWith(const TensorValue &In, Shape Sizes, Shape Strides,
-                   int64_t Offset);
+                   SymSize Offset);
 
 inline std::string dimsText(const Shape &D) {
   std::ostringstream OS;
@@ -49,8 +51,8 @@ inline OpOutcome viewOf(const TensorValue &In) {
   Out.Value.Type = In.Type;
   Out.Value.Dev = In.Dev;
   Out.Value.UnknownReason = In.UnknownReason;
-  Out.ReadBytes = 0;
-  Out.WrittenBytes = 0;
+  Out.ReadBytes = SymSize(0);
+  Out.WrittenBytes = SymSize(0);
   return Out;
 }
 
@@ -58,8 +60,8 @@ inline OpOutcome selfOf(const TensorValue &In, const std::string &Note) {
   OpOutcome Out;
   Out.Kind = OpKind::Self;
   Out.Value = In;
-  Out.ReadBytes = 0;
-  Out.WrittenBytes = 0;
+  Out.ReadBytes = SymSize(0);
+  Out.WrittenBytes = SymSize(0);
   Out.Note = Note;
   return Out;
 }
@@ -107,6 +109,24 @@ inline void gemmScratch(OpOutcome &Out) {
     Out.Note += std::string(Out.Note.empty() ? "" : "; ") +
                 "the CPU's reduced-precision GEMM scratch is not modelled";
   }
+}
+
+/// A size as the messages print it: the integer, or its C++ expression.
+inline std::string sizeText(const SymSize &S) { return S.toCpp(); }
+
+/// An unknown outcome of Kind (the result of a view op, or a copy of
+/// unknown size) because Question could not be decided.
+inline OpOutcome undecidedOutcome(OpOutcome Out, const std::string &Question) {
+  Out.Value.Sizes.reset();
+  Out.Value.Strides.reset();
+  Out.Value.Offset.reset();
+  Out.Value.UnknownReason.clear();
+  Out.Value.markUnknown(Question);
+  if (Out.Kind == OpKind::Copy || Out.Kind == OpKind::Alloc) {
+    Out.ReadBytes.reset();
+    Out.WrittenBytes.reset();
+  }
+  return Out;
 }
 
 inline std::string rangeError(int64_t Rank) {

@@ -231,8 +231,12 @@ RuleResult reduction(const OpCall &C) {
       ReduceDims = DimList{};
     else if (!A0.known())
       return notModelled(C, "reduction dims could not be derived");
+    else if (A0.K == ArgValue::Kind::Int)
+      ReduceDims = DimList{A0.Int};
+    else if (auto Dims = A0.dims())
+      ReduceDims = *Dims;
     else
-      ReduceDims = A0.K == ArgValue::Kind::Int ? DimList{A0.Int} : DimList(A0.List);
+      return notModelled(C, "reduction dims could not be derived");
     const ArgValue &K = C.arg(2);
     if (K.given() && !K.known())
       return notModelled(C, "keepdim could not be derived");

@@ -32,22 +32,29 @@ std::vector<OpOutcome> splitWithSizes(const TensorValue &In, const Shape &Sizes,
   auto D = wrapDim(Dim, Rank);
   if (!D)
     return {throws(rangeError(Rank))};
-  int64_t Total = 0;
-  for (int64_t S : Sizes) {
-    if (S < 0)
+  SymSize Total = 0;
+  for (const SymSize &S : Sizes) {
+    Tri Negative = sizeLt(S, 0);
+    if (Negative == Tri::Unknown)
+      return {undecidedOutcome(Probe, undecided("<", S, 0))};
+    if (Negative == Tri::True)
       return {throws("split_with_sizes expects split_sizes have only "
                      "non-negative entries, but got split_sizes=" +
                      dimsText(Sizes))};
     Total += S;
   }
-  if (Total != (*In.Sizes)[*D])
+  const SymSize &N = (*In.Sizes)[*D];
+  Tri Sums = requireEq(Total, N);
+  if (Sums == Tri::Unknown)
+    return {undecidedOutcome(Probe, undecided("==", Total, N))};
+  if (Sums == Tri::False)
     return {throws("split_with_sizes expects split_sizes to sum exactly to " +
-                   std::to_string((*In.Sizes)[*D]) +
-                   " (input tensor's size at dimension " + std::to_string(*D) +
-                   "), but got split_sizes=" + dimsText(Sizes))};
+                   sizeText(N) + " (input tensor's size at dimension " +
+                   std::to_string(*D) + "), but got split_sizes=" +
+                   dimsText(Sizes))};
   std::vector<OpOutcome> Pieces;
-  int64_t Start = 0;
-  for (int64_t S : Sizes) {
+  SymSize Start = 0;
+  for (const SymSize &S : Sizes) {
     Pieces.push_back(narrow(In, *D, Start, S));
     Start += S;
   }
@@ -56,7 +63,7 @@ std::vector<OpOutcome> splitWithSizes(const TensorValue &In, const Shape &Sizes,
 
 // split (TensorShape.cpp): ceil(N / size) pieces (at least one), the last
 // one shorter.
-std::vector<OpOutcome> split(const TensorValue &In, int64_t SplitSize,
+std::vector<OpOutcome> split(const TensorValue &In, const SymSize &SplitSize,
                              int64_t Dim) {
   OpOutcome Probe = viewOf(In);
   if (!needLayout(In, Probe))
@@ -64,22 +71,43 @@ std::vector<OpOutcome> split(const TensorValue &In, int64_t SplitSize,
   int64_t Rank = static_cast<int64_t>(In.Sizes->size());
   if (Rank == 0)
     return {throws("split expects at least a 1-dimensional tensor")};
-  if (SplitSize < 0)
+  Tri Negative = sizeLt(SplitSize, 0);
+  if (Negative == Tri::Unknown)
+    return {undecidedOutcome(Probe, undecided("<", SplitSize, 0))};
+  if (Negative == Tri::True)
     return {throws("split expects split_size be non-negative, but got "
-                   "split_size=" + std::to_string(SplitSize))};
+                   "split_size=" + sizeText(SplitSize))};
   auto D = wrapDim(Dim, Rank);
   if (!D)
     return {throws(rangeError(Rank))};
-  int64_t N = (*In.Sizes)[*D];
-  if (SplitSize == 0 && N != 0)
-    return {throws("split_size can only be 0 if dimension size is 0, but got "
-                   "dimension size of " + std::to_string(N))};
-  int64_t Pieces = SplitSize == 0
-                       ? 1
-                       : std::max<int64_t>((N + SplitSize - 1) / SplitSize, 1);
+  const SymSize &N = (*In.Sizes)[*D];
+  Tri Zero = sizeEq(SplitSize, 0);
+  if (Zero == Tri::Unknown)
+    return {undecidedOutcome(Probe, undecided("==", SplitSize, 0))};
+  if (Zero == Tri::True) {
+    Tri Empty = sizeEq(N, 0);
+    if (Empty == Tri::Unknown)
+      return {undecidedOutcome(Probe, undecided("==", N, 0))};
+    if (Empty == Tri::False)
+      return {throws("split_size can only be 0 if dimension size is 0, but "
+                     "got dimension size of " + sizeText(N))};
+    return splitWithSizes(In, {SymSize(0)}, *D);
+  }
+  // The number of pieces is a list length: it must be a number. A size
+  // that divides the dim exactly gives N / size equal pieces.
+  std::optional<int64_t> Count;
+  if (auto Whole = SymSize::floorDiv(N, SplitSize).constant();
+      Whole && sizeDivides(SplitSize, N) == Tri::True)
+    Count = std::max<int64_t>(*Whole, 1);
+  else if (auto Ceil = SymSize::ceilDiv(N, SplitSize).constant())
+    Count = std::max<int64_t>(*Ceil, 1);
+  if (!Count)
+    return {undecidedOutcome(Probe, "the number of pieces of a dim of size " +
+                                        sizeText(N) + " split by " +
+                                        sizeText(SplitSize) + " is not a number")};
   Shape Sizes;
-  for (int64_t K = 0; K < Pieces; ++K)
-    Sizes.push_back(std::min(SplitSize, N - K * SplitSize));
+  for (int64_t K = 0; K < *Count; ++K)
+    Sizes.push_back(sizeMin(SplitSize, N - SymSize(K) * SplitSize));
   return splitWithSizes(In, Sizes, *D);
 }
 
@@ -99,11 +127,17 @@ std::vector<OpOutcome> chunk(const TensorValue &In, int64_t Chunks,
   auto D = wrapDim(Dim, Rank);
   if (!D)
     return {throws(rangeError(Rank))};
-  int64_t N = (*In.Sizes)[*D];
-  int64_t SplitSize = (N + Chunks - 1) / Chunks;
-  if (SplitSize == 0 && N == 0)
+  const SymSize &N = (*In.Sizes)[*D];
+  Tri Empty = sizeEq(N, 0);
+  if (Empty == Tri::Unknown)
+    return {undecidedOutcome(Probe, undecided("==", N, 0))};
+  if (Empty == Tri::True)
     return splitWithSizes(In, Shape(Chunks, 0), *D);
-  return split(In, SplitSize, *D);
+  // `chunks` equal pieces when they divide the dim (the symbolic case that
+  // split's ceil(N / ceil(N / chunks)) pieces cannot count).
+  if (!N.isConstant() && sizeDivides(Chunks, N) == Tri::True)
+    return splitWithSizes(In, Shape(Chunks, SymSize::floorDiv(N, Chunks)), *D);
+  return split(In, SymSize::ceilDiv(N, Chunks), *D);
 }
 
 // unbind (TensorShape.cpp): one select per index.
@@ -117,8 +151,14 @@ std::vector<OpOutcome> unbind(const TensorValue &In, int64_t Dim) {
   auto D = wrapDim(Dim, Rank);
   if (!D)
     return {throws(rangeError(Rank))};
+  auto Count = (*In.Sizes)[*D].constant();
+  if (!Count)
+    return {undecidedOutcome(Probe, "unbind gives one piece per index of a "
+                                    "dim of size " +
+                                        sizeText((*In.Sizes)[*D]) +
+                                        ", not a number")};
   std::vector<OpOutcome> Pieces;
-  for (int64_t K = 0; K < (*In.Sizes)[*D]; ++K)
+  for (int64_t K = 0; K < *Count; ++K)
     Pieces.push_back(select(In, *D, K));
   return Pieces;
 }

@@ -86,17 +86,27 @@ OpOutcome viewAs(const TensorValue &In, const Shape &Target) {
   OpOutcome Out = viewOf(In);
   if (!needLayout(In, Out))
     return Out;
-  auto Sizes = inferSize(Target, numel(*In.Sizes));
-  if (!Sizes)
+  Shape Sizes;
+  SymSize N = numel(*In.Sizes);
+  Tri Valid = inferSize(Target, N, Sizes);
+  if (Valid == Tri::Unknown)
+    return undecidedOutcome(Out, "whether shape '" + dimsText(Target) +
+                                     "' is valid for input of size " +
+                                     sizeText(N) + " is not known");
+  if (Valid == Tri::False)
     return throws("shape '" + dimsText(Target) + "' is invalid for input of size " +
-                  std::to_string(numel(*In.Sizes)));
-  auto Strides = computeStride(*In.Sizes, *In.Strides, *Sizes);
-  if (!Strides)
+                  sizeText(N));
+  Shape Strides;
+  Tri Viewable = computeStride(*In.Sizes, *In.Strides, Sizes, Strides);
+  if (Viewable == Tri::Unknown)
+    return undecidedOutcome(Out, "whether the input can be viewed as " +
+                                     dimsText(Sizes) + " is not known");
+  if (Viewable == Tri::False)
     return throws("view size is not compatible with input tensor's size and "
                   "stride (at least one dimension spans across two contiguous "
                   "subspaces). Use .reshape(...) instead.");
-  Out.Value.Sizes = *Sizes;
-  Out.Value.Strides = *Strides;
+  Out.Value.Sizes = Sizes;
+  Out.Value.Strides = Strides;
   Out.Value.Offset = In.Offset;
   return Out;
 }
@@ -112,15 +122,20 @@ OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index) {
   auto D = wrapDim(Dim, Rank);
   if (!D)
     return throws("Dimension out of range");
-  int64_t Size = (*In.Sizes)[*D];
-  if (Index < -Size || Index >= Size)
+  const SymSize &Size = (*In.Sizes)[*D];
+  // LibTorch throws for an index outside the dim: on the path that goes
+  // on, it is inside.
+  Tri Inside = Index < 0 ? requireLe(SymSize(-Index), Size)
+                         : requireLt(SymSize(Index), Size);
+  if (Inside == Tri::Unknown)
+    return undecidedOutcome(Out, undecided("<", SymSize(Index), Size));
+  if (Inside == Tri::False)
     return throws("index " + std::to_string(Index) +
                   " is out of bounds for dimension " + std::to_string(*D) +
-                  " with size " + std::to_string(Size));
-  if (Index < 0)
-    Index += Size;
+                  " with size " + sizeText(Size));
+  SymSize At = Index < 0 ? Size + Index : SymSize(Index);
   Shape Sizes = *In.Sizes, Strides = *In.Strides;
-  int64_t Offset = *In.Offset + Index * Strides[*D];
+  SymSize Offset = *In.Offset + At * Strides[*D];
   Sizes.erase(Sizes.begin() + *D);
   Strides.erase(Strides.begin() + *D);
   Out.Value.Sizes = Sizes;
@@ -128,6 +143,30 @@ OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index) {
   Out.Value.Offset = Offset;
   return Out;
 }
+
+namespace {
+
+/// slice's bound: wrapped once when negative, then clamped to [0, Size]
+/// (a missing end is Size). nullopt when that is not decidable.
+std::optional<SymSize> sliceBound(std::optional<int64_t> Bound,
+                                  const SymSize &Size, const SymSize &Floor) {
+  if (!Bound)
+    return Size;
+  SymSize B = *Bound;
+  if (*Bound < 0)
+    B = Size + *Bound;
+  Tri Low = sizeLt(B, Floor);
+  if (Low == Tri::Unknown)
+    return std::nullopt;
+  if (Low == Tri::True)
+    return Floor;
+  Tri High = sizeGe(B, Size);
+  if (High == Tri::Unknown)
+    return std::nullopt;
+  return High == Tri::True ? Size : B;
+}
+
+} // namespace
 
 // slice (TensorShape.cpp): bounds wrap once and clamp; size = ceil(len/step).
 OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<int64_t> Start,
@@ -143,24 +182,21 @@ OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<int64_t> Start
   auto D = wrapDim(Dim, Rank);
   if (!D)
     return throws("Dimension out of range");
-  int64_t Size = (*In.Sizes)[*D];
-  int64_t S = Start.value_or(0), E = End.value_or(INT64_MAX);
-  if (S < 0)
-    S += Size;
-  if (E < 0)
-    E += Size;
-  if (S < 0)
-    S = 0;
-  else if (S >= Size)
-    S = Size;
-  if (E < S)
-    E = S;
-  else if (E >= Size)
-    E = Size;
+  const SymSize &Size = (*In.Sizes)[*D];
+  auto S = sliceBound(Start.value_or(0), Size, 0);
+  if (!S)
+    return undecidedOutcome(Out, "where slice start " + std::to_string(Start.value_or(0)) +
+                                     " falls in a dim of size " +
+                                     sizeText(Size) + " is not known");
+  auto E = End ? sliceBound(End, Size, *S) : std::optional<SymSize>(Size);
+  if (!E)
+    return undecidedOutcome(Out, "where slice end " + std::to_string(*End) +
+                                     " falls in a dim of size " +
+                                     sizeText(Size) + " is not known");
   Shape Sizes = *In.Sizes, Strides = *In.Strides;
-  int64_t Offset = *In.Offset + S * Strides[*D];
-  Sizes[*D] = (E - S + Step - 1) / Step;
-  Strides[*D] *= Step;
+  SymSize Offset = *In.Offset + *S * Strides[*D];
+  Sizes[*D] = SymSize::ceilDiv(*E - *S, Step);
+  Strides[*D] = Strides[*D] * Step;
   Out.Value.Sizes = Sizes;
   Out.Value.Strides = Strides;
   Out.Value.Offset = Offset;
@@ -177,9 +213,8 @@ OpOutcome unsqueeze(const TensorValue &In, int64_t Dim) {
   if (!D)
     return throws("Dimension out of range");
   Shape Sizes = *In.Sizes, Strides = *In.Strides;
-  int64_t NewStride =
-      *D >= Rank ? 1 : Sizes[*D] * Strides[*D];
-  Sizes.insert(Sizes.begin() + *D, 1);
+  SymSize NewStride = *D >= Rank ? SymSize(1) : Sizes[*D] * Strides[*D];
+  Sizes.insert(Sizes.begin() + *D, SymSize(1));
   Strides.insert(Strides.begin() + *D, NewStride);
   Out.Value.Sizes = Sizes;
   Out.Value.Strides = Strides;
@@ -198,8 +233,8 @@ OpOutcome alias(const TensorValue &In) {
 }
 
 // narrow (TensorShape.cpp): start wraps once; start + length must fit.
-OpOutcome narrow(const TensorValue &In, int64_t Dim, int64_t Start,
-                 int64_t Length) {
+OpOutcome narrow(const TensorValue &In, int64_t Dim, const SymSize &Start,
+                 const SymSize &Length) {
   OpOutcome Out = viewOf(In);
   if (!needLayout(In, Out))
     return Out;
@@ -209,18 +244,38 @@ OpOutcome narrow(const TensorValue &In, int64_t Dim, int64_t Start,
   auto D = wrapDim(Dim, Rank);
   if (!D)
     return throws(rangeError(Rank));
-  int64_t Size = (*In.Sizes)[*D];
-  if (Start < -Size || Start > Size)
+  const SymSize &Size = (*In.Sizes)[*D];
+  Tri Negative = sizeLt(Start, 0);
+  if (Negative == Tri::Unknown)
+    return undecidedOutcome(Out, undecided("<", Start, 0));
+  // On the path that goes on, start and length fit in the dim.
+  Tri StartFits = Negative == Tri::True ? requireLe(-Start, Size)
+                                        : requireLe(Start, Size);
+  if (StartFits == Tri::Unknown)
+    return undecidedOutcome(Out, undecided("<=", Start, Size));
+  if (StartFits == Tri::False)
     return throws("start out of range (expected to be in range of [" +
-                  std::to_string(-Size) + ", " + std::to_string(Size) +
-                  "], but got " + std::to_string(Start) + ")");
-  if (Start < 0)
-    Start += Size;
-  if (Length < 0 || Start > Size - Length)
-    return throws("start (" + std::to_string(Start) + ") + length (" +
-                  std::to_string(Length) + ") exceeds dimension size (" +
-                  std::to_string(Size) + ").");
-  return slice(In, *D, Start, Start + Length, 1);
+                  sizeText(-Size) + ", " + sizeText(Size) + "], but got " +
+                  sizeText(Start) + ")");
+  SymSize From = Negative == Tri::True ? Size + Start : Start;
+  Tri LengthNegative = sizeLt(Length, 0);
+  if (LengthNegative == Tri::Unknown)
+    return undecidedOutcome(Out, undecided("<", Length, 0));
+  Tri Fits = LengthNegative == Tri::True ? Tri::False
+                                         : requireLe(From + Length, Size);
+  if (Fits == Tri::Unknown)
+    return undecidedOutcome(Out, undecided("<=", From + Length, Size));
+  if (Fits == Tri::False)
+    return throws("start (" + sizeText(From) + ") + length (" +
+                  sizeText(Length) + ") exceeds dimension size (" +
+                  sizeText(Size) + ").");
+  Shape Sizes = *In.Sizes, Strides = *In.Strides;
+  SymSize Offset = *In.Offset + From * Strides[*D];
+  Sizes[*D] = Length;
+  Out.Value.Sizes = Sizes;
+  Out.Value.Strides = Strides;
+  Out.Value.Offset = Offset;
+  return Out;
 }
 
 // squeeze / squeeze(dim) (TensorShape.cpp, inferSqueezeGeometry): always a
@@ -238,9 +293,13 @@ OpOutcome squeeze(const TensorValue &In, std::optional<int64_t> Dim) {
   }
   Shape Sizes, Strides;
   for (int64_t K = 0; K < Rank; ++K) {
-    bool Drop = (*In.Sizes)[K] == 1 && (!D || *D == K);
-    if (Drop)
-      continue;
+    if (!D || *D == K) {
+      Tri One = sizeEq((*In.Sizes)[K], 1);
+      if (One == Tri::Unknown)
+        return undecidedOutcome(Out, undecided("==", (*In.Sizes)[K], 1));
+      if (One == Tri::True)
+        continue;
+    }
     Sizes.push_back((*In.Sizes)[K]);
     Strides.push_back((*In.Strides)[K]);
   }
@@ -263,35 +322,49 @@ OpOutcome expand(const TensorValue &In, const Shape &Sizes) {
                   ") must be greater or equal to the number of dimensions in "
                   "the tensor (" + std::to_string(TDim) + ")");
   if (TDim == 0) {
-    for (int64_t S : Sizes)
-      if (S < 0)
-        return throws("The expanded size of the tensor (" + std::to_string(S) +
+    for (const SymSize &S : Sizes) {
+      Tri Negative = sizeLt(S, 0);
+      if (Negative == Tri::Unknown)
+        return undecidedOutcome(Out, undecided("<", S, 0));
+      if (Negative == Tri::True)
+        return throws("The expanded size of the tensor (" + sizeText(S) +
                       ") isn't allowed in a leading, non-existing dimension");
+    }
     return viewWith(In, Sizes, Shape(NDim, 0), *In.Offset);
   }
   Shape ES(NDim), ESt(NDim);
   for (int64_t I = NDim - 1; I >= 0; --I) {
     int64_t Off = NDim - 1 - I;
     int64_t D = TDim - 1 - Off;
-    int64_t Size = D >= 0 ? TS[D] : 1;
-    int64_t Stride = D >= 0 ? TSt[D] : ES[I + 1] * ESt[I + 1];
-    int64_t Target = Sizes[I];
-    if (Target == -1) {
+    SymSize Size = D >= 0 ? TS[D] : SymSize(1);
+    SymSize Stride = D >= 0 ? TSt[D] : ES[I + 1] * ESt[I + 1];
+    SymSize Target = Sizes[I];
+    if (Target.identical(-1)) {
       if (D < 0)
         return throws("The expanded size of the tensor (-1) isn't allowed in "
                       "a leading, non-existing dimension " + std::to_string(I));
       Target = Size;
     }
-    if (Size != Target) {
-      if (Size != 1)
-        return throws("The expanded size of the tensor (" +
-                      std::to_string(Target) +
-                      ") must match the existing size (" +
-                      std::to_string(Size) + ") at non-singleton dimension " +
-                      std::to_string(I) + ".  Target sizes: " +
-                      dimsText(Sizes) + ".  Tensor sizes: " + dimsText(TS));
-      Size = Target;
-      Stride = 0;
+    Tri Same = sizeEq(Size, Target);
+    if (Same == Tri::False || Same == Tri::Unknown) {
+      Tri One = sizeEq(Size, 1);
+      if (One == Tri::Unknown)
+        return undecidedOutcome(Out, undecided("==", Size, 1));
+      if (One == Tri::False) {
+        // Not 1: LibTorch goes on only when the sizes match.
+        Tri Match = Same == Tri::False ? Tri::False : requireEq(Size, Target);
+        if (Match == Tri::Unknown)
+          return undecidedOutcome(Out, undecided("==", Size, Target));
+        if (Match == Tri::False)
+          return throws("The expanded size of the tensor (" + sizeText(Target) +
+                        ") must match the existing size (" + sizeText(Size) +
+                        ") at non-singleton dimension " + std::to_string(I) +
+                        ".  Target sizes: " + dimsText(Sizes) +
+                        ".  Tensor sizes: " + dimsText(TS));
+      } else {
+        Size = Target;
+        Stride = 0;
+      }
     }
     ES[I] = Size;
     ESt[I] = Stride;
@@ -302,39 +375,51 @@ OpOutcome expand(const TensorValue &In, const Shape &Sizes) {
 // as_strided (TensorShape.cpp, setStrided + checkInBoundsForStorage).
 OpOutcome asStrided(const TensorValue &In, const Shape &Sizes,
                     const Shape &Strides, std::optional<int64_t> Offset,
-                    std::optional<int64_t> StorageBytes) {
+                    std::optional<SymSize> StorageBytes) {
   OpOutcome Out = viewOf(In);
   if (Sizes.size() != Strides.size())
     return throws("mismatch in length of strides and shape");
-  for (int64_t S : Strides)
-    if (S < 0)
+  for (const SymSize &S : Strides) {
+    Tri Negative = sizeLt(S, 0);
+    if (Negative == Tri::Unknown)
+      return undecidedOutcome(Out, undecided("<", S, 0));
+    if (Negative == Tri::True)
       return throws("as_strided: Negative strides are not supported at the "
                     "moment, got strides: " + dimsText(Strides));
-  if (!Offset) {
+  }
+  SymSize At;
+  if (Offset) {
+    At = *Offset;
+  } else {
     if (!In.Offset) {
       Out.Value.markUnknown("storage offset of the input is unknown");
       return Out;
     }
-    Offset = In.Offset;
+    At = *In.Offset;
   }
   if (StorageBytes && In.Type) {
     // setStorage's bound check; a geometry whose extent overflows is
     // out of bounds for any storage.
-    auto Needed = checkedStorageBytes(Sizes, Strides, itemSize(*In.Type),
-                                      *Offset);
+    bool Undecided = false;
+    auto Needed = checkedStorageBytes(Sizes, Strides, itemSize(*In.Type), At,
+                                      &Undecided);
+    if (!Needed && Undecided)
+      return undecidedOutcome(Out, "the storage as_strided needs is not known");
     if (!Needed)
       return throws("Storage size calculation overflowed with sizes=" +
                     dimsText(Sizes) + " and strides=" + dimsText(Strides));
-    if (*Needed > *StorageBytes)
+    Tri Outside = sizeGt(*Needed, *StorageBytes);
+    if (Outside == Tri::Unknown)
+      return undecidedOutcome(Out, undecided(">", *Needed, *StorageBytes));
+    if (Outside == Tri::True)
       return throws("setStorage: sizes " + dimsText(Sizes) + ", strides " +
-                    dimsText(Strides) + ", storage offset " +
-                    std::to_string(*Offset) + ", and itemsize " +
-                    std::to_string(itemSize(*In.Type)) +
-                    " requiring a storage size of " + std::to_string(*Needed) +
+                    dimsText(Strides) + ", storage offset " + sizeText(At) +
+                    ", and itemsize " + std::to_string(itemSize(*In.Type)) +
+                    " requiring a storage size of " + sizeText(*Needed) +
                     " are out of bounds for storage of size " +
-                    std::to_string(*StorageBytes));
+                    sizeText(*StorageBytes));
   }
-  return viewWith(In, Sizes, Strides, *Offset);
+  return viewWith(In, Sizes, Strides, At);
 }
 
 // diagonal (TensorShape.cpp): the diagonal dim goes last with stride
@@ -354,13 +439,15 @@ OpOutcome diagonal(const TensorValue &In, int64_t Offset, int64_t Dim1,
     return throws("diagonal dimensions cannot be identical " +
                   std::to_string(Dim1) + ", " + std::to_string(Dim2));
   const Shape &S = *In.Sizes, &St = *In.Strides;
-  int64_t DiagSize =
-      Offset >= 0
-          ? std::max<int64_t>(std::min(S[*D1], S[*D2] - Offset), 0)
-          : std::max<int64_t>(std::min(S[*D1] + Offset, S[*D2]), 0);
-  int64_t NewOffset = *In.Offset;
-  if (DiagSize > 0)
-    NewOffset += Offset >= 0 ? Offset * St[*D2] : -Offset * St[*D1];
+  SymSize DiagSize =
+      Offset >= 0 ? sizeMax(sizeMin(S[*D1], S[*D2] - Offset), 0)
+                  : sizeMax(sizeMin(S[*D1] + Offset, S[*D2]), 0);
+  SymSize NewOffset = *In.Offset;
+  Tri NonEmpty = sizeGt(DiagSize, 0);
+  if (NonEmpty == Tri::Unknown)
+    return undecidedOutcome(Out, undecided(">", DiagSize, 0));
+  if (NonEmpty == Tri::True)
+    NewOffset = NewOffset + (Offset >= 0 ? Offset * St[*D2] : -Offset * St[*D1]);
   Shape Sizes, Strides;
   for (int64_t K = 0; K < Rank; ++K)
     if (K != *D1 && K != *D2) {
@@ -383,22 +470,25 @@ OpOutcome unfold(const TensorValue &In, int64_t Dim, int64_t Size,
   auto D = wrapDim(Dim, Rank);
   if (!D)
     return throws(rangeError(Rank));
-  int64_t MaxSize = Rank == 0 ? 1 : (*In.Sizes)[*D];
-  if (Size > MaxSize)
+  SymSize MaxSize = Rank == 0 ? SymSize(1) : (*In.Sizes)[*D];
+  Tri TooBig = sizeGt(SymSize(Size), MaxSize);
+  if (TooBig == Tri::Unknown)
+    return undecidedOutcome(Out, undecided(">", SymSize(Size), MaxSize));
+  if (TooBig == Tri::True)
     return throws("maximum size for tensor at dimension " + std::to_string(*D) +
-                  " is " + std::to_string(MaxSize) + " but size is " +
+                  " is " + sizeText(MaxSize) + " but size is " +
                   std::to_string(Size));
   if (Step <= 0)
     return throws("step is " + std::to_string(Step) + " but must be > 0");
   if (Size < 0)
     return throws("size is " + std::to_string(Size) + " but must be >= 0");
   if (Rank == 0)
-    return viewWith(In, {Size}, {1}, *In.Offset);
+    return viewWith(In, {SymSize(Size)}, {SymSize(1)}, *In.Offset);
   Shape Sizes = *In.Sizes, Strides = *In.Strides;
   Sizes.push_back(Size);
   Strides.push_back(Strides[*D]);
-  Sizes[*D] = (Sizes[*D] - Size) / Step + 1;
-  Strides[*D] *= Step;
+  Sizes[*D] = SymSize::floorDiv(Sizes[*D] - Size, Step) + 1;
+  Strides[*D] = Strides[*D] * Step;
   return viewWith(In, Sizes, Strides, *In.Offset);
 }
 
@@ -412,11 +502,12 @@ OpOutcome movedim(const TensorValue &In, const DimList &Source,
   int64_t Rank = static_cast<int64_t>(In.Sizes->size());
   if (Source.size() != Destination.size())
     return throws("movedim: Invalid source or destination dims: source (" +
-                  dimsText(Source) + " dims) should contain the same number of "
-                  "dims as destination (" + dimsText(Destination) + " dims)");
+                  dimsText(shapeOf(Source)) +
+                  " dims) should contain the same number of dims as "
+                  "destination (" + dimsText(shapeOf(Destination)) + " dims)");
   if (Rank == 0)
     return alias(In);
-  Shape Order(Rank, -1);
+  DimList Order(Rank, -1);
   std::vector<bool> Used(Rank, false);
   for (size_t K = 0; K < Source.size(); ++K) {
     auto S = wrapDim(Source[K], Rank), D = wrapDim(Destination[K], Rank);
@@ -455,15 +546,15 @@ OpOutcome flatten(const TensorValue &In, int64_t Start, int64_t End) {
     return throws("flatten() has invalid args: start_dim cannot come after "
                   "end_dim");
   if (Rank == 0)
-    return reshape(In, {1});
+    return reshape(In, {SymSize(1)});
   if (*S == *E)
     return selfOf(In, "flatten of a single dim returns self");
   Shape Flat;
   for (int64_t K = 0; K < *S; ++K)
     Flat.push_back((*In.Sizes)[K]);
-  int64_t Mid = 1;
+  SymSize Mid = 1;
   for (int64_t K = *S; K <= *E; ++K)
-    Mid *= (*In.Sizes)[K];
+    Mid = Mid * (*In.Sizes)[K];
   Flat.push_back(Mid);
   for (int64_t K = *E + 1; K < Rank; ++K)
     Flat.push_back((*In.Sizes)[K]);
@@ -482,14 +573,19 @@ OpOutcome unflatten(const TensorValue &In, int64_t Dim, const Shape &Sizes) {
     return throws(rangeError(Rank));
   if (Sizes.empty())
     return throws("unflatten: sizes must be non-empty");
-  auto Inner = inferSize(Sizes, (*In.Sizes)[*D]);
-  if (!Inner)
+  Shape Inner;
+  Tri Valid = inferSize(Sizes, (*In.Sizes)[*D], Inner);
+  if (Valid == Tri::Unknown)
+    return undecidedOutcome(Out, "whether sizes " + dimsText(Sizes) +
+                                     " multiply up to " +
+                                     sizeText((*In.Sizes)[*D]) + " is not known");
+  if (Valid == Tri::False)
     return throws("unflatten: Provided sizes " + dimsText(Sizes) +
                   " don't multiply up to the size of dim " +
-                  std::to_string(Dim) + " (" +
-                  std::to_string((*In.Sizes)[*D]) + ") in the input tensor");
+                  std::to_string(Dim) + " (" + sizeText((*In.Sizes)[*D]) +
+                  ") in the input tensor");
   Shape Unflat(In.Sizes->begin(), In.Sizes->begin() + *D);
-  Unflat.insert(Unflat.end(), Inner->begin(), Inner->end());
+  Unflat.insert(Unflat.end(), Inner.begin(), Inner.end());
   Unflat.insert(Unflat.end(), In.Sizes->begin() + *D + 1, In.Sizes->end());
   return viewAs(In, Unflat);
 }
@@ -506,39 +602,60 @@ OpOutcome viewDtype(const TensorValue &In, DType Type) {
     return Out;
   int64_t Old = itemSize(*In.Type), New = itemSize(Type);
   Shape Sizes = *In.Sizes, Strides = *In.Strides;
-  int64_t Offset = *In.Offset;
+  SymSize Offset = *In.Offset;
   if (Old == New)
     return viewWith(Out.Value, Sizes, Strides, Offset);
   std::string What = std::string("to view ") + dtypeName(*In.Type) + " as " +
                      dtypeName(Type) + " (different element sizes)";
   if (Sizes.empty())
     return throws("self.dim() cannot be 0 " + What);
-  if (Old < New && Sizes.back() % (New / Old) != 0)
-    return throws("self.size(-1) must be divisible by " +
-                  std::to_string(New / Old) + " " + What + ", but got " +
-                  std::to_string(Sizes.back()));
-  if (Strides.back() != 1)
-    return throws("self.stride(-1) must be 1 " + What);
+  auto Require = [&](Tri T, const std::string &Error,
+                     const std::string &Question) -> std::optional<OpOutcome> {
+    if (T == Tri::Unknown)
+      return undecidedOutcome(Out, Question);
+    if (T == Tri::False)
+      return throws(Error);
+    return std::nullopt;
+  };
+  if (Old < New)
+    if (auto R = Require(sizeDivides(New / Old, Sizes.back()),
+                         "self.size(-1) must be divisible by " +
+                             std::to_string(New / Old) + " " + What +
+                             ", but got " + sizeText(Sizes.back()),
+                         "whether " + sizeText(Sizes.back()) +
+                             " is divisible by " + std::to_string(New / Old) +
+                             " is not known"))
+      return *R;
+  if (auto R = Require(sizeEq(Strides.back(), 1),
+                       "self.stride(-1) must be 1 " + What,
+                       undecided("==", Strides.back(), 1)))
+    return *R;
   if (Old > New) {
     int64_t R = Old / New;
     for (size_t K = 0; K + 1 < Strides.size(); ++K)
-      Strides[K] *= R;
-    Sizes.back() *= R;
-    Offset *= R;
+      Strides[K] = Strides[K] * R;
+    Sizes.back() = Sizes.back() * R;
+    Offset = Offset * R;
   } else {
     int64_t R = New / Old;
-    if (Offset % R != 0)
-      return throws("self.storage_offset() must be divisible by " +
-                    std::to_string(R) + " " + What);
+    if (auto E = Require(sizeDivides(R, Offset),
+                         "self.storage_offset() must be divisible by " +
+                             std::to_string(R) + " " + What,
+                         "whether the offset is divisible by " +
+                             std::to_string(R) + " is not known"))
+      return *E;
     for (size_t K = 0; K + 1 < Strides.size(); ++K) {
-      if (Strides[K] % R != 0)
-        return throws("self.stride(" + std::to_string(K) +
-                      ") must be divisible by " + std::to_string(R) + " " +
-                      What);
-      Strides[K] /= R;
+      if (auto E = Require(sizeDivides(R, Strides[K]),
+                           "self.stride(" + std::to_string(K) +
+                               ") must be divisible by " + std::to_string(R) +
+                               " " + What,
+                           "whether a stride is divisible by " +
+                               std::to_string(R) + " is not known"))
+        return *E;
+      Strides[K] = SymSize::floorDiv(Strides[K], R);
     }
-    Sizes.back() /= R;
-    Offset /= R;
+    Sizes.back() = SymSize::floorDiv(Sizes.back(), R);
+    Offset = SymSize::floorDiv(Offset, R);
   }
   return viewWith(Out.Value, Sizes, Strides, Offset);
 }
@@ -572,19 +689,25 @@ RuleResult rule_mT(const OpCall &C) {
 }
 
 RuleResult rule_permute(const OpCall &C) {
-  if (!C.arg(1).known())
+  auto Order = C.arg(1).dims();
+  if (!C.arg(1).known() || !Order)
     return notModelled(C, "permute argument could not be derived");
-  return one(permute(C.self().TV, C.arg(1).List));
+  return one(permute(C.self().TV, *Order));
 }
 
 RuleResult rule_movedim(const OpCall &C) {
   const ArgValue &Src = C.arg(1), &Dst = C.arg(2);
   if (!Src.known() || !Dst.known())
     return notModelled(C, "movedim arguments could not be derived");
-  auto List = [](const ArgValue &A) {
-    return A.K == ArgValue::Kind::Int ? DimList{A.Int} : DimList(A.List);
+  auto List = [](const ArgValue &A) -> std::optional<DimList> {
+    if (A.K == ArgValue::Kind::Int)
+      return DimList{A.Int};
+    return A.dims();
   };
-  return one(movedim(C.self().TV, List(Src), List(Dst)));
+  auto S = List(Src), D = List(Dst);
+  if (!S || !D)
+    return notModelled(C, "movedim arguments could not be derived");
+  return one(movedim(C.self().TV, *S, *D));
 }
 
 RuleResult rule_view(const OpCall &C) {

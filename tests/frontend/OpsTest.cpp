@@ -93,7 +93,7 @@ constexpr int TruthRows = 412;
 /// row of its own), the in-place op's result at that line.
 struct Answer {
   const TensorValue *Value = nullptr;
-  std::optional<int64_t> StorageBytes;
+  std::optional<SymSize> StorageBytes;
   std::string Base;        // a report row's base
   StorageId Storage = NoStorage; // a compound assignment's: compared by storage
   bool Compound = false;
@@ -229,7 +229,7 @@ OpsTest::Tally OpsTest::compareWithTruth(const std::string &Name) {
               O.getString("dtype")->str());
     Check(deviceName(*V.Dev) == O.getString("device")->str(), "device");
     Check(*A.StorageBytes == *O.getInteger("bytes"),
-          "storage bytes " + std::to_string(*A.StorageBytes) + " vs " +
+          "storage bytes " + A.StorageBytes->toCpp() + " vs " +
               std::to_string(*O.getInteger("bytes")));
     std::string TruthBase = O.getString("base")->str();
     if (!A.Compound) {

@@ -45,11 +45,12 @@ protected:
     return Empty;
   }
   static int64_t sum(const FunctionTrace &T, const Statement &S,
-                     std::optional<int64_t> OpEvent::*Field) {
+                     std::optional<SymSize> OpEvent::*Field) {
     int64_t Total = 0;
     for (OpId Id : S.Ops) {
-      EXPECT_TRUE((T.Ops[Id].*Field).has_value());
-      Total += (T.Ops[Id].*Field).value_or(0);
+      const std::optional<SymSize> &V = T.Ops[Id].*Field;
+      EXPECT_TRUE(V && V->constant()) << "a literal program gave a formula";
+      Total += V && V->constant() ? *V->constant() : 0;
     }
     return Total;
   }

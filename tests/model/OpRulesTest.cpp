@@ -53,7 +53,7 @@ ArgValue intArg(int64_t V) {
 ArgValue intListArg(const std::vector<int64_t> &V) {
   ArgValue A;
   A.K = ArgValue::Kind::IntList;
-  A.List = V;
+  A.List = shapeOf(V);
   return A;
 }
 ArgValue boolArg(bool V) {

@@ -1,0 +1,120 @@
+#include "model/Decide.h"
+#include "model/ShapeEnv.h"
+
+namespace tma {
+
+namespace {
+thread_local ShapeEnv *Current = nullptr;
+
+/// What needs no facts: constants, and sizes whose difference is one.
+Tri structural(SymRelation::Op Op, const SymSize &A, const SymSize &B) {
+  SymSize D = A - B;
+  auto C = D.constant();
+  if (!C)
+    return Tri::Unknown;
+  switch (Op) {
+  case SymRelation::Eq: return triOf(*C == 0);
+  case SymRelation::Ne: return triOf(*C != 0);
+  case SymRelation::Lt: return triOf(*C < 0);
+  case SymRelation::Le: return triOf(*C <= 0);
+  case SymRelation::Gt: return triOf(*C > 0);
+  case SymRelation::Ge: return triOf(*C >= 0);
+  case SymRelation::Multiple: break;
+  }
+  return Tri::Unknown;
+}
+
+Tri decide(SymRelation::Op Op, const SymSize &A, const SymSize &B) {
+  if (A.isError() || B.isError())
+    return Tri::Unknown;
+  Tri T = structural(Op, A, B);
+  if (T != Tri::Unknown || !Current)
+    return T;
+  return Current->decide(SymRelation{Op, A, B});
+}
+} // namespace
+
+DecisionScope::DecisionScope(ShapeEnv &Env) : Previous(Current) {
+  Current = &Env;
+}
+DecisionScope::~DecisionScope() { Current = Previous; }
+
+ShapeEnv *currentShapeEnv() { return Current; }
+
+Tri sizeEq(const SymSize &A, const SymSize &B) {
+  return decide(SymRelation::Eq, A, B);
+}
+Tri sizeLt(const SymSize &A, const SymSize &B) {
+  return decide(SymRelation::Lt, A, B);
+}
+Tri sizeLe(const SymSize &A, const SymSize &B) {
+  return decide(SymRelation::Le, A, B);
+}
+
+Tri sizeDivides(const SymSize &B, const SymSize &A) {
+  if (A.isError() || B.isError())
+    return Tri::Unknown;
+  auto CA = A.constant(), CB = B.constant();
+  if (CA && CB)
+    return *CB == 0 ? triOf(*CA == 0) : triOf(*CA % *CB == 0);
+  if (!Current)
+    return Tri::Unknown;
+  return Current->decide(SymRelation::multiple(A, B));
+}
+
+Tri requireEq(const SymSize &A, const SymSize &B) {
+  Tri T = sizeEq(A, B);
+  if (T != Tri::Unknown || !Current)
+    return T;
+  Current->assume(SymRelation::eq(A, B));
+  return Tri::True;
+}
+
+Tri requireLt(const SymSize &A, const SymSize &B) {
+  Tri T = sizeLt(A, B);
+  if (T != Tri::Unknown || !Current)
+    return T;
+  Current->assume(SymRelation::lt(A, B));
+  return Tri::True;
+}
+
+Tri requireLe(const SymSize &A, const SymSize &B) {
+  Tri T = sizeLe(A, B);
+  if (T != Tri::Unknown || !Current)
+    return T;
+  Current->assume(SymRelation::le(A, B));
+  return Tri::True;
+}
+
+Tri requireDivides(const SymSize &B, const SymSize &A) {
+  Tri T = sizeDivides(B, A);
+  if (T != Tri::Unknown || !Current)
+    return T;
+  Current->assume(SymRelation::multiple(A, B));
+  return Tri::True;
+}
+
+SymSize sizeMax(const SymSize &A, const SymSize &B) {
+  if (Current)
+    return Current->max(A, B);
+  Tri T = sizeLe(A, B);
+  if (T != Tri::Unknown)
+    return T == Tri::True ? B : A;
+  return SymSize::max(A, B);
+}
+
+SymSize sizeMin(const SymSize &A, const SymSize &B) {
+  if (Current)
+    return Current->min(A, B);
+  Tri T = sizeLe(A, B);
+  if (T != Tri::Unknown)
+    return T == Tri::True ? A : B;
+  return SymSize::min(A, B);
+}
+
+std::string undecided(const char *Relation, const SymSize &A, const SymSize &B) {
+  return "whether " + A.toCpp() + " " + Relation + " " + B.toCpp() +
+         " is not known";
+}
+
+} // namespace tma
