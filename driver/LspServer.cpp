@@ -584,7 +584,7 @@ private:
     }
     if (!Best)
       return nullptr;
-    std::vector<std::string> Cells = tableCells(*Best);
+    std::vector<std::string> Cells = tableCells(*Best, Fn->Env.get());
     auto Cell = [](const std::string &S) { return markdownCell(S); };
     std::string MD = "**" + Cell(Cells[0]) + "** in `" + Fn->Name +
                      "` (line " + std::to_string(Best->B->Where.Line) + ")\n\n" +

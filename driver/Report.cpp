@@ -1,4 +1,5 @@
 #include "driver/Report.h"
+#include "model/ShapeEnv.h"
 
 #include "llvm/Support/Format.h"
 
@@ -7,14 +8,46 @@
 
 namespace tma {
 
+std::vector<std::string> assumptionsOf(const FunctionTrace &T) {
+  return T.Env ? T.Env->assumptions() : std::vector<std::string>{};
+}
+
+bool isSymbolic(const FunctionTrace &T) {
+  if (!assumptionsOf(T).empty())
+    return true;
+  auto Sym = [](const std::optional<SymSize> &S) { return S && S->isSymbolic(); };
+  for (const ValueInfo &V : T.Values) {
+    if (V.Value.Sizes)
+      for (const SymSize &S : *V.Value.Sizes)
+        if (S.isSymbolic())
+          return true;
+    if (Sym(V.Value.Offset))
+      return true;
+  }
+  for (const StorageInfo &S : T.Storages)
+    if (Sym(S.Bytes))
+      return true;
+  for (const OpEvent &E : T.Ops)
+    if (Sym(E.AllocatedBytes) || Sym(E.ReadBytes) || Sym(E.WrittenBytes))
+      return true;
+  return false;
+}
+
 namespace {
 
-std::string shapeText(const TensorValue &V) {
+/// A size in the table: the code's names for its symbols (`B`).
+std::string sizeText(const SymSize &S, const ShapeEnv *Env) {
+  if (S.isError())
+    return "?";
+  return Env && S.isSymbolic() ? Env->toTable(S) : S.toTable();
+}
+
+std::string shapeText(const TensorValue &V, const ShapeEnv *Env) {
   if (!V.Sizes)
     return "?";
   std::string S = "(";
   for (size_t I = 0; I < V.Sizes->size(); ++I)
-    S += (I ? ", " : "") + (*V.Sizes)[I].toTable();
+    S += (I ? ", " : "") + sizeText((*V.Sizes)[I], Env);
   if (V.Sizes->size() == 1)
     S += ",";
   return S + ")";
@@ -71,6 +104,14 @@ std::string viewOrCopyText(const RowFacts &R) {
   return Text;
 }
 
+/// Columns as a terminal shows them: UTF-8 code points (`·` is one).
+size_t displayWidth(const std::string &S) {
+  size_t N = 0;
+  for (unsigned char C : S)
+    N += (C & 0xC0) != 0x80;
+  return N;
+}
+
 void printRows(llvm::raw_ostream &OS,
                const std::vector<std::vector<std::string>> &Rows) {
   std::vector<size_t> Width;
@@ -78,14 +119,14 @@ void printRows(llvm::raw_ostream &OS,
     for (size_t C = 0; C < Row.size(); ++C) {
       if (Width.size() <= C)
         Width.push_back(0);
-      Width[C] = std::max(Width[C], Row[C].size());
+      Width[C] = std::max(Width[C], displayWidth(Row[C]));
     }
   for (const auto &Row : Rows) {
     OS << "  ";
     for (size_t C = 0; C < Row.size(); ++C) {
       OS << Row[C];
       if (C + 1 < Row.size())
-        OS.indent(Width[C] - Row[C].size() + 2);
+        OS.indent(Width[C] - displayWidth(Row[C]) + 2);
     }
     OS << "\n";
   }
@@ -128,7 +169,17 @@ std::optional<SymSize> bytesMoved(const FunctionTrace &T) {
   return Sum;
 }
 
-std::string keepsAliveText(const RowFacts &R) {
+/// Bytes in the table: a formula with the code's names, and the number
+/// too when the user bound every symbol (`--assume B=16`).
+std::string bytesText(const std::optional<SymSize> &B, const ShapeEnv *Env) {
+  if (!B || B->isError())
+    return "?";
+  if (Env && B->isSymbolic())
+    return Env->formatBytes(*B);
+  return formatBytes(*B);
+}
+
+std::string keepsAliveText(const RowFacts &R, const ShapeEnv *Env) {
   std::string Owner;
   switch (R.Owner) {
   case StorageOwner::Unknown: return "?";
@@ -138,17 +189,17 @@ std::string keepsAliveText(const RowFacts &R) {
   }
   if (!R.PinnedBytes)
     return Owner;
-  return "all of " + Owner + ": " + formatBytes(R.HeldBytes) + " for " +
-         formatBytes(R.ShownBytes) + " of view";
+  return "all of " + Owner + ": " + bytesText(R.HeldBytes, Env) + " for " +
+         bytesText(R.ShownBytes, Env) + " of view";
 }
 
-std::vector<std::string> tableCells(const RowFacts &R) {
-  std::string Bytes = formatBytes(R.StorageBytes);
+std::vector<std::string> tableCells(const RowFacts &R, const ShapeEnv *Env) {
+  std::string Bytes = bytesText(R.StorageBytes, Env);
   if (R.Kind == RowKind::View && R.StorageBytes)
     Bytes += ", shared";
-  return {R.B->Name, shapeText(*R.Value),
+  return {R.B->Name, shapeText(*R.Value, Env),
           R.Value->Type ? dtypeName(*R.Value->Type) : "?", Bytes,
-          viewOrCopyText(R), keepsAliveText(R)};
+          viewOrCopyText(R), keepsAliveText(R, Env)};
 }
 
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces) {
@@ -167,13 +218,15 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
     std::vector<std::vector<std::string>> Table = {
         {"name", "shape", "dtype", "storage bytes", "view or copy",
          "keeps alive"}};
+    const ShapeEnv *Env = T.Env.get();
     for (const RowFacts &R : Rows)
-      Table.push_back(tableCells(R));
+      Table.push_back(tableCells(R, Env));
     printRows(OS, Table);
     const TraceSummary &S = T.Summary;
     OS << "  live storage, nothing freed: "
-       << formatBytes(S.LiveBytesNothingFreed) << "\n";
-    OS << "  peak live storage (C++ lifetimes): " << formatBytes(S.PeakLiveBytes);
+       << bytesText(S.LiveBytesNothingFreed, Env) << "\n";
+    OS << "  peak live storage (C++ lifetimes): "
+       << bytesText(S.PeakLiveBytes, Env);
     if (S.PeakLiveBytes && S.PeakStatementKnown &&
         S.PeakStatement < T.Statements.size())
       OS << " at line " << T.Statements[S.PeakStatement].Where.Line;
@@ -188,15 +241,24 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
       for (const StatementTraffic &ST : Traffic) {
         std::optional<SymSize> Total = addSizes(ST.Read, ST.Written);
         Moves.push_back({"  line " + std::to_string(ST.Line), ST.Op,
-                         "read " + formatBytes(ST.Read),
-                         "written " + formatBytes(ST.Written),
-                         "moved " + formatBytes(Total),
-                         "allocated " + formatBytes(ST.Allocated)});
+                         "read " + bytesText(ST.Read, Env),
+                         "written " + bytesText(ST.Written, Env),
+                         "moved " + bytesText(Total, Env),
+                         "allocated " + bytesText(ST.Allocated, Env)});
       }
       printRows(OS, Moves);
     }
     if (!T.Throws.empty())
       OS << "  throws at run time: " << T.Throws << "\n";
+    if (std::vector<std::string> A = assumptionsOf(T); !A.empty()) {
+      OS << "  assuming:";
+      const char *Sep = " ";
+      for (const std::string &X : A) {
+        OS << Sep << X;
+        Sep = ", ";
+      }
+      OS << "\n";
+    }
     std::vector<const Unknown *> Unknowns;
     for (const Unknown &U : T.Unknowns)
       Unknowns.push_back(&U);
@@ -212,6 +274,11 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
 llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                          const std::vector<Diagnostic> &Diagnostics,
                          const std::vector<FileFailure> &Failures) {
+  // Version 2 (symbolic sizes, assumptions) only when some function needs
+  // it: a report of literal code stays a version 1 report, byte for byte.
+  bool Symbolic = false;
+  for (const FunctionTrace &T : Traces)
+    Symbolic |= isSymbolic(T);
   llvm::json::Array Functions;
   for (const FunctionTrace &T : Traces) {
     llvm::json::Array Tensors;
@@ -237,7 +304,7 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
           {"contiguous", optJSON(V.contiguous())},
           {"op", R.Op.empty() ? llvm::json::Value(nullptr)
                               : llvm::json::Value(R.Op)},
-          {"keeps_alive", keepsAliveText(R)},
+          {"keeps_alive", keepsAliveText(R, T.Env.get())},
       };
       if (!V.UnknownReason.empty())
         O["unknown_reason"] = V.UnknownReason;
@@ -301,6 +368,12 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                          {"summary", std::move(Summary)}};
     if (!T.Throws.empty())
       F["throws"] = T.Throws;
+    if (Symbolic) {
+      llvm::json::Array A;
+      for (const std::string &X : assumptionsOf(T))
+        A.push_back(X);
+      F["assumptions"] = std::move(A);
+    }
     Functions.push_back(std::move(F));
   }
   llvm::json::Array Diags;
@@ -330,7 +403,7 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
   llvm::json::Array Failed;
   for (const FileFailure &F : Failures)
     Failed.push_back(llvm::json::Object{{"file", F.File}, {"reason", F.Reason}});
-  return llvm::json::Object{{"version", 1},
+  return llvm::json::Object{{"version", Symbolic ? 2 : 1},
                             {"functions", std::move(Functions)},
                             {"diagnostics", std::move(Diags)},
                             {"failed_files", std::move(Failed)}};

@@ -31,12 +31,19 @@ struct FileFailure {
 /// The table's cells for a row (one tensor entry of the JSON report): name,
 /// shape, dtype, storage bytes, view or copy, keeps alive (the language
 /// server's hover and the HTML report show the same).
-std::vector<std::string> tableCells(const RowFacts &R);
+std::vector<std::string> tableCells(const RowFacts &R,
+                                    const ShapeEnv *Env = nullptr);
+/// The assumptions under which a function's answers hold (C++ over its
+/// parameters), in the order they were made.
+std::vector<std::string> assumptionsOf(const FunctionTrace &T);
+/// Whether a function's report needs version 2: a symbolic size or an
+/// assumption.
+bool isSymbolic(const FunctionTrace &T);
 
 /// The "keeps alive" cell: the storage the name holds, named by its first
 /// owner; a view that shows less than its storage says how much it pins
 /// ("all of d: 256 MiB for 128 MiB of view").
-std::string keepsAliveText(const RowFacts &R);
+std::string keepsAliveText(const RowFacts &R, const ShapeEnv *Env = nullptr);
 
 /// One entry per statement that moves bytes (runs an op other than a
 /// view): the outermost op's name and the sums over its ops.

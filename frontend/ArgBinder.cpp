@@ -167,6 +167,21 @@ std::optional<OpCall> FunctionEvaluator::bind(const OpInfo &Op,
     Why = "this overload of '" + Name + "' is not modelled";
     return std::nullopt;
   }
+  // An integer given as a size is >= 0 from here on (ATen would have
+  // thrown), and the 0/1 specialisation applies to it like to any size.
+  const Schema &Chosen = Op.Overloads[C.Overload];
+  for (size_t K = 0; K < C.Args.size(); ++K) {
+    const ArgValue &A = C.Args[K];
+    if (A.K != ArgValue::Kind::IntList)
+      continue;
+    std::string ArgName = K < Chosen.Args.size() ? Chosen.Args[K].Name : "";
+    if (Op.Family == OpFamily::Factories || ArgName == "size" ||
+        ArgName == "sizes" || ArgName == "shape" || ArgName == "repeats")
+      for (const SymSize &X : A.List)
+        if (auto N = X.symbolName();
+            N && Env->info(*N) && Env->info(*N)->Kind == SymbolKind::Integer)
+          Env->markSizeLike(*N);
+  }
   const ArgValue &SelfArg = C.self();
   if (SelfArg.K == ArgValue::Kind::Tensor && SelfArg.TV.Storage != NoStorage)
     C.SelfStorageBytes = I.trace().Storages.at(SelfArg.TV.Storage).Bytes;
@@ -219,9 +234,15 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
     OptInt O = optionalInt(E);
     if (!O.Present)
       return A;
-    if (!O.Value)
+    if (!O.Value) {
+      if (O.Size) {
+        A.Size = *O.Size;
+        return Done(ArgValue::Kind::SymInt);
+      }
       return Unknown("the integer could not be derived");
+    }
     A.Int = *O.Value;
+    A.Size = *O.Value;
     return Done(ArgValue::Kind::Int);
   }
   case ArgType::IntList:

@@ -9,6 +9,16 @@ using namespace clang;
 namespace tma {
 
 std::optional<int64_t> FunctionEvaluator::integer(const Expr *E) {
+  if (auto C = foldInteger(E))
+    return C;
+  // A local or parameter nothing changes (Symbols.cpp), when its value is
+  // a constant: `int64_t n = 4;`, `auto c = t.size(1)` of a known t.
+  if (auto V = E ? symbolicValue(E, /*Evaluate=*/false) : std::nullopt)
+    return V->constant();
+  return std::nullopt;
+}
+
+std::optional<int64_t> FunctionEvaluator::foldInteger(const Expr *E) {
   E = stripConversions(E, [](const Expr *X) {
     return X->getType()->isIntegralOrEnumerationType();
   });
@@ -51,7 +61,7 @@ std::optional<Shape> FunctionEvaluator::intList(const Expr *E) {
     if (const auto *IL = dyn_cast<InitListExpr>(Cur)) {
       Shape Out;
       for (const Expr *Elem : IL->inits()) {
-        auto V = integer(Elem);
+        auto V = sizeValue(Elem);
         if (!V)
           return std::nullopt;
         Out.push_back(*V);
@@ -68,12 +78,27 @@ std::optional<Shape> FunctionEvaluator::intList(const Expr *E) {
       const Expr *Arg = strip(CE->getArg(0));
       // ArrayRef(const T &OneElt): a single integer.
       if (Arg->getType()->isIntegerType() && CE->getNumArgs() == 1) {
-        if (auto V = integer(Arg))
+        if (auto V = sizeValue(Arg))
           return Shape{*V};
         return std::nullopt;
       }
       Cur = Arg;
       continue;
+    }
+    // x.sizes(), x.strides(): the tensor's, as far as they are known.
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Cur)) {
+      const auto *MD = MC->getMethodDecl();
+      const Expr *Obj = MC->getImplicitObjectArgument();
+      if (MD && Obj && isTensorType(Obj->getType()) && MC->getNumArgs() == 0 &&
+          (MD->getName() == "sizes" || MD->getName() == "strides")) {
+        const TensorValue &V = I.value(tensor(Obj));
+        return MD->getName() == "sizes" ? V.Sizes : V.Strides;
+      }
+      // x.sizes().vec()
+      if (MD && Obj && MD->getName() == "vec" && MC->getNumArgs() == 0) {
+        Cur = Obj;
+        continue;
+      }
     }
     break;
   }
@@ -420,6 +445,8 @@ FunctionEvaluator::OptInt FunctionEvaluator::optionalInt(const Expr *E) {
           E, [](const Expr *X) { return X->getType()->isIntegerType(); })) {
     R.Present = true;
     R.Value = integer(S);
+    if (!R.Value)
+      R.Size = sizeValue(S);
   }
   return R;
 }

@@ -292,7 +292,20 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     I.endStatement();
     return;
   }
-  // Other declarations may still run tensor ops (int64_t n = x.size(0)).
+  // An integer: its value as a size when nothing changes it later
+  // (`auto B = x.size(0)`, `int64_t hd = C / n_heads`).
+  if (T->isIntegerType() && !T->isBooleanType() && !T->isReferenceType()) {
+    bool Work = hasTensorWork(Init);
+    if (Work)
+      openStatement(DS, F, Insertable);
+    declareInteger(VD, Init);
+    if (Work) {
+      sideEffects(Init);
+      I.endStatement();
+    }
+    return;
+  }
+  // Other declarations may still run tensor ops (int64_t n = x.sum().item()).
   // Their temporaries matter for the peak, so evaluate tensor subexprs.
   if (!hasTensorWork(Init))
     return;

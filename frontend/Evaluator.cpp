@@ -2,6 +2,7 @@
 // written in the main file of a translation unit. The rooms of the
 // evaluator are listed in frontend/FunctionEvaluator.h.
 #include "frontend/FunctionEvaluator.h"
+#include "model/Decide.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Preprocessor.h"
@@ -18,17 +19,10 @@ FunctionTrace FunctionEvaluator::run() {
   if (!T.HasParameters && !IsMember && !FD.isMain() &&
       !FD.getDeclContext()->isDependentContext())
     T.CallableName = FD.getQualifiedNameAsString();
-  for (const ParmVarDecl *P : FD.parameters()) {
-    if (!isTensorType(P->getType()))
-      continue;
-    TensorValue V = unknownTensor("parameter '" + P->getName().str() +
-                                  "': its shape is not known here");
-    ValueId Id = I.external(V);
-    I.bind(key(P), P->getName().str(), Id,
-           span(P->getSourceRange()),
-           span(SourceRange(P->getLocation(), P->getLocation())), false,
-           /*IsParameter=*/true);
-  }
+  // Every size decision of this function's rules consults its ShapeEnv.
+  DecisionScope Decisions(*Env);
+  T.Env = Env;
+  declareParameters();
   Completion C;
   if (const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody()))
     C = compound(Body, Flow{});
@@ -42,7 +36,9 @@ FunctionTrace FunctionEvaluator::run() {
   }
   if (!MayHaveLeft.empty())
     allocationsAreUncertain(MayHaveLeftOps, MayHaveLeft);
-  return I.finish();
+  FunctionTrace Done = I.finish();
+  simplifySizes(Done);
+  return Done;
 }
 
 TorchVersion detectTorchVersion(const Preprocessor &PP) {

@@ -4,6 +4,8 @@
 //
 //   AstQueries.cpp     what a Clang type or expression is (a tensor, a list)
 //   Arguments.cpp      integers, lists, dtypes, devices, options as values
+//   Symbols.cpp        parameters as symbols, integers as sizes, facts
+//                      from TORCH_CHECK / assert / if-throw
 //   ArgBinder.cpp      a call bound to an op's schema (model/ops/OpTable.def)
 //   Expressions.cpp    an expression -> the table -> the rule -> the trace
 //   Factories.cpp      torch::tensor({...}) literals
@@ -34,6 +36,7 @@
 #include "frontend/Analyzer.h"
 #include "frontend/AstQueries.h"
 #include "model/Interpreter.h"
+#include "model/ShapeEnv.h"
 #include "model/ops/OpTable.h"
 
 #include "clang/AST/ASTContext.h"
@@ -75,6 +78,10 @@ using clang::VarDecl;
 
 /// A c10::TensorOptions as far as the source determines it.
 using Options = OptionsValue;
+
+/// Every size in T in the canonical form its ShapeEnv's facts give
+/// (`w.size(0)` printed as `x.size(1)` after a check made them equal).
+void simplifySizes(FunctionTrace &T);
 
 class FunctionEvaluator {
 public:
@@ -219,8 +226,33 @@ public:
                          const std::vector<ValueId> &Inputs,
                          const std::string &Reason);
 
+  // Symbols.
+  void declareParameters();
+  /// An integer expression as a size: a constant, or an expression over
+  /// the function's symbols (`x.size(0) * n`); nullopt when not derived.
+  /// May evaluate the tensor expressions it reads (`x.t().size(0)`), so it
+  /// is called inside an open statement.
+  std::optional<SymSize> sizeValue(const Expr *E);
+  /// Evaluate: whether tensor expressions other than names may be
+  /// evaluated for their sizes.
+  std::optional<SymSize> symbolicValue(const Expr *E, bool Evaluate);
+  std::optional<SymSize> convertInteger(const SymSize &V, QualType To);
+  /// The facts Cond gives when it is known to hold (Holds) or to fail.
+  void learnFacts(const Expr *Cond, bool Holds);
+  /// Learns the facts S checks, when it runs on every path.
+  void checkedStatement(const Stmt *S, Flow F);
+  void declareInteger(const VarDecl *VD, const Expr *Init);
+  void checkedParameterFacts(
+      const Expr *Cond, bool Holds,
+      std::map<const clang::ParmVarDecl *,
+               std::pair<std::optional<int64_t>, std::optional<DType>>> &Out);
+
   // Arguments.
+  /// A constant integer: what Clang folds, or a variable whose value is a
+  /// constant (IntVars).
   std::optional<int64_t> integer(const Expr *E);
+  /// What Clang alone folds (constexpr, const locals, literals).
+  std::optional<int64_t> foldInteger(const Expr *E);
   std::optional<Shape> intList(const Expr *E);
   std::optional<DType> scalarType(const Expr *E);
   std::optional<Device> device(const Expr *E);
@@ -245,6 +277,7 @@ public:
   struct OptInt {
     bool Present = false;
     std::optional<int64_t> Value;
+    std::optional<SymSize> Size; ///< when Value is not a constant
   };
   OptInt optionalInt(const Expr *E);
   struct OptDType {
@@ -297,6 +330,14 @@ public:
   std::set<const LabelDecl *> BackEdges;
   /// Depth of options()/device() calls following global initializers.
   int FollowDepth = 0;
+  /// The function's symbols, facts and assumptions (Symbols.cpp).
+  std::shared_ptr<ShapeEnv> Env = std::make_shared<ShapeEnv>();
+  /// Integer variables and parameters nothing changes after their
+  /// declaration, by key: their value as a size.
+  std::map<std::string, SymSize> IntVars;
+  /// Declarations the body may change after they are declared.
+  std::set<const ValueDecl *> Mutated;
+  int SizeDepth = 0;
 };
 
 } // namespace tma

@@ -400,8 +400,12 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
     declaration(DS, F, Insertable);
     return Done;
   }
-  if (const auto *E = dyn_cast<Expr>(S))
-    return expressionStatement(E, F, Insertable);
+  if (const auto *E = dyn_cast<Expr>(S)) {
+    Completion C = expressionStatement(E, F, Insertable);
+    if (!C.abrupt())
+      checkedStatement(S, F); // assert(c): c holds from here on
+    return C;
+  }
   if (const auto *RS = dyn_cast<ReturnStmt>(S)) {
     Done.K = Completion::Return;
     Done.Where = S;
@@ -485,8 +489,12 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
     loop(DS->getBody(), S, F);
     return Done;
   }
-  if (const auto *IS = dyn_cast<IfStmt>(S))
-    return ifStatement(IS, F);
+  if (const auto *IS = dyn_cast<IfStmt>(S)) {
+    Completion C = ifStatement(IS, F);
+    if (!C.abrupt())
+      checkedStatement(S, F); // TORCH_CHECK(c): c holds from here on
+    return C;
+  }
   if (const auto *SS = dyn_cast<SwitchStmt>(S))
     return switchStatement(SS, F);
   if (const auto *TS = dyn_cast<CXXTryStmt>(S))

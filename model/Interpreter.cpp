@@ -136,10 +136,12 @@ void Interpreter::notePeak(std::optional<SymSize> ExtraBytes) {
   }
 }
 
-ValueId Interpreter::external(const TensorValue &V) {
+ValueId Interpreter::external(const TensorValue &V,
+                              std::optional<SymSize> Bytes) {
   StorageInfo Info;
   Info.Id = static_cast<StorageId>(Trace.Storages.size());
   Info.External = true;
+  Info.Bytes = std::move(Bytes);
   Info.Dev = V.Dev;
   Trace.Storages.push_back(Info);
   RefCount.push_back(0);

@@ -32,7 +32,10 @@ public:
 
   /// A tensor that comes from outside the function (a parameter, a member,
   /// a global): its storage is not counted in this function's totals.
-  ValueId external(const TensorValue &V);
+  /// Bytes: the storage's size when the caller knows it (a parameter
+  /// assumed to own its storage exactly).
+  ValueId external(const TensorValue &V,
+                   std::optional<SymSize> Bytes = std::nullopt);
 
   /// Records an op and returns its result value. Inputs[Outcome.SharesInput]
   /// donates the storage for views; Alloc/Copy get a new storage.

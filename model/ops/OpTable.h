@@ -125,7 +125,10 @@ struct OptionsValue {
 struct ArgValue {
   enum class Kind {
     Absent, Unknown, Tensor, TensorList, Int, IntList, Bool, Scalar, DType,
-    Device, MemoryFormat, Options, Indices, Number, Other
+    Device, MemoryFormat, Options, Indices, Number, Other,
+    /// An integer known as a symbolic size (`x.size(1) / 2`), not a
+    /// number: only rules that read size() accept it; known() is false.
+    SymInt
   };
   Kind K = Kind::Absent;
   ArgType Type = ArgType::Any; // the schema's (or, variadic, the C++ one's)
@@ -136,6 +139,14 @@ struct ArgValue {
   std::vector<ValueId> Tensors;
   std::vector<TensorValue> TVs;
   int64_t Int = 0;
+  /// Int and SymInt: the value as a size (Int: the constant).
+  SymSize Size;
+  /// The integer as a size, constant or symbolic; nullopt otherwise.
+  std::optional<SymSize> size() const {
+    if (K == Kind::Int || K == Kind::SymInt)
+      return Size;
+    return std::nullopt;
+  }
   /// int[]: the sizes, each an integer or a symbolic size. A rule reads
   /// them as a Shape (view, expand) or, through dims(), as a DimList
   /// (permute, a reduction's dims), which must be integers.
@@ -164,7 +175,9 @@ struct ArgValue {
   /// Written at the call (not absent, not a default).
   bool given() const { return K != Kind::Absent && !Defaulted; }
   /// Has a value (written or the declaration's default).
-  bool known() const { return K != Kind::Absent && K != Kind::Unknown; }
+  bool known() const {
+    return K != Kind::Absent && K != Kind::Unknown && K != Kind::SymInt;
+  }
 };
 
 /// An op call, bound: what a rule sees.

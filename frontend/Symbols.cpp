@@ -1,0 +1,733 @@
+// Symbols: what a function's inputs are, as sizes. Tensor parameters get
+// one symbol per dimension (`x.size(0)`), integer parameters a symbol of
+// their own (`n_heads`), integer locals the value they were initialised
+// with; facts the code checks (TORCH_CHECK, TORCH_INTERNAL_ASSERT, assert,
+// `if (...) throw`) go into the function's ShapeEnv.
+//
+// Design (../shared/design/symbolic.md):
+// - A symbol names the parameter's value on entry: `x.size(0)` means the
+//   size of the tensor the caller passed, whatever x holds later. So the
+//   size of the name x at a later line is read from x's current value,
+//   never from the symbol.
+// - Rank comes from exact evidence: a top-level check (`TORCH_CHECK(x.dim()
+//   == 4)`) or a permute of the parameter. The largest dimension the code
+//   reads is no rank (code that reads x.size(1) runs on a 4-d x too); a
+//   parameter of unknown rank still has its sizes as symbols (`x.size(1)`)
+//   while its name holds it. A parameter the code assigns to gets evidence
+//   from checks only: its later uses may be of another tensor.
+// - The defaults PyTorch itself makes are stated once per parameter: it is
+//   contiguous and owns its storage exactly.
+// - An integer variable has a value only when nothing in the function can
+//   change it after its declaration (no assignment, increment, address or
+//   non-const reference): then its initializer is its value everywhere it
+//   is in scope, in every iteration of any loop. Anything else is unknown.
+// - Facts are learned only from checks that run on every path (not inside
+//   a branch or a loop), and only for comparisons of sizes the analysis
+//   can express; anything else in a check is ignored, never guessed.
+#include "frontend/FunctionEvaluator.h"
+#include "model/Decide.h"
+#include "model/ShapeEnv.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/Builtins.h"
+
+using namespace clang;
+
+namespace tma {
+
+namespace {
+
+/// The declarations a function body may change after their declaration.
+struct MutationScan : RecursiveASTVisitor<MutationScan> {
+  std::set<const ValueDecl *> &Out;
+  explicit MutationScan(std::set<const ValueDecl *> &Out) : Out(Out) {}
+
+  void mark(const Expr *E) {
+    if (!E)
+      return;
+    E = E->IgnoreParenImpCasts();
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+      Out.insert(cast<ValueDecl>(DRE->getDecl()->getCanonicalDecl()));
+    else if (const auto *ME = dyn_cast<MemberExpr>(E))
+      mark(ME->getBase());
+    else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+      mark(ASE->getBase());
+  }
+  bool VisitBinaryOperator(BinaryOperator *BO) {
+    if (BO->isAssignmentOp())
+      mark(BO->getLHS());
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator *UO) {
+    if (UO->isIncrementDecrementOp() || UO->getOpcode() == UO_AddrOf)
+      mark(UO->getSubExpr());
+    return true;
+  }
+  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *OCE) {
+    if (OCE->isAssignmentOp() && OCE->getNumArgs() >= 1)
+      mark(OCE->getArg(0));
+    return true;
+  }
+  // Bound to a non-const reference: a call or a reference may change it.
+  void byReference(QualType ParamType, const Expr *Arg) {
+    if (ParamType->isReferenceType() &&
+        !ParamType->getPointeeType().isConstQualified())
+      mark(Arg);
+  }
+  bool VisitCallExpr(CallExpr *CE) {
+    const FunctionDecl *FD = CE->getDirectCallee();
+    if (!FD) {
+      for (const Expr *A : CE->arguments())
+        if (A->isLValue())
+          mark(A);
+      return true;
+    }
+    unsigned Shift = isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(FD);
+    for (unsigned K = Shift; K < CE->getNumArgs(); ++K)
+      if (K - Shift < FD->getNumParams())
+        byReference(FD->getParamDecl(K - Shift)->getType(), CE->getArg(K));
+      else if (CE->getArg(K)->isLValue())
+        mark(CE->getArg(K)); // a variadic argument: not followed
+    return true;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr *CE) {
+    const CXXConstructorDecl *C = CE->getConstructor();
+    for (unsigned K = 0; K < CE->getNumArgs() && K < C->getNumParams(); ++K)
+      byReference(C->getParamDecl(K)->getType(), CE->getArg(K));
+    return true;
+  }
+  bool VisitVarDecl(VarDecl *VD) {
+    if (VD->hasInit())
+      byReference(VD->getType(), VD->getInit());
+    return true;
+  }
+  bool VisitLambdaExpr(LambdaExpr *LE) {
+    // A by-reference capture may be changed by the lambda, called anywhere.
+    for (const LambdaCapture &C : LE->captures())
+      if (C.capturesVariable() && C.getCaptureKind() == LCK_ByRef)
+        if (const auto *V = dyn_cast<ValueDecl>(C.getCapturedVar()))
+          Out.insert(cast<ValueDecl>(V->getCanonicalDecl()));
+    return true;
+  }
+};
+
+const Expr *ignoreCastsAndParens(const Expr *E) {
+  while (E) {
+    E = E->IgnoreParens();
+    if (const auto *FE = dyn_cast<FullExpr>(E)) {
+      E = FE->getSubExpr();
+      continue;
+    }
+    if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(E)) {
+      E = MT->getSubExpr();
+      continue;
+    }
+    if (const auto *CE = dyn_cast<CastExpr>(E);
+        CE && (isa<ImplicitCastExpr>(CE) || isa<CXXStaticCastExpr>(CE) ||
+               isa<CXXFunctionalCastExpr>(CE) || isa<CStyleCastExpr>(CE)) &&
+        (CE->getType()->isIntegralOrEnumerationType() ||
+         CE->getType()->isBooleanType())) {
+      E = CE->getSubExpr();
+      continue;
+    }
+    return E;
+  }
+  return E;
+}
+
+/// The parameter a (stripped) expression names, or null.
+const ParmVarDecl *parameterNamed(const Expr *E) {
+  // The object of a TensorBase method is the name converted to its base.
+  const auto *DRE =
+      dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
+  return DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
+}
+
+/// Whether S, run, always leaves by an exception or a call that does not
+/// return: the body of TORCH_CHECK's `if`, or `{ throw ...; }`.
+bool alwaysThrows(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+    for (const Stmt *Child : CS->body())
+      if (alwaysThrows(Child))
+        return true;
+    return false;
+  }
+  const auto *E = dyn_cast<Expr>(S);
+  if (!E)
+    return false;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *FE = dyn_cast<FullExpr>(E))
+    E = FE->getSubExpr()->IgnoreParenImpCasts();
+  if (isa<CXXThrowExpr>(E))
+    return true;
+  if (const auto *CE = dyn_cast<CallExpr>(E))
+    if (const FunctionDecl *FD = CE->getDirectCallee())
+      return FD->isNoReturn();
+  return false;
+}
+
+/// `__builtin_expect(c, 0)` (C10_UNLIKELY) is c.
+const Expr *unwrapExpect(const Expr *E) {
+  E = ignoreCastsAndParens(E);
+  if (const auto *CE = dyn_cast_or_null<CallExpr>(E))
+    if (CE->getBuiltinCallee() == Builtin::BI__builtin_expect &&
+        CE->getNumArgs() == 2)
+      return unwrapExpect(CE->getArg(0));
+  return E;
+}
+
+} // namespace
+
+/// The condition a statement checks on every path that goes on, with
+/// whether it must hold (true) or must fail (false) there: TORCH_CHECK and
+/// if-throw (`if (!(c)) throw`), assert and AT_ASSERT's conditional.
+static std::optional<std::pair<const Expr *, bool>>
+checkedCondition(const Stmt *S) {
+  if (const auto *IS = dyn_cast<IfStmt>(S)) {
+    if (IS->getInit() || IS->getConditionVariable() || IS->isConstexpr())
+      return std::nullopt;
+    if (alwaysThrows(IS->getThen()) && !IS->getElse())
+      return std::make_pair(IS->getCond(), false);
+    if (IS->getElse() && alwaysThrows(IS->getElse()) &&
+        !alwaysThrows(IS->getThen()))
+      return std::nullopt; // the then branch runs: not a check
+    return std::nullopt;
+  }
+  const auto *E = dyn_cast<Expr>(S);
+  if (!E)
+    return std::nullopt;
+  E = ignoreCastsAndParens(E);
+  if (const auto *CO = dyn_cast<ConditionalOperator>(E)) {
+    // assert(c): `static_cast<bool>(c) ? void(0) : __assert_fail(...)`.
+    if (alwaysThrows(CO->getFalseExpr()) && !alwaysThrows(CO->getTrueExpr()))
+      return std::make_pair(CO->getCond(), true);
+    if (alwaysThrows(CO->getTrueExpr()) && !alwaysThrows(CO->getFalseExpr()))
+      return std::make_pair(CO->getCond(), false);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+/// What the code says about a tensor parameter's rank and dtype.
+struct ParameterEvidence {
+  std::optional<int64_t> ExactRank; // a check or a permute
+  std::optional<DType> Type;        // a top-level dtype check
+};
+
+struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
+  ASTContext &Ctx;
+  std::map<const ParmVarDecl *, ParameterEvidence> &Out;
+  const std::set<const ValueDecl *> &Mutated;
+  EvidenceScan(ASTContext &Ctx, std::map<const ParmVarDecl *, ParameterEvidence> &Out,
+               const std::set<const ValueDecl *> &Mutated)
+      : Ctx(Ctx), Out(Out), Mutated(Mutated) {}
+
+  const ParmVarDecl *unchanged(const Expr *E) {
+    const ParmVarDecl *P = parameterNamed(E);
+    if (!P || !isTensorType(P->getType()) ||
+        Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
+      return nullptr;
+    return P;
+  }
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    const ParmVarDecl *P = unchanged(MC->getImplicitObjectArgument());
+    if (!MD || !P || !MD->getIdentifier())
+      return true;
+    StringRef N = MD->getName();
+    // permute needs exactly one index per dimension, or LibTorch throws.
+    if (N == "permute" && MC->getNumArgs() == 1) {
+      const Expr *L = MC->getArg(0);
+      for (int K = 0; K < 6 && L; ++K) {
+        L = strip(L);
+        if (const auto *IL = dyn_cast<InitListExpr>(L)) {
+          Out[P].ExactRank = IL->getNumInits();
+          break;
+        }
+        if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(L))
+          L = SIL->getSubExpr();
+        else if (const auto *CE = dyn_cast<CXXConstructExpr>(L);
+                 CE && CE->getNumArgs() >= 1)
+          L = CE->getArg(0);
+        else
+          break;
+      }
+    }
+    return true;
+  }
+};
+
+} // namespace
+
+/// The rank a top-level fact gives a parameter (`x.dim() == 4`), and its
+/// dtype (`x.scalar_type() == at::kFloat`, `x.dtype() == torch::kHalf`).
+void FunctionEvaluator::checkedParameterFacts(
+    const Expr *Cond, bool Holds,
+    std::map<const ParmVarDecl *, std::pair<std::optional<int64_t>,
+                                            std::optional<DType>>> &Out) {
+  Cond = unwrapExpect(Cond);
+  if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
+      UO && UO->getOpcode() == UO_LNot)
+    return checkedParameterFacts(UO->getSubExpr(), !Holds, Out);
+  const Expr *L = nullptr, *R = nullptr;
+  bool Equal = false;
+  if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
+    if (BO->getOpcode() == BO_LAnd && Holds) {
+      checkedParameterFacts(BO->getLHS(), true, Out);
+      checkedParameterFacts(BO->getRHS(), true, Out);
+      return;
+    }
+    if (BO->getOpcode() == BO_LOr && !Holds) {
+      checkedParameterFacts(BO->getLHS(), false, Out);
+      checkedParameterFacts(BO->getRHS(), false, Out);
+      return;
+    }
+    if (BO->getOpcode() == BO_EQ || BO->getOpcode() == BO_NE) {
+      L = BO->getLHS(), R = BO->getRHS();
+      Equal = BO->getOpcode() == BO_EQ;
+    }
+  } else if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(Cond);
+             OCE && OCE->getNumArgs() == 2 &&
+             (OCE->getOperator() == OO_EqualEqual ||
+              OCE->getOperator() == OO_ExclaimEqual)) {
+    L = OCE->getArg(0), R = OCE->getArg(1);
+    Equal = OCE->getOperator() == OO_EqualEqual;
+  }
+  if (!L || Equal != Holds)
+    return; // only equalities that hold say what a parameter is
+  for (int Side = 0; Side < 2; ++Side, std::swap(L, R)) {
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(ignoreCastsAndParens(L));
+    if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier())
+      continue;
+    const ParmVarDecl *P = parameterNamed(MC->getImplicitObjectArgument());
+    if (!P || !isTensorType(P->getType()) ||
+        Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
+      continue;
+    StringRef N = MC->getMethodDecl()->getName();
+    if (N == "dim" || N == "ndimension") {
+      if (auto K = integer(R); K && *K >= 0 && *K < 64)
+        Out[P].first = *K;
+    } else if (N == "scalar_type" || N == "dtype") {
+      // dtype() is a caffe2::TypeMeta compared with a ScalarType; the
+      // other side may also be torch::Dtype(kFloat) or a TypeMeta.
+      const Expr *Other = ignoreCastsAndParens(R);
+      while (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(Other)) {
+        if (CE->getNumArgs() != 1)
+          break;
+        Other = ignoreCastsAndParens(CE->getArg(0));
+      }
+      if (auto T = Other ? scalarType(Other) : std::nullopt)
+        Out[P].second = *T;
+    }
+  }
+}
+
+void FunctionEvaluator::declareParameters() {
+  FunctionTrace &T = I.trace();
+  const Stmt *Body = FD.getBody();
+  if (Body)
+    MutationScan(Mutated).TraverseStmt(const_cast<Stmt *>(Body));
+  // Evidence: the uses, then the top-level checks (which win).
+  std::map<const ParmVarDecl *, ParameterEvidence> Evidence;
+  if (Body)
+    EvidenceScan(Ctx, Evidence, Mutated).TraverseStmt(const_cast<Stmt *>(Body));
+  std::map<const ParmVarDecl *,
+           std::pair<std::optional<int64_t>, std::optional<DType>>>
+      Checked;
+  if (const auto *CS = dyn_cast_or_null<CompoundStmt>(Body))
+    for (const Stmt *S : CS->body())
+      if (auto C = checkedCondition(S))
+        checkedParameterFacts(C->first, C->second, Checked);
+  for (const auto &[P, RT] : Checked) {
+    if (RT.first)
+      Evidence[P].ExactRank = RT.first;
+    if (RT.second)
+      Evidence[P].Type = RT.second;
+  }
+
+  for (const ParmVarDecl *P : FD.parameters()) {
+    ParameterInfo Info;
+    Info.Name = P->getName().str();
+    Info.CppType = P->getType().getAsString(Ctx.getPrintingPolicy());
+    QualType PT = P->getType().getNonReferenceType();
+    bool Unchanged = !Mutated.count(cast<ValueDecl>(P->getCanonicalDecl()));
+    if (isTensorType(P->getType())) {
+      Info.K = ParameterInfo::Tensor;
+      const ParameterEvidence &Ev = Evidence[P];
+      // Only exact evidence: code that reads x.size(1) works as well on
+      // a 4-d x, so the largest index read is no rank (and no assumption
+      // anyone would state). Such sizes are still symbols (symbolicValue).
+      std::optional<int64_t> Rank = Ev.ExactRank;
+      TensorValue V;
+      std::optional<SymSize> Bytes;
+      V.Type = Ev.Type;
+      if (Info.Name.empty() || !Rank) {
+        V = unknownTensor(
+            "parameter '" + Info.Name +
+            "': its rank is not known (no dim() check, no indexed "
+            "dimension)");
+        V.Type = Ev.Type;
+      } else {
+        Shape Sizes;
+        for (int64_t K = 0; K < *Rank; ++K)
+          Sizes.push_back(Env->tensorSize(Info.Name, K));
+        V.Sizes = Sizes;
+        V.Strides = contiguousStrides(Sizes);
+        V.Offset = SymSize(0);
+        Env->assume(Info.Name + ".is_contiguous()");
+        if (V.Type) {
+          Bytes = V.logicalBytes();
+          Env->assume(Info.Name + ".storage().nbytes() == " + Info.Name +
+                      ".numel() * " + Info.Name + ".element_size()");
+        } else {
+          V.markUnknown("parameter '" + Info.Name +
+                        "': its dtype is not known (no scalar_type() check)");
+        }
+      }
+      Info.Rank = Rank;
+      Info.Type = V.Type;
+      ValueId Id = I.external(V, Bytes);
+      I.bind(key(P), Info.Name, Id, span(P->getSourceRange()),
+             span(SourceRange(P->getLocation(), P->getLocation())), false,
+             /*IsParameter=*/true);
+    } else if (PT->isIntegerType() && !PT->isBooleanType() &&
+               !PT->isEnumeralType()) {
+      Info.K = ParameterInfo::Integer;
+      if (Unchanged && !Info.Name.empty() && !PT->isReferenceType())
+        IntVars[key(P)] = Env->integer(Info.Name);
+    }
+    T.Parameters.push_back(Info);
+  }
+}
+
+/// V converted to the integer type To: the same value when To holds it
+/// (stated as an assumption when only the facts could not show it).
+std::optional<SymSize> FunctionEvaluator::convertInteger(const SymSize &V,
+                                                         QualType To) {
+  if (V.isConstant() || !To->isIntegerType() || To->isBooleanType())
+    return To->isBooleanType() ? std::nullopt : std::optional<SymSize>(V);
+  unsigned Width = Ctx.getIntWidth(To);
+  bool Signed = To->isSignedIntegerType();
+  if (Width > 64 || (Width == 64 && Signed))
+    return V; // every SymSize fits
+  int64_t Hi = Width == 64 ? (Signed ? INT64_MAX : INT64_MAX)
+                           : static_cast<int64_t>((Signed ? (uint64_t(1) << (Width - 1))
+                                                          : (uint64_t(1) << Width)) -
+                                                  1);
+  int64_t Lo = Signed ? (Width == 64 ? INT64_MIN : -Hi - 1) : 0;
+  ShapeEnv::Range R = Env->range(V);
+  if (!R.Hi || *R.Hi > Hi)
+    Env->assume(SymRelation::le(V, Hi));
+  if (!R.Lo || *R.Lo < Lo)
+    Env->assume(SymRelation::ge(V, Lo));
+  return V;
+}
+
+std::optional<SymSize> FunctionEvaluator::sizeValue(const Expr *E) {
+  if (!E)
+    return std::nullopt;
+  if (auto C = foldInteger(E))
+    return SymSize(*C);
+  return symbolicValue(E, /*Evaluate=*/true);
+}
+
+std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
+                                                        bool Evaluate) {
+  if (!E || E->isValueDependent() || ++SizeDepth > 64) {
+    if (E && !E->isValueDependent())
+      --SizeDepth;
+    return std::nullopt;
+  }
+  struct Leave {
+    int &D;
+    ~Leave() { --D; }
+  } L{SizeDepth};
+  auto operand = [&](const Expr *X) -> std::optional<SymSize> {
+    if (auto C = foldInteger(X))
+      return SymSize(*C);
+    return symbolicValue(X, Evaluate);
+  };
+  E = E->IgnoreParens();
+  if (const auto *FE = dyn_cast<FullExpr>(E))
+    return symbolicValue(FE->getSubExpr(), Evaluate);
+  if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(E))
+    return symbolicValue(MT->getSubExpr(), Evaluate);
+  if (const auto *CE = dyn_cast<CastExpr>(E)) {
+    if (!CE->getSubExpr()->getType()->isIntegerType() ||
+        !CE->getType()->isIntegerType())
+      return std::nullopt;
+    auto V = operand(CE->getSubExpr());
+    if (!V)
+      return std::nullopt;
+    if (Ctx.getIntWidth(CE->getType()) >=
+            Ctx.getIntWidth(CE->getSubExpr()->getType()) &&
+        (CE->getType()->isSignedIntegerType() ||
+         !CE->getSubExpr()->getType()->isSignedIntegerType()))
+      return V; // widening: the same value
+    return convertInteger(*V, CE->getType());
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    if (auto It = IntVars.find(key(DRE->getDecl())); It != IntVars.end())
+      return It->second;
+    return std::nullopt;
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
+    if (UO->getOpcode() == UO_Minus)
+      if (auto V = operand(UO->getSubExpr()))
+        return -*V;
+    if (UO->getOpcode() == UO_Plus)
+      return operand(UO->getSubExpr());
+    return std::nullopt;
+  }
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    BinaryOperatorKind Op = BO->getOpcode();
+    if (Op != BO_Add && Op != BO_Sub && Op != BO_Mul && Op != BO_Div &&
+        Op != BO_Rem)
+      return std::nullopt;
+    if (!BO->getType()->isIntegerType())
+      return std::nullopt;
+    auto A = operand(BO->getLHS());
+    auto B = A ? operand(BO->getRHS()) : std::nullopt;
+    if (!A || !B)
+      return std::nullopt;
+    SymSize R;
+    switch (Op) {
+    case BO_Add: R = *A + *B; break;
+    case BO_Sub: R = *A - *B; break;
+    case BO_Mul: R = *A * *B; break;
+    default: {
+      // C++ truncates; SymSize floors. They agree on a non-negative
+      // dividend and a positive divisor: stated when facts do not show it.
+      ShapeEnv::Range RA = Env->range(*A), RB = Env->range(*B);
+      if (!RA.Lo || *RA.Lo < 0)
+        Env->assume(SymRelation::ge(*A, 0));
+      if (!RB.Lo || *RB.Lo < 1)
+        Env->assume(SymRelation::gt(*B, 0));
+      R = Op == BO_Div ? SymSize::floorDiv(*A, *B) : SymSize::mod(*A, *B);
+      break;
+    }
+    }
+    if (R.isError())
+      return std::nullopt;
+    return Env->simplify(R);
+  }
+  if (const auto *CE = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *Callee = CE->getDirectCallee();
+    if (Callee && CE->getNumArgs() == 2 && !isa<CXXMemberCallExpr>(CE)) {
+      std::string Q = Callee->getQualifiedNameAsString();
+      if (Q == "std::max" || Q == "std::min") {
+        auto A = operand(CE->getArg(0));
+        auto B = A ? operand(CE->getArg(1)) : std::nullopt;
+        if (!A || !B)
+          return std::nullopt;
+        return Q == "std::max" ? sizeMax(*A, *B) : sizeMin(*A, *B);
+      }
+    }
+  }
+  // x.size(k), x.dim(), x.numel(), x.stride(k), x.sizes()[k], x.sizes().size()
+  if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(E);
+      OCE && OCE->getOperator() == OO_Subscript && OCE->getNumArgs() == 2) {
+    if (!Evaluate)
+      return std::nullopt;
+    auto List = intList(OCE->getArg(0));
+    auto K = foldInteger(OCE->getArg(1));
+    if (List && K && *K >= 0 && *K < static_cast<int64_t>(List->size()))
+      return (*List)[*K];
+    return std::nullopt;
+  }
+  const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
+  if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier())
+    return std::nullopt;
+  StringRef N = MC->getMethodDecl()->getName();
+  const Expr *Obj = MC->getImplicitObjectArgument();
+  if (!Obj)
+    return std::nullopt;
+  if ((N == "size" || N == "length") && MC->getNumArgs() == 0) {
+    // IntArrayRef::size(): a rank.
+    if (!Evaluate)
+      return std::nullopt;
+    if (auto List = intList(Obj))
+      return SymSize(static_cast<int64_t>(List->size()));
+    return std::nullopt;
+  }
+  if (!isTensorType(Obj->getType()) ||
+      !(N == "size" || N == "stride" || N == "dim" || N == "ndimension" ||
+        N == "numel" || N == "storage_offset" || N == "element_size" ||
+        N == "nbytes"))
+    return std::nullopt;
+  // Outside an open statement only names are read: evaluating an
+  // expression there would record its ops in no statement.
+  if (!Evaluate && !isa<DeclRefExpr>(strip(Obj)))
+    return std::nullopt;
+  const TensorValue &V = I.value(tensor(Obj));
+  if ((N == "size" || N == "stride") && MC->getNumArgs() == 1) {
+    auto K = foldInteger(MC->getArg(0));
+    const std::optional<Shape> &Dims = N == "size" ? V.Sizes : V.Strides;
+    // A parameter of unknown rank still has sizes: x.size(1) of the tensor
+    // the caller passed, while x still holds it.
+    if (K && *K >= 0 && !Dims && N == "size")
+      if (const ParmVarDecl *P = parameterNamed(Obj);
+          P && !Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())) &&
+          P->getIdentifier() && isTensorType(P->getType()))
+        return Env->tensorSize(P->getName().str(), *K);
+    if (!K || !Dims)
+      return std::nullopt;
+    int64_t Rank = static_cast<int64_t>(Dims->size());
+    int64_t D = *K < 0 ? *K + Rank : *K;
+    if (D < 0 || D >= Rank)
+      return std::nullopt; // LibTorch throws: not a value
+    return (*Dims)[D];
+  }
+  if ((N == "dim" || N == "ndimension") && MC->getNumArgs() == 0 && V.Sizes)
+    return SymSize(static_cast<int64_t>(V.Sizes->size()));
+  if (N == "numel" && MC->getNumArgs() == 0)
+    return V.elementCount();
+  if (N == "storage_offset" && MC->getNumArgs() == 0)
+    return V.Offset;
+  if (N == "element_size" && MC->getNumArgs() == 0 && V.Type)
+    return SymSize(itemSize(*V.Type));
+  if (N == "nbytes" && MC->getNumArgs() == 0)
+    return V.logicalBytes();
+  return std::nullopt;
+}
+
+void FunctionEvaluator::learnFacts(const Expr *Cond, bool Holds) {
+  Cond = unwrapExpect(Cond);
+  if (!Cond)
+    return;
+  // After the check's statement: names only, nothing is evaluated again.
+  auto value = [&](const Expr *X) -> std::optional<SymSize> {
+    if (auto C = foldInteger(X))
+      return SymSize(*C);
+    return symbolicValue(X, /*Evaluate=*/false);
+  };
+  auto namedSizes = [&](const Expr *X) -> std::optional<Shape> {
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(strip(X));
+    if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier() ||
+        MC->getMethodDecl()->getName() != "sizes" ||
+        !MC->getImplicitObjectArgument() ||
+        !isa<DeclRefExpr>(strip(MC->getImplicitObjectArgument())))
+      return std::nullopt;
+    return intList(X);
+  };
+  if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
+      UO && UO->getOpcode() == UO_LNot)
+    return learnFacts(UO->getSubExpr(), !Holds);
+  const auto *BO = dyn_cast<BinaryOperator>(Cond);
+  if (!BO) {
+    // x.sizes() == y.sizes(): each pair of dimensions.
+    const auto *OCE = dyn_cast<CXXOperatorCallExpr>(Cond);
+    if (OCE && OCE->getNumArgs() == 2 && Holds &&
+        OCE->getOperator() == OO_EqualEqual) {
+      auto A = namedSizes(OCE->getArg(0)), B = namedSizes(OCE->getArg(1));
+      if (A && B && A->size() == B->size())
+        for (size_t K = 0; K < A->size(); ++K)
+          Env->addFact(SymRelation::eq((*A)[K], (*B)[K]));
+    }
+    return;
+  }
+  BinaryOperatorKind Op = BO->getOpcode();
+  if ((Op == BO_LAnd && Holds) || (Op == BO_LOr && !Holds)) {
+    learnFacts(BO->getLHS(), Holds);
+    learnFacts(BO->getRHS(), Holds);
+    return;
+  }
+  if (!BO->isComparisonOp())
+    return;
+  if (!Holds)
+    Op = BinaryOperator::negateComparisonOp(Op);
+  // `a % b == 0`: b divides a.
+  if (Op == BO_EQ)
+    for (auto [X, Y] : {std::pair(BO->getLHS(), BO->getRHS()),
+                        std::pair(BO->getRHS(), BO->getLHS())})
+      if (const auto *Rem = dyn_cast<BinaryOperator>(ignoreCastsAndParens(X));
+          Rem && Rem->getOpcode() == BO_Rem && foldInteger(Y) == 0) {
+        auto A = value(Rem->getLHS());
+        auto B = A ? value(Rem->getRHS()) : std::nullopt;
+        if (A && B) {
+          Env->addFact(SymRelation::multiple(*A, *B));
+          return;
+        }
+      }
+  auto A = value(BO->getLHS());
+  auto B = A ? value(BO->getRHS()) : std::nullopt;
+  if (!A || !B || (A->isConstant() && B->isConstant()))
+    return;
+  switch (Op) {
+  case BO_EQ: Env->addFact(SymRelation::eq(*A, *B)); break;
+  case BO_NE: Env->addFact(SymRelation::ne(*A, *B)); break;
+  case BO_LT: Env->addFact(SymRelation::lt(*A, *B)); break;
+  case BO_LE: Env->addFact(SymRelation::le(*A, *B)); break;
+  case BO_GT: Env->addFact(SymRelation::gt(*A, *B)); break;
+  case BO_GE: Env->addFact(SymRelation::ge(*A, *B)); break;
+  default: break;
+  }
+}
+
+void FunctionEvaluator::checkedStatement(const Stmt *S, Flow F) {
+  if (F.InBranch || F.InLoop)
+    return; // it holds on some paths only
+  if (auto C = checkedCondition(S))
+    learnFacts(C->first, C->second);
+}
+
+void FunctionEvaluator::declareInteger(const VarDecl *VD, const Expr *Init) {
+  if (Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())))
+    return;
+  auto V = sizeValue(Init);
+  if (!V)
+    return;
+  if (V->isSymbolic()) {
+    V = convertInteger(*V, VD->getType());
+    if (!V)
+      return;
+    if (auto Name = V->symbolName())
+      Env->setDisplayName(*Name, VD->getName().str());
+  }
+  IntVars[key(VD)] = *V;
+}
+
+} // namespace tma
+
+namespace tma {
+
+void simplifySizes(FunctionTrace &T) {
+  if (!T.Env)
+    return;
+  ShapeEnv &Env = *T.Env;
+  auto One = [&](SymSize &S) {
+    if (S.isSymbolic())
+      S = Env.simplify(S);
+  };
+  auto Opt = [&](std::optional<SymSize> &S) {
+    if (S)
+      One(*S);
+  };
+  auto Dims = [&](std::optional<Shape> &D) {
+    if (D)
+      for (SymSize &S : *D)
+        One(S);
+  };
+  for (ValueInfo &V : T.Values) {
+    Dims(V.Value.Sizes);
+    Dims(V.Value.Strides);
+    Opt(V.Value.Offset);
+  }
+  for (OpEvent &E : T.Ops) {
+    Opt(E.AllocatedBytes);
+    Opt(E.ReadBytes);
+    Opt(E.WrittenBytes);
+    Opt(E.TransientBytes);
+  }
+  for (StorageInfo &S : T.Storages)
+    Opt(S.Bytes);
+  for (Statement &S : T.Statements)
+    One(S.LiveBytesAfter);
+  Opt(T.Summary.LiveBytesNothingFreed);
+  Opt(T.Summary.PeakLiveBytes);
+}
+
+} // namespace tma
