@@ -17,6 +17,8 @@ bool isSymbolic(const FunctionTrace &T) {
     return true;
   auto Sym = [](const std::optional<SymSize> &S) { return S && S->isSymbolic(); };
   for (const ValueInfo &V : T.Values) {
+    if (!V.Value.TypeOf.empty())
+      return true;
     if (V.Value.Sizes)
       for (const SymSize &S : *V.Value.Sizes)
         if (S.isSymbolic())
@@ -169,6 +171,15 @@ std::optional<SymSize> bytesMoved(const FunctionTrace &T) {
   return Sum;
 }
 
+/// A dtype in the table: its name, or the parameter's it follows.
+std::string dtypeText(const TensorValue &V) {
+  if (V.Type)
+    return dtypeName(*V.Type);
+  if (!V.TypeOf.empty())
+    return "dtype(" + V.TypeOf + ")";
+  return "?";
+}
+
 /// Bytes in the table: a formula with the code's names, and the number
 /// too when the user bound every symbol (`--assume B=16`).
 std::string bytesText(const std::optional<SymSize> &B, const ShapeEnv *Env) {
@@ -198,7 +209,7 @@ std::vector<std::string> tableCells(const RowFacts &R, const ShapeEnv *Env) {
   if (R.Kind == RowKind::View && R.StorageBytes)
     Bytes += ", shared";
   return {R.B->Name, shapeText(*R.Value, Env),
-          R.Value->Type ? dtypeName(*R.Value->Type) : "?", Bytes,
+          dtypeText(*R.Value), Bytes,
           viewOrCopyText(R), keepsAliveText(R, Env)};
 }
 
@@ -292,7 +303,9 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
           {"strides", dimsJSON(V.Strides)},
           {"storage_offset", optJSON(V.Offset)},
           {"dtype", V.Type ? llvm::json::Value(dtypeName(*V.Type))
-                           : llvm::json::Value(nullptr)},
+                    : !V.TypeOf.empty()
+                        ? llvm::json::Value(V.TypeOf + ".scalar_type()")
+                        : llvm::json::Value(nullptr)},
           {"device", V.Dev ? llvm::json::Value(deviceName(*V.Dev))
                            : llvm::json::Value(nullptr)},
           {"storage_bytes", optJSON(R.StorageBytes)},

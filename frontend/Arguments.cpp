@@ -105,6 +105,31 @@ std::optional<Shape> FunctionEvaluator::intList(const Expr *E) {
   return std::nullopt;
 }
 
+std::optional<std::pair<std::optional<DType>, std::string>>
+FunctionEvaluator::dtypeOfTensor(const Expr *E) {
+  // x.scalar_type(), x.dtype(): the tensor's dtype, known or a parameter's.
+  const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(E));
+  while (!MC && E) {
+    const auto *CE = dyn_cast<CXXConstructExpr>(strip(E));
+    if (!CE || CE->getNumArgs() != 1)
+      break;
+    E = CE->getArg(0);
+    MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(E));
+  }
+  if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier() ||
+      MC->getNumArgs() != 0)
+    return std::nullopt;
+  StringRef N = MC->getMethodDecl()->getName();
+  const Expr *Obj = MC->getImplicitObjectArgument();
+  if ((N != "scalar_type" && N != "dtype") || !Obj ||
+      !isTensorType(Obj->getType()))
+    return std::nullopt;
+  const TensorValue &TV = I.value(tensor(Obj));
+  if (!TV.dtypeKnown())
+    return std::nullopt;
+  return std::make_pair(TV.Type, TV.Type ? std::string() : TV.TypeOf);
+}
+
 std::optional<DType> FunctionEvaluator::scalarType(const Expr *E) {
   auto Name = enumeratorName(E);
   if (!Name)
@@ -237,7 +262,13 @@ Options FunctionEvaluator::options(const Expr *E) {
   auto SetType = [&](const Expr *Arg) {
     O.HasType = true;
     O.Type = scalarType(Arg);
+    O.TypeOf.clear();
     if (!O.Type)
+      if (auto Of = dtypeOfTensor(Arg)) {
+        O.Type = Of->first;
+        O.TypeOf = Of->second;
+      }
+    if (!O.Type && O.TypeOf.empty())
       O.UnknownReason = "dtype could not be derived";
   };
   auto SetDevice = [&](const Expr *Arg) {
@@ -304,6 +335,7 @@ Options FunctionEvaluator::options(const Expr *E) {
         const TensorValue &TV = I.value(V);
         O.HasType = O.HasDevice = true;
         O.Type = TV.Type;
+        O.TypeOf = TV.Type ? std::string() : TV.TypeOf;
         O.Dev = TV.Dev;
       } else {
         O.Known = false;

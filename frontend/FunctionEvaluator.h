@@ -255,6 +255,10 @@ public:
   std::optional<int64_t> foldInteger(const Expr *E);
   std::optional<Shape> intList(const Expr *E);
   std::optional<DType> scalarType(const Expr *E);
+  /// `x.scalar_type()` / `x.dtype()`: x's dtype, or the parameter it
+  /// follows (second); nullopt when unknown or not such a call.
+  std::optional<std::pair<std::optional<DType>, std::string>>
+  dtypeOfTensor(const Expr *E);
   std::optional<Device> device(const Expr *E);
   std::optional<MemoryFormat> memoryFormat(const Expr *E);
   Options options(const Expr *E);

@@ -363,13 +363,22 @@ void FunctionEvaluator::declareParameters() {
       std::optional<int64_t> Rank = Ev.ExactRank;
       TensorValue V;
       std::optional<SymSize> Bytes;
-      V.Type = Ev.Type;
+      // Without a check its dtype is the caller's: x.scalar_type(), whose
+      // element size x.element_size() is a symbol (1 to 16).
+      auto SetDType = [&] {
+        V.Type = Ev.Type;
+        if (!V.Type && !Info.Name.empty()) {
+          V.TypeOf = Info.Name;
+          Env->tensorElementSize(Info.Name);
+        }
+      };
+      SetDType();
       if (Info.Name.empty() || !Rank) {
         V = unknownTensor(
             "parameter '" + Info.Name +
             "': its rank is not known (no dim() check, no indexed "
             "dimension)");
-        V.Type = Ev.Type;
+        SetDType();
       } else {
         Shape Sizes;
         for (int64_t K = 0; K < *Rank; ++K)
@@ -378,14 +387,9 @@ void FunctionEvaluator::declareParameters() {
         V.Strides = contiguousStrides(Sizes);
         V.Offset = SymSize(0);
         Env->assume(Info.Name + ".is_contiguous()");
-        if (V.Type) {
-          Bytes = V.logicalBytes();
-          Env->assume(Info.Name + ".storage().nbytes() == " + Info.Name +
-                      ".numel() * " + Info.Name + ".element_size()");
-        } else {
-          V.markUnknown("parameter '" + Info.Name +
-                        "': its dtype is not known (no scalar_type() check)");
-        }
+        Bytes = V.logicalBytes();
+        Env->assume(Info.Name + ".storage().nbytes() == " + Info.Name +
+                    ".numel() * " + Info.Name + ".element_size()");
       }
       Info.Rank = Rank;
       Info.Type = V.Type;
@@ -587,8 +591,8 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     return V.elementCount();
   if (N == "storage_offset" && MC->getNumArgs() == 0)
     return V.Offset;
-  if (N == "element_size" && MC->getNumArgs() == 0 && V.Type)
-    return SymSize(itemSize(*V.Type));
+  if (N == "element_size" && MC->getNumArgs() == 0)
+    return V.itemBytes();
   if (N == "nbytes" && MC->getNumArgs() == 0)
     return V.logicalBytes();
   return std::nullopt;

@@ -78,6 +78,25 @@ std::optional<DType> dtypeFromName(std::string_view Name) {
   return std::nullopt;
 }
 
+std::string dtypeCpp(DType T) {
+  switch (T) {
+  case DType::Bool: return "at::kBool";
+  case DType::UInt8: return "at::kByte";
+  case DType::Int8: return "at::kChar";
+  case DType::Int16: return "at::kShort";
+  case DType::Int32: return "at::kInt";
+  case DType::Int64: return "at::kLong";
+  case DType::Float16: return "at::kHalf";
+  case DType::BFloat16: return "at::kBFloat16";
+  case DType::Float32: return "at::kFloat";
+  case DType::Float64: return "at::kDouble";
+  case DType::Complex32: return "at::kComplexHalf";
+  case DType::Complex64: return "at::kComplexFloat";
+  case DType::Complex128: return "at::kComplexDouble";
+  }
+  return "at::kFloat";
+}
+
 bool isFloating(DType T) {
   return T == DType::Float16 || T == DType::BFloat16 || T == DType::Float32 ||
          T == DType::Float64;

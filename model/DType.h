@@ -33,6 +33,8 @@ enum class DType {
 int64_t itemSize(DType T);
 /// The report's dtype name: "float16", "int64", "complex64", ...
 const char *dtypeName(DType T);
+/// The c10 enumerator as C++ names it (`at::kFloat`), for assumptions.
+std::string dtypeCpp(DType T);
 /// Accepts report names ("float32") and c10 enumerator names ("Float",
 /// "Half", "Long", "ComplexFloat", ...).
 std::optional<DType> dtypeFromName(std::string_view Name);

@@ -112,6 +112,14 @@ SymSize sizeMin(const SymSize &A, const SymSize &B) {
   return SymSize::min(A, B);
 }
 
+bool requireCondition(const std::string &Cpp) {
+  ShapeEnv *Env = currentShapeEnv();
+  if (!Env)
+    return false;
+  Env->assume(Cpp);
+  return true;
+}
+
 std::string undecided(const char *Relation, const SymSize &A, const SymSize &B) {
   return "whether " + A.toCpp() + " " + Relation + " " + B.toCpp() +
          " is not known";

@@ -64,6 +64,12 @@ Tri requireLe(const SymSize &A, const SymSize &B);
 /// Likewise for B dividing A (a view that infers a -1 dim).
 Tri requireDivides(const SymSize &B, const SymSize &A);
 
+/// A condition that is not about sizes (`x.is_floating_point()`,
+/// `a.scalar_type() == b.scalar_type()`) that an answer needs: recorded as
+/// an assumption. False when there is no ShapeEnv to record it in (the
+/// answer is then unknown).
+bool requireCondition(const std::string &Cpp);
+
 /// max / min, resolved when a decision settles which side is larger.
 SymSize sizeMax(const SymSize &A, const SymSize &B);
 SymSize sizeMin(const SymSize &A, const SymSize &B);

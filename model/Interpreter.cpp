@@ -195,10 +195,11 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
     const TensorValue &V = Outcome.Value;
     if (V.Sizes && V.Strides && V.Type)
       Info.Bytes = checkedStorageBytes(*V.Sizes, *V.Strides, itemSize(*V.Type));
-    else if (V.Sizes && V.Type)
+    else if (V.Sizes && V.dtypeKnown())
       // Every allocating op lays its output out densely, so the bytes
-      // follow from the shape even when the permutation is unknown.
-      Info.Bytes = denseBytes(*V.Sizes, *V.Type);
+      // follow from the shape even when the permutation is unknown (and
+      // from the element size, when the dtype is a parameter's).
+      Info.Bytes = V.logicalBytes();
     E.AllocatedBytes = Info.Bytes;
     Trace.Storages.push_back(Info);
     RefCount.push_back(0);

@@ -67,7 +67,8 @@ enum class FillKind { Uninitialized, Filled };
 /// randn/rand/zeros/ones/empty/full/randint...: a fresh contiguous tensor.
 OpOutcome factory(const std::optional<Shape> &Sizes,
                   const std::optional<DType> &Type,
-                  const std::optional<Device> &Dev, FillKind Fill);
+                  const std::optional<Device> &Dev, FillKind Fill,
+                  const std::string &TypeOf = "");
 
 // ---- Views ------------------------------------------------------------------
 

@@ -26,6 +26,11 @@ struct TensorValue {
   std::optional<Shape> Strides;
   std::optional<SymSize> Offset; // storage_offset, in elements
   std::optional<DType> Type;
+  /// When Type is not known but is a tensor parameter's: that parameter's
+  /// name (the dtype is `x.scalar_type()`, the element size the symbol
+  /// `x.element_size()`). Only rules that keep their input's dtype carry
+  /// it (keepDType); everything else leaves it empty.
+  std::string TypeOf;
   std::optional<Device> Dev;
   /// The storage this tensor refers to. Set by the Interpreter, not by op
   /// rules; NoStorage when not known (the value then counts as unknown).
@@ -50,10 +55,25 @@ struct TensorValue {
   /// nullopt when unknown or beyond int64 (an expanded view can show more
   /// bytes than int64 holds).
   std::optional<SymSize> logicalBytes() const {
-    if (!Sizes || !Type)
+    if (!Sizes)
       return std::nullopt;
-    return denseBytes(*Sizes, *Type);
+    if (Type)
+      return denseBytes(*Sizes, *Type);
+    if (auto Item = itemBytes())
+      return mulSizes(checkedNumel(*Sizes), *Item);
+    return std::nullopt;
   }
+  /// Bytes per element: itemSize, or `x.element_size()` for a dtype that
+  /// follows parameter x; nullopt when unknown.
+  std::optional<SymSize> itemBytes() const {
+    if (Type)
+      return SymSize(itemSize(*Type));
+    if (!TypeOf.empty())
+      return SymSize::symbol(TypeOf + ".element_size()");
+    return std::nullopt;
+  }
+  /// The dtype is known or follows a parameter.
+  bool dtypeKnown() const { return Type || !TypeOf.empty(); }
   /// nullopt when unknown or not decidable.
   std::optional<bool> contiguous() const {
     if (!Sizes || !Strides)
@@ -69,6 +89,12 @@ struct TensorValue {
       UnknownReason = Reason;
   }
 };
+
+/// Out has In's dtype, whatever it is: known, a parameter's, or unknown.
+inline void keepDType(TensorValue &Out, const TensorValue &In) {
+  Out.Type = In.Type;
+  Out.TypeOf = In.Type ? std::string() : In.TypeOf;
+}
 
 /// A fully known, freshly laid out tensor (contiguous, offset 0).
 TensorValue makeContiguous(const Shape &Sizes, DType Type, Device Dev);

@@ -2,6 +2,7 @@
 // on what an op produces, and the small helpers the families share.
 #include "model/Ops.h"
 #include "model/ops/OpsDetail.h"
+#include "model/Decide.h"
 
 #include <algorithm>
 #include <cmath>
@@ -79,20 +80,53 @@ std::optional<SymSize> sumBytes(const std::vector<const TensorValue *> &Ins) {
 
 /// A fresh contiguous output of Sizes; Type/Dev may be unknown.
 OpOutcome freshContiguous(const Shape &Sizes, std::optional<DType> Type,
-                          std::optional<Device> Dev) {
+                          std::optional<Device> Dev, const std::string &TypeOf) {
   OpOutcome Out;
   Out.Kind = OpKind::Copy;
   Out.Value.Sizes = Sizes;
   Out.Value.Strides = contiguousStrides(Sizes);
   Out.Value.Offset = 0;
   Out.Value.Type = Type;
-  Out.Value.Dev = Dev;
   if (!Type)
+    Out.Value.TypeOf = TypeOf;
+  Out.Value.Dev = Dev;
+  if (!Out.Value.dtypeKnown())
     Out.Value.markUnknown("dtype of an input is unknown");
   if (!Dev)
     Out.Value.markUnknown("device of an input is unknown");
   Out.WrittenBytes = Out.Value.logicalBytes();
   return Out;
+}
+
+void commonDType(const std::vector<const TensorValue *> &Ins,
+                 TensorValue &Into) {
+  Into.Type.reset();
+  Into.TypeOf.clear();
+  for (const TensorValue *T : Ins)
+    if (T->Type) {
+      Into.Type = T->Type;
+      break;
+    }
+  if (!Into.Type)
+    for (const TensorValue *T : Ins)
+      if (!T->TypeOf.empty()) {
+        Into.TypeOf = T->TypeOf;
+        break;
+      }
+  if (!Into.dtypeKnown())
+    return;
+  std::string Want = Into.Type ? dtypeCpp(*Into.Type)
+                               : Into.TypeOf + ".scalar_type()";
+  for (const TensorValue *T : Ins) {
+    if (T->Type || T->TypeOf == Into.TypeOf)
+      continue; // known ones the rule compares itself
+    if (T->TypeOf.empty() ||
+        !requireCondition(T->TypeOf + ".scalar_type() == " + Want)) {
+      Into.Type.reset();
+      Into.TypeOf.clear();
+      return;
+    }
+  }
 }
 
 /// An output whose shape cannot be derived: a copy of unknown size.

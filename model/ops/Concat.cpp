@@ -155,7 +155,7 @@ OpOutcome repeat(const TensorValue &In, const Shape &Repeats) {
   size_t Off = Repeats.size() - In.Sizes->size();
   for (size_t K = 0; K < In.Sizes->size(); ++K)
     Sizes[Off + K] *= (*In.Sizes)[K];
-  OpOutcome Out = freshContiguous(Sizes, In.Type, In.Dev);
+  OpOutcome Out = freshContiguous(Sizes, In.Type, In.Dev, In.TypeOf);
   Out.ReadBytes = In.logicalBytes();
   return Out;
 }

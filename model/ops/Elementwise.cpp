@@ -12,6 +12,7 @@
 #include "model/Ops.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
+#include "model/Decide.h"
 
 #include <algorithm>
 #include <cmath>
@@ -87,6 +88,32 @@ OpOutcome elementwise(const std::string &Op,
   // The common dtype, then what the op makes of it.
   std::optional<DType> Common = resultType(Ops);
   std::optional<DType> Type = Common;
+  // Operands whose dtype is one parameter's: the result has it too, when
+  // promotion cannot change it. A scalar operand, or an op that computes
+  // in floating point, keeps it only for a floating parameter (stated).
+  std::string Follow;
+  if (!Common) {
+    std::string Param;
+    bool Scalars = false, Same = true;
+    for (const ElemOperand &O : Ops) {
+      if (O.IsScalar) {
+        Scalars = true;
+        Same &= O.ScalarType && !isComplex(*O.ScalarType);
+      } else if (O.T.Type || O.T.TypeOf.empty() ||
+                 (!Param.empty() && Param != O.T.TypeOf)) {
+        Same = false;
+      } else {
+        Param = O.T.TypeOf;
+      }
+    }
+    if (Same && !Param.empty()) {
+      if (Rule == ElemDType::Bool)
+        Type = DType::Bool;
+      else if ((!Scalars && Rule == ElemDType::Promote) ||
+               requireCondition(Param + ".is_floating_point()"))
+        Follow = Param;
+    }
+  }
   if (Common) {
     switch (Rule) {
     case ElemDType::Promote:
@@ -107,10 +134,12 @@ OpOutcome elementwise(const std::string &Op,
       }
       break;
     }
-  } else {
+  } else if (!Type && Follow.empty()) {
     Out.Value.markUnknown("dtype of an operand is unknown");
   }
   Out.Value.Type = Type;
+  if (!Type)
+    Out.Value.TypeOf = Follow;
   // The broadcast shape and TensorIterator's output layout.
   std::optional<Shape> Broadcast = Shape{};
   std::vector<IterOperand> Iter;

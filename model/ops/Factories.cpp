@@ -23,7 +23,8 @@ using namespace detail;
 
 OpOutcome factory(const std::optional<Shape> &Sizes,
                   const std::optional<DType> &Type,
-                  const std::optional<Device> &Dev, FillKind Fill) {
+                  const std::optional<Device> &Dev, FillKind Fill,
+                  const std::string &TypeOf) {
   OpOutcome Out;
   Out.Kind = OpKind::Alloc;
   Out.ReadBytes = SymSize(0);
@@ -45,6 +46,8 @@ OpOutcome factory(const std::optional<Shape> &Sizes,
   }
   Out.Value.Type = Type;
   if (!Type)
+    Out.Value.TypeOf = TypeOf;
+  if (!Out.Value.dtypeKnown())
     Out.Value.markUnknown("dtype argument could not be derived");
   Out.Value.Dev = Dev;
   if (!Dev)
@@ -74,7 +77,10 @@ OpOutcome likeFactory(const TensorValue &In, const std::optional<DType> &Type,
   OpOutcome Out;
   Out.Kind = OpKind::Alloc;
   Out.ReadBytes = SymSize(0);
-  Out.Value.Type = Type ? Type : In.Type;
+  if (Type)
+    Out.Value.Type = Type;
+  else
+    keepDType(Out.Value, In);
   Out.Value.Dev = Dev ? Dev : In.Dev;
   Out.Value.UnknownReason = In.UnknownReason;
   Out.Value.Sizes = In.Sizes;
@@ -271,7 +277,8 @@ static RuleResult factoryRule(const OpCall &C) {
     else
       Out = factory(std::nullopt, Type, Dev, Fill);
   } else {
-    Out = factory(Sizes, Type, Dev, Fill);
+    Out = factory(Sizes, Type, Dev, Fill,
+                  O.Known && O.HasType ? O.TypeOf : std::string());
   }
   if (!Sizes && Name != "empty_strided")
     Out.Value.UnknownReason = ShapeReason;

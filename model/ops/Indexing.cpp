@@ -26,7 +26,7 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
   if (!In.hasLayout()) {
     OpOutcome Out;
     Out.Kind = OpKind::Unknown;
-    Out.Value.Type = In.Type;
+    keepDType(Out.Value, In);
     Out.Value.Dev = In.Dev;
     Out.Value.markUnknown(In.UnknownReason.empty() ? "shape of the input is unknown"
                                                    : In.UnknownReason);
@@ -96,7 +96,7 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
       if (!T.Sizes || !T.Type) {
         OpOutcome Out;
         Out.Kind = OpKind::Unknown;
-        Out.Value.Type = In.Type;
+        keepDType(Out.Value, In);
         Out.Value.Dev = In.Dev;
         Out.Value.markUnknown("shape or dtype of the index tensor is unknown");
         return Out;
@@ -113,7 +113,7 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
       if (*T.Type == DType::Bool || *T.Type == DType::UInt8) {
         OpOutcome Out;
         Out.Kind = OpKind::Copy;
-        Out.Value.Type = In.Type;
+        keepDType(Out.Value, In);
         Out.Value.Dev = In.Dev;
         Out.Value.markUnknown("a boolean mask selects a data-dependent number "
                               "of elements");
@@ -233,7 +233,7 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
   Out.Value.Sizes = OutSizes;
   Out.Value.Strides = tensorIteratorOutputStrides(OutSizes, Operands);
   Out.Value.Offset = 0;
-  Out.Value.Type = In.Type;
+  keepDType(Out.Value, In);
   Out.Value.Dev = In.Dev;
   Out.Note = "indexing with a tensor gathers: a new tensor, not a view";
   Out.WrittenBytes = Out.Value.logicalBytes();
@@ -279,7 +279,7 @@ OpOutcome indexSelect(const TensorValue &In, int64_t Dim,
     return throws(rangeError(Rank));
   Shape Sizes = *In.Sizes;
   Sizes[*D] = numel(*Index.Sizes);
-  OpOutcome Out = freshContiguous(Sizes, In.Type, In.Dev);
+  OpOutcome Out = freshContiguous(Sizes, In.Type, In.Dev, In.TypeOf);
   // Each selected slice is read once, plus the index itself.
   Out.ReadBytes = addSizes(Out.WrittenBytes, Index.logicalBytes());
   return Out;
@@ -300,7 +300,7 @@ OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices) {
     return throws("'weight' must be 2-D");
   Shape Sizes = *Indices.Sizes;
   Sizes.push_back((*Weight.Sizes)[1]);
-  OpOutcome Out = freshContiguous(Sizes, Weight.Type, Weight.Dev);
+  OpOutcome Out = freshContiguous(Sizes, Weight.Type, Weight.Dev, Weight.TypeOf);
   Out.TransientBytes = SymSize(0);
   Shape FlatStrides;
   Tri Viewable = Indices.Strides
@@ -329,7 +329,7 @@ OpOutcome gather(const TensorValue &In, int64_t Dim, const TensorValue &Index) {
       !(Rank == 0 && Index.Sizes->empty()))
     return throws("Index tensor must have the same number of dimensions as "
                   "input tensor");
-  OpOutcome Out = freshContiguous(*Index.Sizes, In.Type, In.Dev);
+  OpOutcome Out = freshContiguous(*Index.Sizes, In.Type, In.Dev, In.TypeOf);
   Out.ReadBytes = addSizes(Out.WrittenBytes, Index.logicalBytes());
   return Out;
 }

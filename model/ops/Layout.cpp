@@ -27,7 +27,7 @@ OpOutcome reshape(const TensorValue &In, const Shape &Target) {
   if (!In.Sizes) {
     OpOutcome Out = unmodelled("reshape");
     Out.Value = TensorValue();
-    Out.Value.Type = In.Type;
+    keepDType(Out.Value, In);
     Out.Value.Dev = In.Dev;
     Out.Value.markUnknown(In.UnknownReason.empty() ? "shape of the input is unknown"
                                                    : In.UnknownReason);
@@ -38,7 +38,7 @@ OpOutcome reshape(const TensorValue &In, const Shape &Target) {
   Tri Valid = inferSize(Target, N, Sizes);
   if (Valid == Tri::Unknown) {
     OpOutcome Out = unmodelled("reshape");
-    Out.Value.Type = In.Type;
+    keepDType(Out.Value, In);
     Out.Value.Dev = In.Dev;
     Out.Value.UnknownReason = "whether shape '" + dimsText(Target) +
                               "' is valid for input of size " + sizeText(N) +
@@ -54,7 +54,7 @@ OpOutcome reshape(const TensorValue &In, const Shape &Target) {
     OpOutcome Out;
     Out.Kind = OpKind::Unknown;
     Out.Value.Sizes = Sizes;
-    Out.Value.Type = In.Type;
+    keepDType(Out.Value, In);
     Out.Value.Dev = In.Dev;
     Out.Value.markUnknown(Why);
     return Out;
@@ -77,7 +77,7 @@ OpOutcome reshape(const TensorValue &In, const Shape &Target) {
     Out.Note = "viewable: returns an alias";
     return Out;
   }
-  OpOutcome Out = copyOf(In, contiguousStrides(Sizes), In.Type, In.Dev);
+  OpOutcome Out = copyOf(In, contiguousStrides(Sizes), In.Type, In.Dev, In.TypeOf);
   Out.Value.Sizes = Sizes;
   Out.Note = "input is not viewable as " + dimsText(Sizes) +
              ": reshape copies into a contiguous tensor";
@@ -91,7 +91,7 @@ OpOutcome contiguous(const TensorValue &In, MemoryFormat Fmt) {
     OpOutcome Out = unmodelled("contiguous");
     Out.Value = TensorValue();
     Out.Value.Sizes = In.Sizes;
-    Out.Value.Type = In.Type;
+    keepDType(Out.Value, In);
     Out.Value.Dev = In.Dev;
     Out.Value.markUnknown(In.UnknownReason.empty()
                               ? "strides of the input are unknown, so whether "
@@ -108,7 +108,7 @@ OpOutcome contiguous(const TensorValue &In, MemoryFormat Fmt) {
     OpOutcome Out = unmodelled("contiguous");
     Out.Value = TensorValue();
     Out.Value.Sizes = In.Sizes;
-    Out.Value.Type = In.Type;
+    keepDType(Out.Value, In);
     Out.Value.Dev = In.Dev;
     Out.Value.markUnknown("whether the input is contiguous is not known, so "
                           "whether contiguous() copies is unknown");
@@ -136,7 +136,7 @@ OpOutcome clone(const TensorValue &In, MemoryFormat Fmt) {
       break;
     }
   }
-  OpOutcome Out = copyOf(In, Strides, In.Type, In.Dev);
+  OpOutcome Out = copyOf(In, Strides, In.Type, In.Dev, In.TypeOf);
   if (Fmt == MemoryFormat::Preserve && Strides && In.Strides &&
       isContiguous(*In.Sizes, *Strides) == Tri::False)
     Out.Note = "clone keeps the input's dense layout: the copy is not "

@@ -35,7 +35,9 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
                     " but found " + dtypeName(*B.Type));
     Out.Value.Type = A.Type;
   } else {
-    Out.Value.markUnknown("dtype of an operand is unknown");
+    commonDType({&A, &B}, Out.Value);
+    if (!Out.Value.dtypeKnown())
+      Out.Value.markUnknown("dtype of an operand is unknown");
   }
   Out.Value.Dev = A.Dev ? A.Dev : B.Dev;
   if (!A.Sizes || !B.Sizes) {
@@ -99,7 +101,8 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
           Out.Value.markUnknown("whether matmul's fold of the left operand "
                                 "copies it is not decidable");
         } else if (Viewable == Tri::False) {
-          Transient = A.Type ? denseBytes(SA, *A.Type) : std::nullopt;
+          Transient = A.itemBytes() ? mulSizes(checkedNumel(SA), *A.itemBytes())
+                                     : std::nullopt;
           Out.Note = "matmul folds the batch with reshape, which copies the "
                      "non-viewable left operand";
         }
@@ -132,7 +135,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
     // the reshape copies when the expanded tensor is not viewable.
     auto ExpandCopy = [&](const TensorValue &T, const Shape &Matrix)
         -> std::optional<SymSize> {
-      if (!T.Strides || !T.Type)
+      if (!T.Strides || !T.itemBytes())
         return std::nullopt;
       Shape ExpSizes = Batch;
       ExpSizes.insert(ExpSizes.end(), Matrix.begin(), Matrix.end());
@@ -165,7 +168,7 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
         return std::nullopt;
       if (Viewable == Tri::True)
         return SymSize(0);
-      return denseBytes(Flat, *T.Type);
+      return mulSizes(checkedNumel(Flat), *T.itemBytes());
     };
     SymSize M1 = SA.back();
     auto CA = ExpandCopy(A, {N, M1});
@@ -202,7 +205,9 @@ OpOutcome mm(const TensorValue &A, const TensorValue &B) {
     return throws("mat1 and mat2 shapes cannot be multiplied (" +
                   sizeText(SA[0]) + "x" + sizeText(SA[1]) + " and " +
                   sizeText(SB[0]) + "x" + sizeText(SB[1]) + ")");
-  OpOutcome Out = freshContiguous({SA[0], SB[1]}, A.Type, A.Dev);
+  TensorValue DT;
+  commonDType({&A, &B}, DT);
+  OpOutcome Out = freshContiguous({SA[0], SB[1]}, DT.Type, A.Dev, DT.TypeOf);
   Out.ReadBytes = sumBytes({&A, &B});
   gemmScratch(Out);
   return Out;
@@ -229,7 +234,9 @@ OpOutcome bmm(const TensorValue &A, const TensorValue &B) {
                   "be: [" + sizeText(SA[0]) + ", " + sizeText(SA[2]) +
                   "] but got: [" + sizeText(SB[0]) + ", " + sizeText(SB[1]) +
                   "].");
-  OpOutcome Out = freshContiguous({SA[0], SA[1], SB[2]}, A.Type, A.Dev);
+  TensorValue DT;
+  commonDType({&A, &B}, DT);
+  OpOutcome Out = freshContiguous({SA[0], SA[1], SB[2]}, DT.Type, A.Dev, DT.TypeOf);
   Out.ReadBytes = sumBytes({&A, &B});
   gemmScratch(Out);
   return Out;

@@ -110,6 +110,9 @@ const std::vector<OpInfo> &allOps();
 struct OptionsValue {
   bool HasType = false;
   std::optional<DType> Type;
+  /// HasType with Type unknown: the parameter whose dtype it is
+  /// (`x.options()`), or empty.
+  std::string TypeOf;
   bool HasDevice = false;
   std::optional<Device> Dev;
   bool HasFormat = false;

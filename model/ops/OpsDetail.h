@@ -16,8 +16,15 @@ namespace detail {
 /// leaves int64.
 std::optional<SymSize> sumBytes(const std::vector<const TensorValue *> &Ins);
 /// A fresh contiguous output of Sizes; Type/Dev may be unknown.
+/// TypeOf: the parameter the dtype follows when Type is not known.
 OpOutcome freshContiguous(const Shape &Sizes, std::optional<DType> Type,
-                          std::optional<Device> Dev);
+                          std::optional<Device> Dev,
+                          const std::string &TypeOf = "");
+/// The dtype of an op whose operands must all have one dtype (matmul,
+/// cat): known when one operand's is, or a parameter's; the run-time
+/// requirement is stated as an assumption when only parameters show it.
+/// Into.Type / Into.TypeOf stay empty when neither is known.
+void commonDType(const std::vector<const TensorValue *> &Ins, TensorValue &Into);
 /// An output whose shape cannot be derived: a copy of unknown size.
 OpOutcome unknownCopy(const std::string &Reason, std::optional<DType> Type,
                       std::optional<Device> Dev);
@@ -48,7 +55,7 @@ inline std::string dimsText(const Shape &D) {
 inline OpOutcome viewOf(const TensorValue &In) {
   OpOutcome Out;
   Out.Kind = OpKind::View;
-  Out.Value.Type = In.Type;
+  keepDType(Out.Value, In);
   Out.Value.Dev = In.Dev;
   Out.Value.UnknownReason = In.UnknownReason;
   Out.ReadBytes = SymSize(0);
@@ -67,14 +74,18 @@ inline OpOutcome selfOf(const TensorValue &In, const std::string &Note) {
 }
 
 /// A fresh tensor of In's shape with Strides; counts the copy's traffic.
+/// TypeOf: the parameter Type follows when Type is not known.
 inline OpOutcome copyOf(const TensorValue &In, const std::optional<Shape> &Strides,
-                 std::optional<DType> Type, std::optional<Device> Dev) {
+                 std::optional<DType> Type, std::optional<Device> Dev,
+                 const std::string &TypeOf = "") {
   OpOutcome Out;
   Out.Kind = OpKind::Copy;
   Out.Value.Sizes = In.Sizes;
   Out.Value.Strides = Strides;
   Out.Value.Offset = 0;
   Out.Value.Type = Type;
+  if (!Type)
+    Out.Value.TypeOf = TypeOf;
   Out.Value.Dev = Dev;
   Out.Value.UnknownReason = In.UnknownReason;
   if (!Strides)

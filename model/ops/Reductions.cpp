@@ -12,6 +12,7 @@
 #include "model/Ops.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
+#include "model/Decide.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,6 +50,14 @@ OpOutcome reduce(const std::string &Op, const TensorValue &In,
   }
   if (Kind == ReduceKind::Index)
     OutType = DType::Int64;
+  // A parameter's dtype: kept by max/min/..., and by sum and mean of a
+  // floating tensor (an integral one sums to int64; mean throws on it).
+  std::string Follow;
+  if (!OutType && !In.TypeOf.empty() &&
+      (Kind == ReduceKind::Same ||
+       ((Kind == ReduceKind::Sum || Kind == ReduceKind::Mean) &&
+        requireCondition(In.TypeOf + ".is_floating_point()"))))
+    Follow = In.TypeOf;
   if (!In.Sizes)
     return unknownCopy(shapeReason(In), OutType, In.Dev);
   int64_t Rank = static_cast<int64_t>(In.Sizes->size());
@@ -78,7 +87,7 @@ OpOutcome reduce(const std::string &Op, const TensorValue &In,
     else if (KeepDim)
       Sizes.push_back(1);
   }
-  OpOutcome Out = freshContiguous(Sizes, OutType, In.Dev);
+  OpOutcome Out = freshContiguous(Sizes, OutType, In.Dev, Follow);
   Out.ReadBytes = In.logicalBytes();
   // make_reduction_from_out_ty (ReduceOps.cpp): a sum, prod or mean whose
   // output dtype differs from the input's reads self.to(out dtype), a full
@@ -96,7 +105,7 @@ OpOutcome reduce(const std::string &Op, const TensorValue &In,
     else if (!LowPrecisionToFloatOnCuda)
       Out.TransientBytes = denseBytes(*In.Sizes, *OutType);
   } else if ((Kind == ReduceKind::Sum || Kind == ReduceKind::Mean) &&
-             (!In.Type || !OutType)) {
+             (!In.Type || !OutType) && Follow.empty()) {
     Out.TransientBytes.reset();
   }
   return Out;
@@ -164,6 +173,10 @@ OpOutcome cumsum(const TensorValue &In, int64_t Dim, std::optional<DType> Type,
 OpOutcome softmax(const std::string &Op, const TensorValue &In, int64_t Dim,
                   std::optional<DType> Type) {
   std::optional<DType> OutType = Type ? Type : In.Type;
+  std::string Follow;
+  if (!OutType && !In.TypeOf.empty() &&
+      requireCondition(In.TypeOf + ".is_floating_point()"))
+    Follow = In.TypeOf;
   if (OutType && !isFloating(*OutType))
     return unknownCopy("'" + Op + "' of a " + std::string(dtypeName(*OutType)) +
                            " tensor is not modelled",
@@ -173,7 +186,7 @@ OpOutcome softmax(const std::string &Op, const TensorValue &In, int64_t Dim,
   int64_t Rank = static_cast<int64_t>(In.Sizes->size());
   if (!wrapDim(Dim, Rank))
     return throws(rangeError(Rank));
-  OpOutcome Out = freshContiguous(*In.Sizes, OutType, In.Dev);
+  OpOutcome Out = freshContiguous(*In.Sizes, OutType, In.Dev, Follow);
   Out.ReadBytes = In.logicalBytes();
   if (Type && In.Type && *Type != *In.Type)
     Out.TransientBytes = denseBytes(*In.Sizes, *Type);

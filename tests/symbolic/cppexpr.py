@@ -2,7 +2,7 @@
 (docs/symbolic.md, ../shared/design/symbolic.md): integer literals, integer
 parameters by name, and for a tensor parameter p: p.size(i), p.numel(),
 p.element_size(), p.dim(), p.storage().nbytes(), p.scalar_type(),
-p.is_contiguous(); + - * / % with C++ semantics (truncating division),
+p.is_contiguous(), p.is_floating_point(); + - * / % with C++ semantics (truncating division),
 std::max / std::min (with or without <int64_t>), comparisons, ! && ||,
 parentheses, true/false, and dtype constants (torch::kFloat, at::kHalf).
 
@@ -224,6 +224,8 @@ class Parser:
                 return value.dtype
             if member == "is_contiguous":
                 return True
+            if member == "is_floating_point":
+                return value.dtype in ("float16", "bfloat16", "float32", "float64")
             if member == "storage":
                 return ("storage", value)
         if isinstance(value, tuple) and value[0] == "storage" and member == "nbytes":
@@ -255,6 +257,7 @@ def self_test():
         ("x.scalar_type()", "float16"),
         ("x.scalar_type() == torch::kHalf", True),
         ("x.is_contiguous() && x.size(1) != 1", True),
+        ("x.is_floating_point()", True),
         ("x.size(1) >= 2 && !(n < 2) || false", True),
         ("2 + 3 * 4 - 1", 13),
     ]
