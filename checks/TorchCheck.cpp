@@ -1,10 +1,22 @@
 #include "checks/TorchCheck.h"
 #include "checks/Registry.h"
+#include "model/Decide.h"
+#include "model/ShapeEnv.h"
 
 #include <cerrno>
 #include <cstdlib>
 
 namespace tma {
+
+void TorchCheck::checkFunction(const FunctionTrace &T,
+                               std::vector<Diagnostic> &Out) const {
+  if (!T.Env) {
+    check(T, Out);
+    return;
+  }
+  DecisionScope Decisions(*T.Env);
+  check(T, Out);
+}
 
 std::string renderMessage(const std::string &Format,
                           const std::vector<std::string> &Args) {

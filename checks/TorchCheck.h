@@ -54,6 +54,10 @@ public:
   const std::string &name() const { return Name; }
   /// Reports the check's findings in one function.
   virtual void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const = 0;
+  /// check() with the size decisions (model/Decide.h) made against T's own
+  /// facts and assumptions, as the analysis made them: what both the CLI
+  /// and the clang-tidy module call.
+  void checkFunction(const FunctionTrace &T, std::vector<Diagnostic> &Out) const;
   /// Writes the options in effect (local name -> value).
   virtual void storeOptions(OptionMap &Opts) const { (void)Opts; }
 

@@ -291,7 +291,7 @@ std::vector<Diagnostic> runChecks(const std::vector<FunctionTrace> &Traces,
     std::unique_ptr<TorchCheck> Check = Info.Create(Opts);
     for (const FunctionTrace &T : Traces) {
       std::vector<Diagnostic> Found;
-      Check->check(T, Found);
+      Check->checkFunction(T, Found);
       for (Diagnostic &D : Found) {
         D.Where.File = T.File;
         for (DiagnosticNote &N : D.Notes)

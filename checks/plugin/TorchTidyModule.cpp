@@ -104,7 +104,7 @@ public:
       It = Cache.emplace(FD, analyzeFunction(*Result.Context, *FD, Opts)).first;
     }
     std::vector<Diagnostic> Found;
-    Impl->check(It->second, Found);
+    Impl->checkFunction(It->second, Found);
     for (const Diagnostic &D : Found)
       emit(SM, D);
   }

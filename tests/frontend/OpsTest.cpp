@@ -203,6 +203,12 @@ OpsTest::Tally OpsTest::compareWithTruth(const std::string &Name) {
     const Answer &A = Found.front();
     ++Count.Compared;
     const TensorValue &V = *A.Value;
+    // Rows over symbols (a function's parameters) are not literal answers:
+    // the symbolic differential test checks them with random sizes.
+    if (V.Sizes && !constantShape(*V.Sizes)) {
+      ++Count.Unknown;
+      continue;
+    }
     if (!V.fullyKnown() || !A.StorageBytes) {
       ++Count.Unknown;
       EXPECT_FALSE(V.UnknownReason.empty() && A.StorageBytes)
@@ -420,7 +426,15 @@ TEST_F(OpsTest, UnknownsHaveReasons) {
   };
   ExpectUnknown("cast_unknown", "y", "target of to() could not be derived");
   ExpectUnknown("cast_unknown", "z", "");
-  ExpectUnknown("factory_unknown", "a", "size argument could not be derived");
+  // An int64_t parameter is a symbol now (issue 12): zeros({n, 3}) is
+  // (n, 3), 12·n bytes; the symbolic differential test checks such rows.
+  {
+    RowFacts A = row(fn("factory_unknown"), "a");
+    ASSERT_TRUE(A.Value->Sizes);
+    EXPECT_EQ((*A.Value->Sizes)[0].toCpp(), "n");
+    ASSERT_TRUE(A.StorageBytes);
+    EXPECT_EQ(A.StorageBytes->toCpp(), "n * 12");
+  }
   ExpectUnknown("factory_unknown", "b", "arange bounds could not be derived");
   ExpectUnknown("branch_assigns", "y", "assigned in a branch");
   ExpectUnknown("loop_allocates", "after", "assigned inside a loop");
@@ -431,7 +445,7 @@ TEST_F(OpsTest, UnknownsHaveReasons) {
   ExpectUnknown("Net::forward", "h", "parameter 'input'");
   ExpectUnknown("Net::forward", "out", "member 'w'");
   ExpectUnknown("takes_params", "b", "parameter 'a'");
-  ExpectUnknown("takes_params", "c", "size argument could not be derived");
+  EXPECT_EQ(row(fn("takes_params"), "c").StorageBytes->toCpp(), "n * 4");
   // What is derivable around them still is. std::get<0>(x.max(1)) is the
   // values of max(dim): a fresh [2] float32 tensor.
   EXPECT_EQ(row(fn("reduction_max_dim_get"), "values").StorageBytes,
@@ -469,7 +483,9 @@ TEST_F(OpsTest, MethodsAndLambdas) {
   RowFacts Cap = row(Lam, "captured");
   EXPECT_NE(Cap.Value->UnknownReason.find("captured"), std::string::npos)
       << Cap.Value->UnknownReason;
-  EXPECT_FALSE(row(Lam, "inner").Value->Sizes.has_value());
+  // The lambda's own int64_t parameter is a symbol: inner is (n, 2).
+  ASSERT_TRUE(row(Lam, "inner").Value->Sizes.has_value());
+  EXPECT_EQ((*row(Lam, "inner").Value->Sizes)[0].toCpp(), "n");
   // The enclosing function does not analyse the lambda body as its own.
   for (const RowFacts &R : rowFacts(fn("with_lambda")))
     EXPECT_NE(R.B->Name, "fixed");
