@@ -505,6 +505,11 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     default: {
       // C++ truncates; SymSize floors. They agree on a non-negative
       // dividend and a positive divisor: stated when facts do not show it.
+      // A divisor the facts show may be 0 or negative (or a dividend that
+      // is negative) is no size: nothing is assumed against the facts.
+      if (Env->decideFromFacts(SymRelation::gt(*B, 0)) == Tri::False ||
+          Env->decideFromFacts(SymRelation::ge(*A, 0)) == Tri::False)
+        return std::nullopt;
       ShapeEnv::Range RA = Env->range(*A), RB = Env->range(*B);
       if (!RA.Lo || *RA.Lo < 0)
         Env->assume(SymRelation::ge(*A, 0));

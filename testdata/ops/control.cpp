@@ -95,3 +95,14 @@ torch::Tensor takes_params(const torch::Tensor &a, int64_t n) {
 // Defined after its caller so the call stays opaque to the analysis; the
 // definition lets the differential test link the file.
 void unknown_call_by_reference(torch::Tensor &t) { t = t.view({4, 2}); }
+
+// Symbolic integers the analysis must not turn into sizes (issue 12): a
+// divisor that is 0 whatever n is, and a parameter the code changes.
+torch::Tensor symbolic_hostile(const torch::Tensor &x, int64_t n, int64_t m) {
+  TORCH_CHECK(x.dim() == 2);
+  auto zero_div = torch::zeros({x.size(0) / (n - n)});
+  m += 1;
+  auto changed = torch::zeros({m});
+  auto kept = torch::zeros({x.size(1) / n});
+  return kept;
+}

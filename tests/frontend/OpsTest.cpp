@@ -9,6 +9,8 @@
 // strides, storage offset, dtype, device, storage nbytes and which earlier
 // name shares the storage (one JSON object per line; a function that
 // throws has a line {"f": ..., "throws": message}).
+#include "model/ShapeEnv.h"
+#include <algorithm>
 #include "driver/Analysis.h"
 #include "driver/Report.h"
 #include "tests/frontend/TraceLookup.h"
@@ -474,6 +476,20 @@ TEST_F(OpsTest, ScopesReleaseStorage) {
       << L.Summary.UnknownTotalsReason;
   // The per-iteration shape inside the loop is still known.
   EXPECT_EQ(row(L, "step").StorageBytes, std::optional<int64_t>(16));
+}
+
+// Integers that are no sizes stay unknown, and nothing impossible is
+// assumed for them (a division by n - n once assumed "0 > 0").
+TEST_F(OpsTest, SymbolicIntegersThatAreNoSizes) {
+  const FunctionTrace &T = fn("symbolic_hostile");
+  EXPECT_FALSE(row(T, "zero_div").Value->Sizes.has_value());
+  EXPECT_FALSE(row(T, "changed").Value->Sizes.has_value());
+  ASSERT_TRUE(row(T, "kept").Value->Sizes.has_value());
+  EXPECT_EQ((*row(T, "kept").Value->Sizes)[0].toCpp(), "x.size(1) / n");
+  ASSERT_TRUE(T.Env);
+  std::vector<std::string> A = T.Env->assumptions();
+  EXPECT_EQ(std::count(A.begin(), A.end(), "0 > 0"), 0);
+  EXPECT_EQ(std::count(A.begin(), A.end(), "n > 0"), 1);
 }
 
 TEST_F(OpsTest, MethodsAndLambdas) {
