@@ -341,6 +341,10 @@ public:
   std::map<std::string, SymSize> IntVars;
   /// Declarations the body may change after they are declared.
   std::set<const ValueDecl *> Mutated;
+  /// Tensor parameters a top-level check gives one shape (a.sizes() ==
+  /// b.sizes()).
+  std::vector<std::pair<const clang::ParmVarDecl *, const clang::ParmVarDecl *>>
+      SameRank;
   int SizeDepth = 0;
 };
 

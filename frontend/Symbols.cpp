@@ -213,7 +213,8 @@ namespace {
 
 /// What the code says about a tensor parameter's rank and dtype.
 struct ParameterEvidence {
-  std::optional<int64_t> ExactRank; // a check or a permute
+  std::optional<int64_t> ExactRank; // a check, a permute, mm / bmm
+  bool Transposed = false;          // x.t(): 2-d, or t() is the identity
   std::optional<DType> Type;        // a top-level dtype check
 };
 
@@ -238,6 +239,15 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     if (!MD || !P || !MD->getIdentifier())
       return true;
     StringRef N = MD->getName();
+    // mm and bmm throw unless both operands are matrices / batches.
+    if ((N == "mm" || N == "bmm") && MC->getNumArgs() == 1) {
+      int64_t R = N == "mm" ? 2 : 3;
+      Out[P].ExactRank = R;
+      if (const ParmVarDecl *Other = unchanged(MC->getArg(0)))
+        Out[Other].ExactRank = R;
+    }
+    if (N == "t" && MC->getNumArgs() == 0)
+      Out[P].Transposed = true;
     // permute needs exactly one index per dimension, or LibTorch throws.
     if (N == "permute" && MC->getNumArgs() == 1) {
       const Expr *L = MC->getArg(0);
@@ -298,6 +308,23 @@ void FunctionEvaluator::checkedParameterFacts(
   }
   if (!L || Equal != Holds)
     return; // only equalities that hold say what a parameter is
+  // a.sizes() == b.sizes(): one rank.
+  auto SizesOf = [&](const Expr *X) -> const ParmVarDecl * {
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(ignoreCastsAndParens(X));
+    if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier() ||
+        MC->getMethodDecl()->getName() != "sizes")
+      return nullptr;
+    const ParmVarDecl *P = parameterNamed(MC->getImplicitObjectArgument());
+    if (!P || !isTensorType(P->getType()) ||
+        Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
+      return nullptr;
+    return P;
+  };
+  if (const ParmVarDecl *A = SizesOf(L))
+    if (const ParmVarDecl *B = SizesOf(R)) {
+      SameRank.push_back({A, B});
+      return;
+    }
   for (int Side = 0; Side < 2; ++Side, std::swap(L, R)) {
     const auto *MC = dyn_cast<CXXMemberCallExpr>(ignoreCastsAndParens(L));
     if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier())
@@ -347,6 +374,16 @@ void FunctionEvaluator::declareParameters() {
     if (RT.second)
       Evidence[P].Type = RT.second;
   }
+  // A checked a.sizes() == b.sizes() gives a b's rank, and back.
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (auto [A, B] : SameRank)
+      for (int K = 0; K < 2; ++K, std::swap(A, B))
+        if (!Evidence[A].ExactRank && Evidence[B].ExactRank) {
+          Evidence[A].ExactRank = Evidence[B].ExactRank;
+          Changed = true;
+        }
+  }
 
   for (const ParmVarDecl *P : FD.parameters()) {
     ParameterInfo Info;
@@ -361,6 +398,11 @@ void FunctionEvaluator::declareParameters() {
       // a 4-d x, so the largest index read is no rank (and no assumption
       // anyone would state). Such sizes are still symbols (symbolicValue).
       std::optional<int64_t> Rank = Ev.ExactRank;
+      // x.t() of a tensor of unknown rank: a matrix, stated (t() of a
+      // vector is the vector itself, of more dims it throws).
+      bool AssumedMatrix = !Rank && Ev.Transposed;
+      if (AssumedMatrix)
+        Rank = 2;
       TensorValue V;
       std::optional<SymSize> Bytes;
       // Without a check its dtype is the caller's: x.scalar_type(), whose
@@ -386,6 +428,8 @@ void FunctionEvaluator::declareParameters() {
         V.Sizes = Sizes;
         V.Strides = contiguousStrides(Sizes);
         V.Offset = SymSize(0);
+        if (AssumedMatrix)
+          Env->assume(Info.Name + ".dim() == 2");
         Env->assume(Info.Name + ".is_contiguous()");
         Bytes = V.logicalBytes();
         Env->assume(Info.Name + ".storage().nbytes() == " + Info.Name +

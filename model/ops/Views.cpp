@@ -738,9 +738,10 @@ RuleResult rule_narrow(const OpCall &C) {
   if (C.arg(2).Type == ArgType::Tensor)
     return notModelled(C, "narrow with a tensor start is not modelled");
   const ArgValue &D = C.arg(1), &S = C.arg(2), &L = C.arg(3);
-  if (!D.known() || !S.known() || !L.known())
+  // start and length may be sizes over the parameters (x.size(3) / 2).
+  if (!D.known() || !S.size() || !L.size())
     return notModelled(C, "narrow arguments could not be derived");
-  return one(narrow(C.self().TV, D.Int, S.Int, L.Int));
+  return one(narrow(C.self().TV, D.Int, *S.size(), *L.size()));
 }
 
 RuleResult rule_slice(const OpCall &C) {
