@@ -415,6 +415,8 @@ void FunctionEvaluator::declareParameters() {
         }
       };
       SetDType();
+      // Sizes and bytes do not depend on it; answers that do say so.
+      V.markUnknown("parameter '" + Info.Name + "': its device is the caller's");
       if (Info.Name.empty() || !Rank) {
         V = unknownTensor(
             "parameter '" + Info.Name +

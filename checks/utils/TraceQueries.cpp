@@ -62,7 +62,7 @@ const OpEvent *permutingProducer(const FunctionTrace &T, ValueId V) {
 }
 
 bool belowMinimum(const std::optional<SymSize> &Bytes, int64_t Min) {
-  return Bytes && sizeGe(*Bytes, Min) != Tri::True;
+  return Bytes && sizeLt(*Bytes, Min) == Tri::True;
 }
 
 bool isFresh(const OpEvent *Op) {

@@ -33,9 +33,11 @@ const OpEvent *layoutBreaker(const FunctionTrace &T, ValueId V);
 /// contiguous() or reshape() copy.
 const OpEvent *permutingProducer(const FunctionTrace &T, ValueId V);
 
-/// Whether a check with minimum Min skips this byte count: a count that is
-/// not shown to reach Min (a number below it, or a formula the facts do not
-/// settle). An unknown count is not skipped: the check fires and says "?".
+/// Whether a check with minimum Min skips this byte count: one shown to be
+/// below Min (a number below it, or a formula the facts keep below it). An
+/// unknown count, or a formula that may reach Min (`4·B·T·C B` on sizes
+/// from the caller), is not skipped: the check fires and says "?" or the
+/// formula.
 bool belowMinimum(const std::optional<SymSize> &Bytes, int64_t Min);
 
 /// Whether an op's result came from a fresh allocation (Alloc or Copy).

@@ -446,7 +446,10 @@ TEST_F(OpsTest, UnknownsHaveReasons) {
   ExpectUnknown("unmodelled_in_place", "y", "changed in place by 'resize_'");
   ExpectUnknown("Net::forward", "h", "parameter 'input'");
   ExpectUnknown("Net::forward", "out", "member 'w'");
+  // a.t() makes a a matrix (stated); its device stays the caller's.
   ExpectUnknown("takes_params", "b", "parameter 'a'");
+  ASSERT_TRUE(row(fn("takes_params"), "b").Value->Sizes);
+  EXPECT_EQ((*row(fn("takes_params"), "b").Value->Sizes)[0].toCpp(), "a.size(1)");
   EXPECT_EQ(row(fn("takes_params"), "c").StorageBytes->toCpp(), "n * 4");
   // What is derivable around them still is. std::get<0>(x.max(1)) is the
   // values of max(dim): a fresh [2] float32 tensor.
