@@ -79,10 +79,6 @@ using clang::VarDecl;
 /// A c10::TensorOptions as far as the source determines it.
 using Options = OptionsValue;
 
-/// Every size in T in the canonical form its ShapeEnv's facts give
-/// (`w.size(0)` printed as `x.size(1)` after a check made them equal).
-void simplifySizes(FunctionTrace &T);
-
 class FunctionEvaluator {
 public:
   /// Name overrides the qualified name (lambdas: "f::lambda@L12").
@@ -233,6 +229,9 @@ public:
   /// May evaluate the tensor expressions it reads (`x.t().size(0)`), so it
   /// is called inside an open statement.
   std::optional<SymSize> sizeValue(const Expr *E);
+  /// sizeValue; with Evaluate false only names are read (after the
+  /// statement, or outside one).
+  std::optional<SymSize> sizeOf(const Expr *E, bool Evaluate);
   /// Evaluate: whether tensor expressions other than names may be
   /// evaluated for their sizes.
   std::optional<SymSize> symbolicValue(const Expr *E, bool Evaluate);

@@ -143,6 +143,18 @@ const ParmVarDecl *parameterNamed(const Expr *E) {
   return DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
 }
 
+/// The tensor parameter E names, when the body never changes which tensor
+/// it holds (so what the code says of it is said of the caller's tensor).
+const ParmVarDecl *
+unchangedTensorParameter(const Expr *E,
+                         const std::set<const ValueDecl *> &Mutated) {
+  const ParmVarDecl *P = parameterNamed(E);
+  if (!P || !P->getIdentifier() || !isTensorType(P->getType()) ||
+      Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
+    return nullptr;
+  return P;
+}
+
 /// Whether S, run, always leaves by an exception or a call that does not
 /// return: the body of TORCH_CHECK's `if`, or `{ throw ...; }`.
 bool alwaysThrows(const Stmt *S) {
@@ -190,9 +202,6 @@ checkedCondition(const Stmt *S) {
       return std::nullopt;
     if (alwaysThrows(IS->getThen()) && !IS->getElse())
       return std::make_pair(IS->getCond(), false);
-    if (IS->getElse() && alwaysThrows(IS->getElse()) &&
-        !alwaysThrows(IS->getThen()))
-      return std::nullopt; // the then branch runs: not a check
     return std::nullopt;
   }
   const auto *E = dyn_cast<Expr>(S);
@@ -227,11 +236,7 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
       : Ctx(Ctx), Out(Out), Mutated(Mutated) {}
 
   const ParmVarDecl *unchanged(const Expr *E) {
-    const ParmVarDecl *P = parameterNamed(E);
-    if (!P || !isTensorType(P->getType()) ||
-        Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
-      return nullptr;
-    return P;
+    return unchangedTensorParameter(E, Mutated);
   }
   bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
     const CXXMethodDecl *MD = MC->getMethodDecl();
@@ -314,11 +319,7 @@ void FunctionEvaluator::checkedParameterFacts(
     if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier() ||
         MC->getMethodDecl()->getName() != "sizes")
       return nullptr;
-    const ParmVarDecl *P = parameterNamed(MC->getImplicitObjectArgument());
-    if (!P || !isTensorType(P->getType()) ||
-        Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
-      return nullptr;
-    return P;
+    return unchangedTensorParameter(MC->getImplicitObjectArgument(), Mutated);
   };
   if (const ParmVarDecl *A = SizesOf(L))
     if (const ParmVarDecl *B = SizesOf(R)) {
@@ -329,9 +330,9 @@ void FunctionEvaluator::checkedParameterFacts(
     const auto *MC = dyn_cast<CXXMemberCallExpr>(ignoreCastsAndParens(L));
     if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier())
       continue;
-    const ParmVarDecl *P = parameterNamed(MC->getImplicitObjectArgument());
-    if (!P || !isTensorType(P->getType()) ||
-        Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
+    const ParmVarDecl *P =
+        unchangedTensorParameter(MC->getImplicitObjectArgument(), Mutated);
+    if (!P)
       continue;
     StringRef N = MC->getMethodDecl()->getName();
     if (N == "dim" || N == "ndimension") {
@@ -353,7 +354,6 @@ void FunctionEvaluator::checkedParameterFacts(
 }
 
 void FunctionEvaluator::declareParameters() {
-  FunctionTrace &T = I.trace();
   const Stmt *Body = FD.getBody();
   if (Body)
     MutationScan(Mutated).TraverseStmt(const_cast<Stmt *>(Body));
@@ -386,13 +386,10 @@ void FunctionEvaluator::declareParameters() {
   }
 
   for (const ParmVarDecl *P : FD.parameters()) {
-    ParameterInfo Info;
-    Info.Name = P->getName().str();
-    Info.CppType = P->getType().getAsString(Ctx.getPrintingPolicy());
+    const std::string Name = P->getName().str();
     QualType PT = P->getType().getNonReferenceType();
     bool Unchanged = !Mutated.count(cast<ValueDecl>(P->getCanonicalDecl()));
     if (isTensorType(P->getType())) {
-      Info.K = ParameterInfo::Tensor;
       const ParameterEvidence &Ev = Evidence[P];
       // Only exact evidence: code that reads x.size(1) works as well on
       // a 4-d x, so the largest index read is no rank (and no assumption
@@ -409,47 +406,43 @@ void FunctionEvaluator::declareParameters() {
       // element size x.element_size() is a symbol (1 to 16).
       auto SetDType = [&] {
         V.Type = Ev.Type;
-        if (!V.Type && !Info.Name.empty()) {
-          V.TypeOf = Info.Name;
-          Env->tensorElementSize(Info.Name);
+        if (!V.Type && !Name.empty()) {
+          V.TypeOf = Name;
+          Env->tensorElementSize(Name);
         }
       };
       SetDType();
       // Sizes and bytes do not depend on it; answers that do say so.
-      V.markUnknown("parameter '" + Info.Name + "': its device is the caller's");
-      if (Info.Name.empty() || !Rank) {
+      V.markUnknown("parameter '" + Name + "': its device is the caller's");
+      if (Name.empty() || !Rank) {
         V = unknownTensor(
-            "parameter '" + Info.Name +
+            "parameter '" + Name +
             "': its rank is not known (no dim() check, no indexed "
             "dimension)");
         SetDType();
       } else {
         Shape Sizes;
         for (int64_t K = 0; K < *Rank; ++K)
-          Sizes.push_back(Env->tensorSize(Info.Name, K));
+          Sizes.push_back(Env->tensorSize(Name, K));
         V.Sizes = Sizes;
         V.Strides = contiguousStrides(Sizes);
         V.Offset = SymSize(0);
         if (AssumedMatrix)
-          Env->assume(Info.Name + ".dim() == 2");
-        Env->assume(Info.Name + ".is_contiguous()");
+          Env->assume(Name + ".dim() == 2");
+        Env->assume(Name + ".is_contiguous()");
         Bytes = V.logicalBytes();
-        Env->assume(Info.Name + ".storage().nbytes() == " + Info.Name +
-                    ".numel() * " + Info.Name + ".element_size()");
+        Env->assume(Name + ".storage().nbytes() == " + Name +
+                    ".numel() * " + Name + ".element_size()");
       }
-      Info.Rank = Rank;
-      Info.Type = V.Type;
       ValueId Id = I.external(V, Bytes);
-      I.bind(key(P), Info.Name, Id, span(P->getSourceRange()),
+      I.bind(key(P), Name, Id, span(P->getSourceRange()),
              span(SourceRange(P->getLocation(), P->getLocation())), false,
              /*IsParameter=*/true);
     } else if (PT->isIntegerType() && !PT->isBooleanType() &&
                !PT->isEnumeralType()) {
-      Info.K = ParameterInfo::Integer;
-      if (Unchanged && !Info.Name.empty() && !PT->isReferenceType())
-        IntVars[key(P)] = Env->integer(Info.Name);
+      if (Unchanged && !Name.empty() && !PT->isReferenceType())
+        IntVars[key(P)] = Env->integer(Name);
     }
-    T.Parameters.push_back(Info);
   }
 }
 
@@ -477,11 +470,15 @@ std::optional<SymSize> FunctionEvaluator::convertInteger(const SymSize &V,
 }
 
 std::optional<SymSize> FunctionEvaluator::sizeValue(const Expr *E) {
+  return sizeOf(E, /*Evaluate=*/true);
+}
+
+std::optional<SymSize> FunctionEvaluator::sizeOf(const Expr *E, bool Evaluate) {
   if (!E)
     return std::nullopt;
   if (auto C = foldInteger(E))
     return SymSize(*C);
-  return symbolicValue(E, /*Evaluate=*/true);
+  return symbolicValue(E, Evaluate);
 }
 
 std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
@@ -495,11 +492,7 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     int &D;
     ~Leave() { --D; }
   } L{SizeDepth};
-  auto operand = [&](const Expr *X) -> std::optional<SymSize> {
-    if (auto C = foldInteger(X))
-      return SymSize(*C);
-    return symbolicValue(X, Evaluate);
-  };
+  auto operand = [&](const Expr *X) { return sizeOf(X, Evaluate); };
   E = E->IgnoreParens();
   if (const auto *FE = dyn_cast<FullExpr>(E))
     return symbolicValue(FE->getSubExpr(), Evaluate);
@@ -624,9 +617,7 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     // A parameter of unknown rank still has sizes: x.size(1) of the tensor
     // the caller passed, while x still holds it.
     if (K && *K >= 0 && !Dims && N == "size")
-      if (const ParmVarDecl *P = parameterNamed(Obj);
-          P && !Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())) &&
-          P->getIdentifier() && isTensorType(P->getType()))
+      if (const ParmVarDecl *P = unchangedTensorParameter(Obj, Mutated))
         return Env->tensorSize(P->getName().str(), *K);
     if (!K || !Dims)
       return std::nullopt;
@@ -654,11 +645,7 @@ void FunctionEvaluator::learnFacts(const Expr *Cond, bool Holds) {
   if (!Cond)
     return;
   // After the check's statement: names only, nothing is evaluated again.
-  auto value = [&](const Expr *X) -> std::optional<SymSize> {
-    if (auto C = foldInteger(X))
-      return SymSize(*C);
-    return symbolicValue(X, /*Evaluate=*/false);
-  };
+  auto value = [&](const Expr *X) { return sizeOf(X, /*Evaluate=*/false); };
   auto namedSizes = [&](const Expr *X) -> std::optional<Shape> {
     const auto *MC = dyn_cast<CXXMemberCallExpr>(strip(X));
     if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier() ||
@@ -747,42 +734,3 @@ void FunctionEvaluator::declareInteger(const VarDecl *VD, const Expr *Init) {
 
 } // namespace tma
 
-namespace tma {
-
-void simplifySizes(FunctionTrace &T) {
-  if (!T.Env)
-    return;
-  ShapeEnv &Env = *T.Env;
-  auto One = [&](SymSize &S) {
-    if (S.isSymbolic())
-      S = Env.simplify(S);
-  };
-  auto Opt = [&](std::optional<SymSize> &S) {
-    if (S)
-      One(*S);
-  };
-  auto Dims = [&](std::optional<Shape> &D) {
-    if (D)
-      for (SymSize &S : *D)
-        One(S);
-  };
-  for (ValueInfo &V : T.Values) {
-    Dims(V.Value.Sizes);
-    Dims(V.Value.Strides);
-    Opt(V.Value.Offset);
-  }
-  for (OpEvent &E : T.Ops) {
-    Opt(E.AllocatedBytes);
-    Opt(E.ReadBytes);
-    Opt(E.WrittenBytes);
-    Opt(E.TransientBytes);
-  }
-  for (StorageInfo &S : T.Storages)
-    Opt(S.Bytes);
-  for (Statement &S : T.Statements)
-    One(S.LiveBytesAfter);
-  Opt(T.Summary.LiveBytesNothingFreed);
-  Opt(T.Summary.PeakLiveBytes);
-}
-
-} // namespace tma

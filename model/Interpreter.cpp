@@ -1,4 +1,5 @@
 #include "model/Interpreter.h"
+#include "model/ShapeEnv.h"
 #include "model/Decide.h"
 
 #include <algorithm>
@@ -428,6 +429,42 @@ FunctionTrace Interpreter::finish() {
     Sum.UnknownTotalsReason = "the size of an allocation is unknown";
   Sum.Unknowns = static_cast<int>(Trace.Unknowns.size());
   return Trace;
+}
+
+void simplifySizes(FunctionTrace &T) {
+  if (!T.Env)
+    return;
+  ShapeEnv &Env = *T.Env;
+  auto One = [&](SymSize &S) {
+    if (S.isSymbolic())
+      S = Env.simplify(S);
+  };
+  auto Opt = [&](std::optional<SymSize> &S) {
+    if (S)
+      One(*S);
+  };
+  auto Dims = [&](std::optional<Shape> &D) {
+    if (D)
+      for (SymSize &S : *D)
+        One(S);
+  };
+  for (ValueInfo &V : T.Values) {
+    Dims(V.Value.Sizes);
+    Dims(V.Value.Strides);
+    Opt(V.Value.Offset);
+  }
+  for (OpEvent &E : T.Ops) {
+    Opt(E.AllocatedBytes);
+    Opt(E.ReadBytes);
+    Opt(E.WrittenBytes);
+    Opt(E.TransientBytes);
+  }
+  for (StorageInfo &S : T.Storages)
+    Opt(S.Bytes);
+  for (Statement &S : T.Statements)
+    One(S.LiveBytesAfter);
+  Opt(T.Summary.LiveBytesNothingFreed);
+  Opt(T.Summary.PeakLiveBytes);
 }
 
 } // namespace tma

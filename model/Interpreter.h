@@ -138,4 +138,9 @@ private:
   std::string TotalsUnknownReason;
 };
 
+/// Every size in T in the canonical form its ShapeEnv's facts give
+/// (`w.size(0)` printed as `x.size(1)` after a check made them equal);
+/// done once, when the function's facts are all in.
+void simplifySizes(FunctionTrace &T);
+
 } // namespace tma

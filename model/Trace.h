@@ -167,19 +167,6 @@ struct DeviceMention {
   Device Named;
 };
 
-/// A parameter of the analysed function, as the report and verify see it.
-struct ParameterInfo {
-  enum Kind { Tensor, Integer, Other };
-  std::string Name;
-  Kind K = Other;
-  std::string CppType; ///< as written (`const torch::Tensor &`, `int64_t`)
-  /// Tensor: the rank the analysis gave it (symbols x.size(0..Rank-1));
-  /// nullopt when no evidence in the code settles it.
-  std::optional<int64_t> Rank;
-  /// Tensor: the dtype a check in the code gives it; nullopt: any.
-  std::optional<DType> Type;
-};
-
 struct TraceSummary {
   std::optional<SymSize> LiveBytesNothingFreed;
   std::optional<SymSize> PeakLiveBytes;
@@ -199,7 +186,6 @@ struct FunctionTrace {
   std::string CallableName;  // how to call it from file scope; empty if not
   SourceSpan Where;
   bool HasParameters = false;
-  std::vector<ParameterInfo> Parameters;
   /// The function's symbols, facts and assumptions (ShapeEnv); every
   /// symbolic size in the trace is over its symbols. Null when the
   /// function has none.

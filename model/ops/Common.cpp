@@ -156,6 +156,10 @@ std::optional<OpOutcome> sameDTypeOrThrow(const TensorValue &A,
   return std::nullopt;
 }
 
+bool requireFloatingParameter(const std::string &Param) {
+  return requireCondition(Param + ".is_floating_point()");
+}
+
 bool canCast(DType From, DType To) {
   // c10::canCast: no complex -> real, no floating -> integral, no
   // non-bool -> bool.

@@ -12,7 +12,6 @@
 #include "model/Ops.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
-#include "model/Decide.h"
 
 #include <algorithm>
 #include <cmath>
@@ -110,7 +109,7 @@ OpOutcome elementwise(const std::string &Op,
       if (Rule == ElemDType::Bool)
         Type = DType::Bool;
       else if ((!Scalars && Rule == ElemDType::Promote) ||
-               requireCondition(Param + ".is_floating_point()"))
+               requireFloatingParameter(Param))
         Follow = Param;
     }
   }

@@ -35,6 +35,9 @@ std::string shapeReason(const TensorValue &T);
 std::optional<OpOutcome> sameDTypeOrThrow(const TensorValue &A,
                                           const TensorValue &B,
                                           const char *Op);
+/// The answer needs parameter Param's dtype (a TensorValue::TypeOf) to be
+/// floating: stated as an assumption; false when it cannot be.
+bool requireFloatingParameter(const std::string &Param);
 /// c10::canCast.
 bool canCast(DType From, DType To);
 /// A view with exactly this geometry.

@@ -12,7 +12,6 @@
 #include "model/Ops.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
-#include "model/Decide.h"
 
 #include <algorithm>
 #include <cmath>
@@ -56,7 +55,7 @@ OpOutcome reduce(const std::string &Op, const TensorValue &In,
   if (!OutType && !In.TypeOf.empty() &&
       (Kind == ReduceKind::Same ||
        ((Kind == ReduceKind::Sum || Kind == ReduceKind::Mean) &&
-        requireCondition(In.TypeOf + ".is_floating_point()"))))
+        requireFloatingParameter(In.TypeOf))))
     Follow = In.TypeOf;
   if (!In.Sizes)
     return unknownCopy(shapeReason(In), OutType, In.Dev);
@@ -175,7 +174,7 @@ OpOutcome softmax(const std::string &Op, const TensorValue &In, int64_t Dim,
   std::optional<DType> OutType = Type ? Type : In.Type;
   std::string Follow;
   if (!OutType && !In.TypeOf.empty() &&
-      requireCondition(In.TypeOf + ".is_floating_point()"))
+      requireFloatingParameter(In.TypeOf))
     Follow = In.TypeOf;
   if (OutType && !isFloating(*OutType))
     return unknownCopy("'" + Op + "' of a " + std::string(dtypeName(*OutType)) +
