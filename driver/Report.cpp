@@ -154,8 +154,13 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T) {
       Add(ST.Read, Op.ReadBytes);
       Add(ST.Written, Op.WrittenBytes);
       Add(ST.Transient, Op.TransientBytes);
+      // A use moves nothing, unless it is a followed call whose body did.
+      auto None = [](const std::optional<SymSize> &B) {
+        return B && B->constant() == 0;
+      };
       Moves |= Op.Kind != OpKind::View && Op.Kind != OpKind::Self &&
-               Op.Kind != OpKind::Use;
+               (Op.Kind != OpKind::Use || !None(Op.ReadBytes) ||
+                !None(Op.WrittenBytes));
     }
     if (!Moves)
       continue;

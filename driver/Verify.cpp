@@ -83,7 +83,9 @@ void annotatePredictions(llvm::json::Value &Report, const std::vector<FunctionTr
       std::optional<SymSize> Total = SymSize(0);
       for (const OpEvent &Op : T.Ops)
         Total = addSizes(addSizes(Total, Op.AllocatedBytes),
-                         Op.TransientBytes.value_or(SymSize(0)));
+                         (Op.TransientTotalBytes ? Op.TransientTotalBytes
+                                                 : Op.TransientBytes)
+                             .value_or(SymSize(0)));
       // What the allocator counts is a number: only numbers are compared.
       auto Counted = knownBytes(Total);
       (*Summary)["allocated_bytes"] =

@@ -116,8 +116,11 @@ void FunctionEvaluator::sideEffects(const Expr *E) {
                                     ")");
       continue;
     }
-    if (const auto *CE = dyn_cast<CallExpr>(X))
+    if (const auto *CE = dyn_cast<CallExpr>(X)) {
+      if (followedEffects(CE))
+        continue; // its arguments were evaluated as the call's
       opaqueCallEffects(CE);
+    }
     // Children, pushed in reverse so they are evaluated left to right.
     std::vector<Item> Children;
     if (const auto *CO = dyn_cast<AbstractConditionalOperator>(X)) {

@@ -191,7 +191,15 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
       HasTensorArgs |= isTensorType(A->getType());
     const auto *MCE = dyn_cast<CXXMemberCallExpr>(CE);
     bool OnTensor = MCE && isTensorType(MCE->getImplicitObjectArgument()->getType());
-    if (HasTensorArgs || OnTensor || hasTensorWork(S)) {
+    // A function of the project's own: its body says what it does.
+    bool Followed = false;
+    if (!OnTensor && followedDefinition(CE->getDirectCallee())) {
+      openStatement(E, F, Insertable);
+      Followed = followedEffects(CE);
+      I.endStatement();
+    }
+    if (Followed) {
+    } else if (HasTensorArgs || OnTensor || hasTensorWork(S)) {
       openStatement(E, F, Insertable);
       if (OnTensor)
         Inputs.push_back(tensor(MCE->getImplicitObjectArgument()));

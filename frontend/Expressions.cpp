@@ -410,6 +410,8 @@ ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
     return I.unknown("call", "callee could not be resolved",
                      span(E->getSourceRange()));
   if (!isLibTorchDecl(Callee)) {
+    if (auto V = userCall(E, Callee, nullptr, Args))
+      return *V;
     std::string Name = Callee->getQualifiedNameAsString();
     std::vector<ValueId> Inputs;
     for (const Expr *A : Args)
@@ -418,7 +420,9 @@ ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
     if (const auto *CE = dyn_cast<CallExpr>(E))
       opaqueCallEffects(CE);
     return unmodelledCall(Name, E, Inputs,
-                          "call to '" + Name + "' is not analysed");
+                          NotFollowedWhy.empty()
+                              ? "call to '" + Name + "' is not analysed"
+                              : NotFollowedWhy);
   }
   return freeFunction(E, Callee, Args);
 }
@@ -451,10 +455,13 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
                                   const Expr *Object,
                                   llvm::ArrayRef<const Expr *> Args) {
   if (!MD || !Object || !isTensorType(Object->getType())) {
+    if (auto V = userCall(E, MD, Object, Args))
+      return *V;
     if (const auto *CE = dyn_cast<CallExpr>(E))
       opaqueCallEffects(CE);
     return I.unknown("call",
-                     MD && MD->getParent() && MD->getParent()->isLambda()
+                     !NotFollowedWhy.empty() ? NotFollowedWhy
+                     : MD && MD->getParent() && MD->getParent()->isLambda()
                          ? "call to a lambda is not analysed"
                          : "method of a non-tensor object",
                      span(E->getSourceRange()));

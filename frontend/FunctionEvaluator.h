@@ -12,6 +12,7 @@
 //   Slots.cpp          names, references, pointers, members: where a
 //                      tensor handle lives, and assignment through them
 //   Effects.cpp        code the analysis does not follow, and what it may do
+//   Calls.cpp          calls into the translation unit's own functions
 //   Declarations.cpp   declarations: tensors, lists, tuples, options, ...
 //   Statements.cpp     statement order and control flow, with lifetimes
 //   Invalidation.cpp   what a branch or loop may have changed
@@ -185,6 +186,55 @@ public:
                        llvm::ArrayRef<const Expr *> Args);
   ValueId tensorLiteral(const Expr *E, const FunctionDecl *Callee,
                         llvm::ArrayRef<const Expr *> Args);
+
+  // Calls into functions the translation unit defines (Calls.cpp).
+  /// The body Callee runs when it is the project's own code (not
+  /// LibTorch's, not the standard library's), or null.
+  const FunctionDecl *followedDefinition(const FunctionDecl *Callee) const;
+  /// A call of such a function, evaluated with the arguments' values:
+  /// its result (NoValue for a function returning no tensor), or nullopt
+  /// when Callee is not followed. Object: a method's object, if any.
+  std::optional<ValueId> userCall(const Expr *E, const FunctionDecl *Callee,
+                                  const Expr *Object,
+                                  llvm::ArrayRef<const Expr *> Args);
+  /// Why userCall's last nullopt was not a followed call; empty when the
+  /// callee is simply not the project's code.
+  std::string NotFollowedWhy;
+  /// A call in an expression statement or operand that returns no tensor
+  /// (`init_weights(w)`): followed when it can be; false otherwise.
+  bool followedEffects(const CallExpr *CE);
+  /// What a followed call did, in the caller's terms: its outcome (a view
+  /// of the K-th tensor argument, a new storage, a throw), which tensor
+  /// arguments it changed, and its name for the report.
+  struct CallSummary {
+    OpOutcome Out;
+    bool ReturnsTensor = false;
+    std::vector<std::pair<unsigned, std::string>> Changed; // argument, why
+  };
+  CallSummary summarizeCall(const FunctionDecl &Def, const std::string &Name,
+                            FunctionEvaluator &Callee, const FunctionTrace &T,
+                            const std::vector<int> &TensorArgument);
+  /// A value bound to a parameter of a followed call.
+  struct BoundArgument {
+    std::optional<TensorValue> Tensor;
+    std::optional<SymSize> StorageBytes;
+    std::optional<SymSize> Integer;
+  };
+  /// Set when this evaluator runs a callee: its parameters' values.
+  std::map<const clang::ParmVarDecl *, BoundArgument> Bound;
+  /// The evaluator of the calling function, null at the top.
+  FunctionEvaluator *Caller = nullptr;
+  int CallDepth = 0;
+  /// Each tensor parameter's value as the body starts, and its storage.
+  std::map<const clang::ParmVarDecl *, ValueId> ParameterValues;
+  /// The tensors each return statement returns; nullopt: not followed.
+  std::vector<std::optional<std::vector<ValueId>>> Returns;
+  /// Parameters whose tensor the body changed (rebound by reference,
+  /// changed in place beyond what is followed), with the reason.
+  std::map<const clang::ParmVarDecl *, std::string> ChangedParameters;
+  /// Followed calls already evaluated, by callee and argument values
+  /// (the top evaluator's; a callee uses its caller's).
+  std::map<std::string, CallSummary> CallMemo;
 
   // Ops of the table (model/ops/OpTable.def): the binder reads a call's
   // arguments by the chosen overload's schema; the op's rule does the rest.

@@ -124,6 +124,11 @@ void FunctionEvaluator::forgetSlot(const std::string &Key,
                                    const SourceSpan &Where) {
   if (I.lookup(Key) == NoValue)
     return;
+  // A followed call's parameter names the caller's tensor: it changed too.
+  if (Caller)
+    for (const clang::ParmVarDecl *P : FD.parameters())
+      if (key(P) == Key)
+        ChangedParameters.emplace(P, Why);
   ValueId V = I.unknown(Display, "'" + Display + "' " + Why, Where,
                         Interpreter::Provenance::External);
   I.rebind(Key, V);

@@ -415,12 +415,14 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
     if (isTensorType(R->getType())) {
       openStatement(S, F, false);
       I.trace().Returned.push_back(tensor(R));
+      Returns.push_back(std::vector<ValueId>{I.trace().Returned.back()});
       I.endStatement();
     } else if (isTensorVectorType(R->getType()) ||
                isTensorTupleType(R->getType())) {
       openStatement(S, F, false);
       auto Elements = isTensorVectorType(R->getType()) ? tensorList(R)
                                                         : tensorTuple(R);
+      Returns.push_back(Elements);
       if (Elements)
         for (ValueId V : *Elements)
           I.trace().Returned.push_back(V);

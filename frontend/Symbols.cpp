@@ -389,6 +389,29 @@ void FunctionEvaluator::declareParameters() {
     const std::string Name = P->getName().str();
     QualType PT = P->getType().getNonReferenceType();
     bool Unchanged = !Mutated.count(cast<ValueDecl>(P->getCanonicalDecl()));
+    if (Caller) {
+      // A followed call: the parameters hold the caller's values, and a
+      // value the caller does not know stays unknown (a symbol named after
+      // this parameter would mean nothing in the caller's terms).
+      const BoundArgument *B = nullptr;
+      if (auto It = Bound.find(P); It != Bound.end())
+        B = &It->second;
+      if (isTensorType(P->getType())) {
+        ValueId Id =
+            B && B->Tensor
+                ? I.external(*B->Tensor, B->StorageBytes)
+                : I.unknown("parameter", "the caller's argument is not followed",
+                            span(P->getSourceRange()),
+                            Interpreter::Provenance::External);
+        ParameterValues[P] = Id;
+        I.bind(key(P), Name, Id, span(P->getSourceRange()),
+               span(SourceRange(P->getLocation(), P->getLocation())), false,
+               /*IsParameter=*/true);
+      } else if (B && B->Integer && Unchanged && !PT->isReferenceType()) {
+        IntVars[key(P)] = *B->Integer;
+      }
+      continue;
+    }
     if (isTensorType(P->getType())) {
       const ParameterEvidence &Ev = Evidence[P];
       // Only exact evidence: code that reads x.size(1) works as well on
@@ -435,6 +458,7 @@ void FunctionEvaluator::declareParameters() {
                     ".numel() * " + Name + ".element_size()");
       }
       ValueId Id = I.external(V, Bytes);
+      ParameterValues[P] = Id;
       I.bind(key(P), Name, Id, span(P->getSourceRange()),
              span(SourceRange(P->getLocation(), P->getLocation())), false,
              /*IsParameter=*/true);
@@ -616,7 +640,7 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     const std::optional<Shape> &Dims = N == "size" ? V.Sizes : V.Strides;
     // A parameter of unknown rank still has sizes: x.size(1) of the tensor
     // the caller passed, while x still holds it.
-    if (K && *K >= 0 && !Dims && N == "size")
+    if (K && *K >= 0 && !Dims && N == "size" && !Caller)
       if (const ParmVarDecl *P = unchangedTensorParameter(Obj, Mutated))
         return Env->tensorSize(P->getName().str(), *K);
     if (!K || !Dims)

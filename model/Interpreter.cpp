@@ -171,6 +171,7 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   E.ReadBytes = Outcome.ReadBytes;
   E.WrittenBytes = Outcome.WrittenBytes;
   E.TransientBytes = Outcome.TransientBytes;
+  E.TransientTotalBytes = Outcome.TransientTotalBytes;
   E.Note = Outcome.Note;
   E.Error = Outcome.Error;
   E.DTypeDefaulted = Outcome.DTypeDefaulted;
@@ -194,7 +195,9 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
     Info.Producer = E.Id;
     Info.Dev = Outcome.Value.Dev;
     const TensorValue &V = Outcome.Value;
-    if (V.Sizes && V.Strides && V.Type)
+    if (Outcome.StorageBytes)
+      Info.Bytes = Outcome.StorageBytes;
+    else if (V.Sizes && V.Strides && V.Type)
       Info.Bytes = checkedStorageBytes(*V.Sizes, *V.Strides, itemSize(*V.Type));
     else if (V.Sizes && V.dtypeKnown())
       // Every allocating op lays its output out densely, so the bytes

@@ -40,6 +40,14 @@ struct OpOutcome {
   /// CPU dtype conversion): 0 when there is none, nullopt when unknown (the
   /// peak is then unknown too).
   std::optional<SymSize> TransientBytes = SymSize(0);
+  /// Everything allocated and freed inside the op, when that is not one
+  /// allocation of TransientBytes (a followed call's temporaries: their
+  /// peak is TransientBytes, their sum this); unset: TransientBytes.
+  std::optional<SymSize> TransientTotalBytes;
+  /// Alloc/Copy: the new storage's bytes when they are not the result's
+  /// extent (a called function that returns a slice of a tensor it
+  /// allocated keeps the whole allocation alive).
+  std::optional<SymSize> StorageBytes;
   std::string Note;
   std::string Error;
   /// A factory whose dtype is the default dtype because its options named

@@ -85,6 +85,9 @@ struct OpEvent {
   /// Allocated and released inside the op (matmul's folding copy): 0 when
   /// none, nullopt when unknown.
   std::optional<SymSize> TransientBytes = SymSize(0);
+  /// The sum of what was allocated and freed inside, when that is not
+  /// TransientBytes (a followed call: TransientBytes is its peak).
+  std::optional<SymSize> TransientTotalBytes;
   std::string Note;  // why it copies, why it returns self, ...
   std::string Error; // Kind == Throws: what LibTorch says
 };

@@ -68,7 +68,7 @@ OpOutcome reduce(const std::string &Op, const TensorValue &In,
       auto W = wrapDim(D, Rank);
       if (!W)
         return throws(rangeError(Rank));
-      if (Reduced[*W] && Rank > 0)
+      if (Rank > 0 && Reduced[*W])
         return throws("dim " + std::to_string(*W) +
                       " appears multiple times in the list of dims");
       if (Rank > 0)

@@ -179,7 +179,7 @@ void lambda_not_called() {
   auto y = x.clone();
 }
 
-// ---- helpers the analysis does not follow -----------------------------------
+// ---- helpers the analysis follows into (issue 13) ------------------------------
 
 torch::Tensor hostile_helper() { return torch::ones({1024, 1024}); }
 

@@ -92,8 +92,8 @@ torch::Tensor takes_params(const torch::Tensor &a, int64_t n) {
   return e;
 }
 
-// Defined after its caller so the call stays opaque to the analysis; the
-// definition lets the differential test link the file.
+// Followed into from its caller: it rebinds the caller's tensor, which the
+// caller then no longer knows (the new value is not carried back yet).
 void unknown_call_by_reference(torch::Tensor &t) { t = t.view({4, 2}); }
 
 // Symbolic integers the analysis must not turn into sizes (issue 12): a

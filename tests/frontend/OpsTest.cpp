@@ -442,7 +442,8 @@ TEST_F(OpsTest, UnknownsHaveReasons) {
   ExpectUnknown("loop_allocates", "after", "assigned inside a loop");
   ExpectUnknown("loop_views", "row", "select index could not be derived");
   EXPECT_EQ(row(fn("loop_views"), "row").Value->Sizes, std::optional<Dims>(Dims{4}));
-  ExpectUnknown("passes_by_reference", "y", "passed by reference");
+  ExpectUnknown("passes_by_reference", "y",
+                "is assigned by 'unknown_call_by_reference'");
   ExpectUnknown("unmodelled_in_place", "y", "changed in place by 'resize_'");
   ExpectUnknown("Net::forward", "h", "parameter 'input'");
   ExpectUnknown("Net::forward", "out", "member 'w'");

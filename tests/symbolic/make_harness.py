@@ -63,8 +63,12 @@ def cpp_string(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def instrument(path, text):
-    """Returns (hoisted include lines, instrumented text, {function: [bindings]})."""
+def instrument(path, text, wanted):
+    """Returns (hoisted include lines, instrumented text, {function: [bindings]}).
+
+    Only the functions in `wanted` (those inputs.json calls) record their
+    bindings: a helper they call is observed through its callers' names,
+    as the report answers for it at each call site."""
     lines = text.split("\n")
     offsets = []
     off = 0
@@ -86,9 +90,10 @@ def instrument(path, text):
         if depth == 0:
             m = FUNC.match(line)
             if m:
-                function = m.group(1)
+                function = m.group(1) if m.group(1) in wanted else None
                 declared = set()
-                bindings.setdefault(function, [])
+                if function:
+                    bindings.setdefault(function, [])
         elif function and not stripped.startswith(("for", "if", "while", "return", "//")):
             m = DECL.match(line)
             name = None
@@ -135,7 +140,7 @@ def main():
     where = {}  # function -> namespace
     for index, path in enumerate(sorted(args.files)):
         text = open(path, encoding="utf-8").read()
-        includes, body, bindings = instrument(path, text)
+        includes, body, bindings = instrument(path, text, spec)
         shown = os.path.relpath(path, os.path.dirname(os.path.dirname(os.path.dirname(args.inputs))))
         for number, inc in includes:
             hoisted.append('#line %d %s\n%s\n' % (number, cpp_string(shown), inc))

@@ -1,0 +1,321 @@
+// Calls into the translation unit's own functions: `split_heads(x, 8)`, a
+// method with a body, a helper in a project header. The callee's body is
+// evaluated with the arguments' values at the call site (context-
+// sensitive), in the caller's ShapeEnv, so its sizes are the caller's
+// expressions and the facts it checks hold for the caller afterwards.
+// What the caller sees is one op: the returned tensor (a view of an
+// argument, the argument itself, or a new storage), the bytes the body
+// moved, and what it allocated and freed inside (transient bytes, for the
+// peak). The callee's own table stays symbolic: it is analysed on its own
+// too, with its parameters as symbols.
+//
+// Not followed, each with its reason: recursion, calls deeper than
+// MaxCallDepth, virtual dispatch the static type does not settle, code
+// without a body here (another translation unit, a library).
+#include "frontend/FunctionEvaluator.h"
+#include "model/Decide.h"
+
+#include "clang/AST/Attr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace clang;
+
+namespace tma {
+
+namespace {
+
+constexpr int MaxCallDepth = 4;
+
+/// A value's fields as text, for the memo's key.
+std::string describe(const TensorValue &V) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  auto List = [&](const std::optional<Shape> &L) {
+    if (!L) {
+      OS << "?";
+      return;
+    }
+    OS << "(";
+    for (const SymSize &D : *L)
+      OS << D.toCpp() << ",";
+    OS << ")";
+  };
+  List(V.Sizes);
+  List(V.Strides);
+  OS << (V.Offset ? V.Offset->toCpp() : "?") << ";"
+     << (V.Type ? dtypeName(*V.Type) : "?") << ";" << V.TypeOf << ";"
+     << (V.Dev ? deviceName(*V.Dev) : "?") << ";" << V.UnknownReason;
+  return OS.str();
+}
+
+/// Sum of optional byte counts: unknown when any is.
+std::optional<SymSize> plus(const std::optional<SymSize> &A,
+                            const std::optional<SymSize> &B) {
+  if (!A || !B)
+    return std::nullopt;
+  return addSizes(*A, *B);
+}
+
+} // namespace
+
+const FunctionDecl *
+FunctionEvaluator::followedDefinition(const FunctionDecl *Callee) const {
+  const FunctionDecl *Def = nullptr;
+  if (!Callee || !Callee->hasBody(Def) || !Def || isLibTorchDecl(Def))
+    return nullptr;
+  if (SM.isInSystemHeader(SM.getExpansionLoc(Def->getLocation())))
+    return nullptr;
+  if (Def->isVariadic() || Def->getDeclContext()->isDependentContext() ||
+      isa<CXXConstructorDecl>(Def) || isa<CXXDestructorDecl>(Def))
+    return nullptr;
+  if (const auto *MD = dyn_cast<CXXMethodDecl>(Def))
+    if (MD->getParent()->isLambda())
+      return nullptr; // its captures are the enclosing function's
+  std::string Q = Def->getQualifiedNameAsString();
+  if (Q.rfind("std::", 0) == 0 || Q.rfind("__gnu_cxx::", 0) == 0)
+    return nullptr;
+  return Def;
+}
+
+std::optional<ValueId>
+FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
+                            const Expr *Object,
+                            llvm::ArrayRef<const Expr *> Args) {
+  const FunctionDecl *Def = followedDefinition(Callee);
+  if (!Def)
+    return std::nullopt;
+  std::string Name = Def->getQualifiedNameAsString();
+  NotFollowedWhy.clear();
+  auto NotFollowed = [&](const std::string &Why) -> std::optional<ValueId> {
+    NotFollowedWhy = "call to '" + Name + "' is not followed: " + Why;
+    return std::nullopt;
+  };
+  if (const auto *MD = dyn_cast<CXXMethodDecl>(Def);
+      MD && MD->isVirtual() && !MD->hasAttr<FinalAttr>() &&
+      !MD->getParent()->hasAttr<FinalAttr>()) {
+    // Only a call that names the class (`Base::f(x)`) is not dispatched.
+    const auto *MCE = dyn_cast<CXXMemberCallExpr>(strip(E));
+    const auto *ME =
+        MCE ? dyn_cast<MemberExpr>(MCE->getCallee()->IgnoreParens()) : nullptr;
+    if (!ME || !ME->hasQualifier())
+      return NotFollowed("a virtual function; which override runs is "
+                         "decided at run time");
+  }
+  for (FunctionEvaluator *F = this; F; F = F->Caller)
+    if (F->FD.getCanonicalDecl() == Def->getCanonicalDecl())
+      return NotFollowed("it is recursive");
+  if (CallDepth >= MaxCallDepth)
+    return NotFollowed("calls nest deeper than " +
+                       std::to_string(MaxCallDepth));
+  if (Args.size() != Def->getNumParams())
+    return NotFollowed("its arguments do not match its parameters");
+
+  // The arguments' values, in the caller; the tensor ones are the op's
+  // inputs, in order.
+  std::map<const ParmVarDecl *, BoundArgument> Values;
+  std::vector<ValueId> Inputs;
+  std::vector<int> TensorArgument(Def->getNumParams(), -1);
+  std::string Key = std::to_string(reinterpret_cast<uintptr_t>(Def));
+  for (unsigned K = 0; K < Args.size(); ++K) {
+    const ParmVarDecl *P = Def->getParamDecl(K);
+    QualType PT = P->getType();
+    BoundArgument B;
+    if (isTensorType(PT) && isTensorType(Args[K]->getType())) {
+      ValueId V = tensor(Args[K]);
+      TensorArgument[K] = static_cast<int>(Inputs.size());
+      Inputs.push_back(V);
+      if (V >= 0) {
+        B.Tensor = I.value(V);
+        if (const StorageInfo *S =
+                B.Tensor->Storage == NoStorage
+                    ? nullptr
+                    : &I.trace().Storages.at(B.Tensor->Storage))
+          B.StorageBytes = S->Bytes;
+        Key += "|T" + describe(*B.Tensor) + "#" +
+               (B.StorageBytes ? B.StorageBytes->toCpp() : "?");
+      } else {
+        Key += "|T?";
+      }
+    } else if (PT.getNonReferenceType()->isIntegerType() &&
+               !PT->isBooleanType()) {
+      B.Integer = sizeValue(Args[K]);
+      if (B.Integer)
+        B.Integer = convertInteger(*B.Integer, PT.getNonReferenceType());
+      Key += "|I" + (B.Integer ? B.Integer->toCpp() : std::string("?"));
+    } else {
+      Key += "|-";
+      if (hasTensorWork(Args[K]))
+        sideEffects(Args[K]);
+    }
+    Values[P] = B;
+  }
+
+  FunctionEvaluator *Top = this;
+  while (Top->Caller)
+    Top = Top->Caller;
+  auto Memo = Top->CallMemo.find(Key);
+  if (Memo == Top->CallMemo.end()) {
+    FunctionEvaluator Callee(Ctx, *Def, Opts, Name);
+    Callee.Env = Env;
+    Callee.Caller = this;
+    Callee.CallDepth = CallDepth + 1;
+    Callee.Bound = std::move(Values);
+    FunctionTrace T = Callee.run();
+    Memo = Top->CallMemo
+               .emplace(Key, summarizeCall(*Def, Name, Callee, T, TensorArgument))
+               .first;
+  }
+  const CallSummary &Summary = Memo->second;
+  ValueId Result = apply(Name, E, Inputs, Summary.Out);
+  for (const auto &[K, Why] : Summary.Changed)
+    forgetObject(Args[K], Why);
+  return Summary.ReturnsTensor ? Result : NoValue;
+}
+
+FunctionEvaluator::CallSummary
+FunctionEvaluator::summarizeCall(const FunctionDecl &Def,
+                                 const std::string &Name,
+                                 FunctionEvaluator &Callee,
+                                 const FunctionTrace &T,
+                                 const std::vector<int> &TensorArgument) {
+  CallSummary S;
+  S.ReturnsTensor = isTensorType(Def.getReturnType());
+  std::string In = "'" + Name + "' ";
+  // The arguments it changed: in place beyond what is followed, or a
+  // tensor reference it rebound.
+  for (unsigned K = 0; K < Def.getNumParams(); ++K) {
+    const ParmVarDecl *P = Def.getParamDecl(K);
+    auto It = Callee.ChangedParameters.find(P);
+    bool RefRebound =
+        P->getType()->isReferenceType() &&
+        !P->getType().getNonReferenceType().isConstQualified() &&
+        Callee.Mutated.count(cast<ValueDecl>(P->getCanonicalDecl()));
+    if (It != Callee.ChangedParameters.end())
+      S.Changed.push_back({K, "is changed by " + In + "(its parameter '" +
+                                  P->getName().str() + "' " + It->second +
+                                  ")"});
+    else if (RefRebound)
+      S.Changed.push_back({K, "is assigned by " + In + "(parameter '" +
+                                  P->getName().str() + "')"});
+  }
+
+  // Bytes the body moved, and what it allocated and freed inside.
+  std::optional<SymSize> Read = SymSize(0), Written = SymSize(0),
+                         Allocated = SymSize(0);
+  for (const OpEvent &Op : T.Ops) {
+    Allocated = plus(plus(Allocated, Op.AllocatedBytes),
+                     Op.TransientTotalBytes ? Op.TransientTotalBytes
+                                            : Op.TransientBytes);
+    if (Op.Kind == OpKind::Use)
+      continue;
+    Read = plus(Read, Op.ReadBytes);
+    Written = plus(Written, Op.WrittenBytes);
+  }
+  std::optional<SymSize> Peak = T.Summary.PeakLiveBytes;
+  if (!T.Summary.UnknownTotalsReason.empty())
+    Peak.reset();
+
+  OpOutcome &Out = S.Out;
+  Out.ReadBytes = Read;
+  Out.WrittenBytes = Written;
+  Out.TransientBytes = Peak;
+  Out.TransientTotalBytes = Peak ? Allocated : std::nullopt;
+  Out.Note = "call of a function followed into its body";
+  if (!T.Throws.empty()) {
+    Out = throws(In + T.Throws);
+    return S;
+  }
+  if (!S.ReturnsTensor) {
+    Out.Kind = OpKind::Use;
+    return S;
+  }
+  auto Unknown = [&](const std::string &Why) {
+    Out.Kind = OpKind::Unknown;
+    // A reason that already names a call (an argument's, a nested one's)
+    // is said once.
+    Out.Value = unknownTensor(Why.rfind("call to '", 0) == 0
+                                  ? Why
+                                  : "call to '" + Name + "': " + Why);
+    Out.TransientBytes = std::nullopt;
+    Out.TransientTotalBytes = std::nullopt;
+  };
+  if (Callee.Returns.empty() || !Callee.Returns.front() ||
+      Callee.Returns.front()->size() != 1)
+    return Unknown("its returned tensor is not followed"), S;
+  // Each return statement must give the same answer.
+  for (const auto &Each : Callee.Returns) {
+    if (!Each || Each->size() != 1)
+      return Unknown("its returned tensor is not followed"), S;
+    const TensorValue &W = T.value(Each->front());
+    if (!W.hasLayout() || W.Storage == NoStorage)
+      return Unknown(W.UnknownReason.empty()
+                         ? std::string("its returned tensor is not known")
+                         : W.UnknownReason),
+             S;
+  }
+  ValueId R = Callee.Returns.front()->front();
+  const TensorValue &V = T.value(R);
+  StorageId St = V.Storage;
+  for (const auto &Other : Callee.Returns) {
+    const TensorValue &W = T.value(Other->front());
+    if (describe(W) != describe(V) ||
+        (W.Storage != St &&
+         (St == NoStorage || W.Storage == NoStorage ||
+          T.Storages.at(St).External || T.Storages.at(W.Storage).External)))
+      return Unknown("its return statements return different tensors"), S;
+  }
+  // Known in its layout, the value may still miss a field (a device
+  // that is the caller's): it carries that reason on.
+  TensorValue Result = V;
+  Result.Storage = NoStorage;
+  Out.Value = Result;
+  const StorageInfo &Info = T.Storages.at(St);
+  if (Info.External) {
+    // An argument's storage: the argument itself, or a view of it.
+    for (unsigned K = 0; K < Def.getNumParams(); ++K) {
+      auto It = Callee.ParameterValues.find(Def.getParamDecl(K));
+      if (It == Callee.ParameterValues.end() || It->second < 0 ||
+          T.value(It->second).Storage != St || TensorArgument[K] < 0)
+        continue;
+      Out.SharesInput = static_cast<unsigned>(TensorArgument[K]);
+      bool Same = It->second == R || describe(T.value(It->second)) == describe(V);
+      Out.Kind = Same ? OpKind::Self : OpKind::View;
+      Out.Note = Same ? In + "returns its argument"
+                      : In + "returns a view of its argument";
+      return S;
+    }
+    return Unknown("it returns a tensor from outside it (a member, a "
+                   "global)"),
+           S;
+  }
+  // A storage it allocated: the caller holds it from now on.
+  Out.Kind = OpKind::Copy;
+  Out.StorageBytes = Info.Bytes;
+  if (!Info.Bytes)
+    return Unknown("the size of the storage it returns is not known"), S;
+  if (Peak) {
+    Out.TransientBytes = Env->simplify(*Peak - *Info.Bytes);
+    if (Allocated)
+      Out.TransientTotalBytes = Env->simplify(*Allocated - *Info.Bytes);
+  }
+  Out.Note = In + "returns a tensor it allocated";
+  return S;
+}
+
+bool FunctionEvaluator::followedEffects(const CallExpr *CE) {
+  const FunctionDecl *Callee = CE->getDirectCallee();
+  if (!followedDefinition(Callee) || isTensorType(CE->getType()))
+    return false;
+  const Expr *Object = nullptr;
+  llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
+  if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(CE)) {
+    Object = MCE->getImplicitObjectArgument();
+  } else if (isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(Callee) &&
+             !Args.empty()) {
+    Object = Args.front();
+    Args.erase(Args.begin());
+  }
+  return userCall(CE, Callee, Object, Args).has_value();
+}
+
+} // namespace tma
