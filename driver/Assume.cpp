@@ -22,10 +22,13 @@ std::string bindingViolationText(const FunctionTrace &T) {
   if (Broken.empty())
     return "";
   std::string At;
-  for (const auto &KV : T.Env->userBindings()) {
-    const SymbolInfo *I = T.Env->info(KV.first);
-    std::string Shown = I && !I->Display.empty() ? I->Display : KV.first;
-    At += (At.empty() ? "" : ", ") + Shown + "=" + std::to_string(KV.second);
+  const SymBindings &Values = T.Env->userBindings();
+  for (const SymbolInfo *I : T.Env->symbolsInOrder()) {
+    auto V = Values.find(I->Name);
+    if (V == Values.end())
+      continue;
+    std::string Shown = !I->Display.empty() ? I->Display : I->Name;
+    At += (At.empty() ? "" : ", ") + Shown + "=" + std::to_string(V->second);
   }
   std::string Text = "no numbers at " + At + ": " +
                      (T.Env->userBindings().size() == 1 ? "it breaks "

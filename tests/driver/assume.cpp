@@ -9,8 +9,8 @@ torch::Tensor split_heads(const torch::Tensor &x, int64_t n_heads) {
   const auto B = x.size(0);
   const auto T = x.size(1);
   const auto C = x.size(2);
-  auto q = x.view({B, T, n_heads, C / n_heads}).transpose(1, 2);
-  auto qc = q.contiguous();
+  auto heads = x.view({B, T, n_heads, C / n_heads});
+  auto qc = x.transpose(1, 2).contiguous();
   return qc;
 }
 
