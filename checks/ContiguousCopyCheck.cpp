@@ -43,8 +43,9 @@ void ContiguousCopyCheck::check(const FunctionTrace &T,
         continue;
       Diagnostic &D = report(Out, Op.NameWhere,
                              "%0() copies %1 because its input is not contiguous");
-      D.arg(Op.Name).arg(formatBytes(Op.AllocatedBytes));
+      D.arg(Op.Name).arg(bytesText(Op.AllocatedBytes));
       D.Bytes = knownBytes(Op.AllocatedBytes);
+      D.BytesAssumed = assumedBytes(Op.AllocatedBytes);
       if (Breaker)
         D.Notes.push_back({Breaker->NameWhere, "contiguity is lost here by %0()",
                            {Breaker->Name}});

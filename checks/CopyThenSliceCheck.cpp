@@ -77,14 +77,15 @@ void CopyThenSliceCheck::check(const FunctionTrace &T,
         "%0() copies all %1 but only %2 of the result is used through a "
         "slice; slicing first allocates %2 instead of %3 (saves %4)");
     D.arg(Copy.Name)
-        .arg(formatBytes(*Copy.AllocatedBytes))
-        .arg(formatBytes(Needed))
-        .arg(formatBytes(Before))
-        .arg(formatBytes(Saved));
+        .arg(bytesText(*Copy.AllocatedBytes))
+        .arg(bytesText(Needed))
+        .arg(bytesText(Before))
+        .arg(bytesText(Saved));
     D.Bytes = Saved.constant();
+    D.BytesAssumed = assumedBytes(Saved);
     for (const OpEvent *U : Uses)
       D.Notes.push_back({U->NameWhere, "only this %0 of the copy is used",
-                         {formatBytes(T.value(U->Result).logicalBytes())}});
+                         {bytesText(T.value(U->Result).logicalBytes())}});
     if (Recopy)
       D.Notes.push_back({Recopy->NameWhere,
                          "this %0() becomes unnecessary when the slice is "

@@ -30,6 +30,9 @@ struct Diagnostic {
   std::vector<std::string> Args;
   /// The byte estimate the message is about (allocation, saving, peak).
   std::optional<int64_t> Bytes;
+  /// When that estimate is a formula: its number under the user's values
+  /// (`--assume`), when they bind all of it.
+  std::optional<int64_t> BytesAssumed;
   std::vector<DiagnosticNote> Notes;
   std::vector<FixIt> Fixes;
 

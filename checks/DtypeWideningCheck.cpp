@@ -37,12 +37,13 @@ void DtypeWideningCheck::check(const FunctionTrace &T,
         "every later read of the result moves %6x the bytes");
     D.arg(dtypeName(*In.Type))
         .arg(dtypeName(*Res.Type))
-        .arg(formatBytes(Op.AllocatedBytes))
-        .arg(formatBytes(Moved))
-        .arg(formatBytes(Op.ReadBytes))
-        .arg(formatBytes(Op.WrittenBytes))
+        .arg(bytesText(Op.AllocatedBytes))
+        .arg(bytesText(Moved))
+        .arg(bytesText(Op.ReadBytes))
+        .arg(bytesText(Op.WrittenBytes))
         .arg(std::to_string(To / From));
     D.Bytes = knownBytes(Op.AllocatedBytes);
+    D.BytesAssumed = assumedBytes(Op.AllocatedBytes);
   }
 }
 

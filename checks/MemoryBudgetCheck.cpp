@@ -1,4 +1,5 @@
 #include "checks/MemoryBudgetCheck.h"
+#include "checks/utils/TraceQueries.h"
 #include "model/Decide.h"
 #include "model/Units.h"
 
@@ -19,17 +20,24 @@ void MemoryBudgetCheck::storeOptions(OptionMap &Opts) const {
 void MemoryBudgetCheck::check(const FunctionTrace &T,
                               std::vector<Diagnostic> &Out) const {
   // Only a peak shown to exceed the budget: a formula the facts do not
-  // settle is no finding (bind its symbols with --assume to get one).
+  // settle is no finding, unless the user's values (--assume) bind all of
+  // it: then its number is compared.
   const auto &Peak = T.Summary.PeakLiveBytes;
-  if (!Peak || sizeGt(*Peak, MaxPeakBytes) != Tri::True)
+  if (!Peak)
+    return;
+  std::optional<int64_t> Assumed = assumedBytes(Peak);
+  Tri Over = Assumed ? triOf(*Assumed > MaxPeakBytes)
+                     : sizeGt(*Peak, MaxPeakBytes);
+  if (Over != Tri::True)
     return;
   SourceSpan Where = T.Where;
   Where.EndOffset = Where.BeginOffset;
   Diagnostic &D = report(Out, Where,
                          "peak live tensor storage in '%0' is %1, over the "
                          "budget of %2 (MaxPeakBytes)");
-  D.arg(T.Name).arg(formatBytes(*Peak)).arg(formatBytes(MaxPeakBytes));
+  D.arg(T.Name).arg(bytesText(*Peak)).arg(formatBytes(MaxPeakBytes));
   D.Bytes = knownBytes(Peak);
+  D.BytesAssumed = Assumed;
   std::vector<const StorageInfo *> Live;
   for (StorageId S : T.Summary.PeakLive)
     if (T.Storages[S].Bytes && T.Storages[S].Producer != NoOp)
@@ -48,7 +56,7 @@ void MemoryBudgetCheck::check(const FunctionTrace &T,
     D.Notes.push_back({Op.NameWhere, "%0 holds %1 at the peak",
                        {Live[K]->FirstName.empty() ? "a temporary from " + Op.Name + "()"
                                                    : "'" + Live[K]->FirstName + "'",
-                        formatBytes(*Live[K]->Bytes)}});
+                        bytesText(*Live[K]->Bytes)}});
   }
 }
 

@@ -53,8 +53,9 @@ void RedundantCopyCheck::check(const FunctionTrace &T,
     Diagnostic &D = report(Out, Op.NameWhere,
                            "%0() copies %1 of a fresh tensor from %2() that "
                            "nothing else uses; the copy is redundant");
-    D.arg(Op.Name).arg(formatBytes(Op.AllocatedBytes)).arg(Src->Name);
+    D.arg(Op.Name).arg(bytesText(Op.AllocatedBytes)).arg(Src->Name);
     D.Bytes = knownBytes(Op.AllocatedBytes);
+    D.BytesAssumed = assumedBytes(Op.AllocatedBytes);
     D.Notes.push_back({Src->NameWhere, "the tensor was freshly made here by %0()",
                        {Src->Name}});
     // Dropping `.clone()` from a temporary is safe: the temporary already is

@@ -44,8 +44,9 @@ void ReshapeCopyCheck::check(const FunctionTrace &T,
         "%0() copies %1 because its input is not viewable as the new shape; "
         "use .contiguous().view() to make the copy explicit, or .view() where "
         "no copy is intended");
-    D.arg(Op.Name).arg(formatBytes(Op.AllocatedBytes));
+    D.arg(Op.Name).arg(bytesText(Op.AllocatedBytes));
     D.Bytes = knownBytes(Op.AllocatedBytes);
+    D.BytesAssumed = assumedBytes(Op.AllocatedBytes);
     if (const OpEvent *Breaker = layoutBreaker(T, Op.Inputs[0]))
       D.Notes.push_back({Breaker->NameWhere,
                          "the input stopped being contiguous here, at %0()",

@@ -70,16 +70,17 @@ void ViewPinsStorageCheck::check(const FunctionTrace &T,
     Diagnostic &D = report(Out, Where, Format);
     if (!Name.empty())
       D.arg(Name);
-    D.arg(formatBytes(*S.Bytes))
+    D.arg(bytesText(*S.Bytes))
         .arg(Owner.Name)
-        .arg(formatBytes(*T.value(V).logicalBytes()))
+        .arg(bytesText(*T.value(V).logicalBytes()))
         .arg(Why)
-        .arg(formatBytes(Bytes));
+        .arg(bytesText(Bytes));
     D.Bytes = Bytes.constant();
+    D.BytesAssumed = assumedBytes(Bytes);
     if (S.Producer != NoOp)
       D.Notes.push_back({T.Ops[S.Producer].NameWhere,
                          "'%0' was allocated here (%1)",
-                         {Owner.Name, formatBytes(*S.Bytes)}});
+                         {Owner.Name, bytesText(*S.Bytes)}});
   };
 
   std::set<ValueId> ReportedReturns;

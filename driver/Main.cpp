@@ -9,6 +9,7 @@
 // database (-p), or, for a newcomer pointing the tool at a file, C++17 plus
 // the LibTorch headers found on this machine.
 #include "checks/Registry.h"
+#include "driver/Assume.h"
 #include "driver/Analysis.h"
 #include "driver/ChangedLines.h"
 #include "driver/CheckRunner.h"
@@ -33,6 +34,7 @@
 
 #include <iostream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -143,6 +145,14 @@ cl::opt<std::string> ConfigOption(
     cl::desc("A .clang-tidy configuration as YAML text; replaces the "
              "nearest .clang-tidy file"),
     cl::cat(Category));
+cl::list<std::string> AssumeOption(
+    "assume",
+    cl::desc("Give a symbol a value, so every formula also has a number: "
+             "SYM=VALUE, SYM as the report writes it (a parameter "
+             "n_heads, a size x.size(1), the table's name B); repeatable; "
+             "after the config's tensor-accountant.Assume "
+             "(docs/symbolic.md)"),
+    cl::value_desc("SYM=VALUE"), cl::cat(Category));
 cl::opt<bool> ListChecks("list-checks",
                          cl::desc("List the enabled checks and exit"),
                          cl::cat(Category));
@@ -299,6 +309,16 @@ int main(int argc, const char **argv) {
     return fail("--verify-max-bytes wants a positive number of bytes, such as "
                 "1073741824 or 1G, not '" +
                 VerifyMaxBytes + "'");
+  // Values for symbols (--assume), checked before any parsing too.
+  std::vector<tma::AssumeBinding> CommandLineBindings;
+  for (const std::string &A : AssumeOption) {
+    std::string Error;
+    auto Parsed = tma::parseAssumeList(A, Error);
+    if (!Parsed)
+      return fail("--assume " + Error);
+    CommandLineBindings.insert(CommandLineBindings.end(), Parsed->begin(),
+                               Parsed->end());
+  }
   tma::CheckConfig CommandLineConfig;
   bool HaveCommandLineConfig = !ConfigOption.empty();
   if (HaveCommandLineConfig) {
@@ -312,6 +332,8 @@ int main(int argc, const char **argv) {
     if (!ChecksOption.empty())
       Checked.Checks += "," + ChecksOption;
     std::string Invalid = tma::validateCheckOptions(Checked);
+    if (Invalid.empty())
+      tma::configBindings(CommandLineConfig, Invalid);
     if (!Invalid.empty())
       return fail(Invalid);
   }
@@ -323,6 +345,8 @@ int main(int argc, const char **argv) {
       C.Checks += "," + ChecksOption;
     if (Error.empty())
       Error = tma::validateCheckOptions(C);
+    if (Error.empty())
+      tma::configBindings(C, Error);
     return C;
   };
   if (ListChecks) {
@@ -513,9 +537,12 @@ int main(int argc, const char **argv) {
   bool ConfigFailed = false;
   std::vector<tma::FileFailure> Failures = Run.Failures;
   std::set<std::string> FailedFiles;
+  // Each binding (where it came from, then its text) and how many functions
+  // it bound a symbol in, over all files.
+  std::map<std::string, size_t> BindingMatches;
   for (const tma::FileFailure &F : Failures)
     FailedFiles.insert(F.File);
-  for (const tma::FileAnalysis &FA : Run.Files) {
+  for (tma::FileAnalysis &FA : Run.Files) {
     if (FA.CompileErrors) {
       errs() << "tensor-accountant: error: '" << FA.File
              << "' did not compile; fix the errors above\n";
@@ -536,6 +563,18 @@ int main(int argc, const char **argv) {
                                        ConfigError});
       continue;
     }
+    // The config's values, then the command line's (the last one wins).
+    std::vector<tma::AssumeBinding> Bindings =
+        tma::configBindings(Config, ConfigError).value_or(
+            std::vector<tma::AssumeBinding>());
+    std::vector<std::string> From(Bindings.size(), Config.Source);
+    Bindings.insert(Bindings.end(), CommandLineBindings.begin(),
+                    CommandLineBindings.end());
+    From.resize(Bindings.size(), "--assume");
+    std::vector<size_t> Matched = tma::applyBindings(FA.Traces, Bindings);
+    for (size_t I = 0; I < Bindings.size(); ++I)
+      BindingMatches[From[I] + "\n" + Bindings[I].Text] += Matched[I];
+    tma::warnViolatedBindings(errs(), FA.Traces);
     Traces.insert(Traces.end(), FA.Traces.begin(), FA.Traces.end());
     std::vector<tma::Diagnostic> Found = tma::runChecks(FA.Traces, Config, Text);
     if (Changed)
@@ -557,6 +596,15 @@ int main(int argc, const char **argv) {
     Diagnostics.insert(Diagnostics.end(), Found.begin(), Found.end());
   }
   DiagOS.flush();
+  // A value for a symbol no analysed function has is most likely a typo.
+  for (const auto &KV : BindingMatches)
+    if (KV.second == 0) {
+      StringRef From, Text;
+      std::tie(From, Text) = StringRef(KV.first).split('\n');
+      errs() << "tensor-accountant: warning: " << From
+             << (From == "--assume" ? " " : ": tensor-accountant.Assume: ")
+             << Text << " names no symbol of any analysed function\n";
+    }
   bool CompileErrorsShown = false;
   for (const tma::FileAnalysis &FA : Run.Files)
     CompileErrorsShown |= FA.CompileErrors;

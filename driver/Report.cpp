@@ -1,4 +1,5 @@
 #include "driver/Report.h"
+#include "driver/Assume.h"
 #include "model/ShapeEnv.h"
 
 #include "llvm/Support/Format.h"
@@ -275,6 +276,8 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
       }
       OS << "\n";
     }
+    if (std::string Broken = bindingViolationText(T); !Broken.empty())
+      OS << "  " << Broken << "\n";
     std::vector<const Unknown *> Unknowns;
     for (const Unknown &U : T.Unknowns)
       Unknowns.push_back(&U);
@@ -297,6 +300,20 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
     Symbolic |= isSymbolic(T);
   llvm::json::Array Functions;
   for (const FunctionTrace &T : Traces) {
+    // With the user's values (--assume): each byte count that is a formula
+    // gets `<key>_assumed`, its number, or null when they leave some symbol
+    // of it unbound. None when the values break the function's facts or
+    // assumptions.
+    const ShapeEnv *Env = T.Env.get();
+    bool Assumed = Env && Env->bindingsUsable();
+    auto AddAssumed = [&](llvm::json::Object &O, const std::string &Key,
+                          const std::optional<SymSize> &V) {
+      if (!Assumed || !V || !V->isSymbolic())
+        return;
+      std::optional<int64_t> N = Env->boundValue(*V);
+      O[Key + "_assumed"] =
+          N ? llvm::json::Value(*N) : llvm::json::Value(nullptr);
+    };
     llvm::json::Array Tensors;
     for (const RowFacts &R : rowFacts(T)) {
       const TensorValue &V = *R.Value;
@@ -324,6 +341,7 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                               : llvm::json::Value(R.Op)},
           {"keeps_alive", keepsAliveText(R, T.Env.get())},
       };
+      AddAssumed(O, "storage_bytes", R.StorageBytes);
       if (!V.UnknownReason.empty())
         O["unknown_reason"] = V.UnknownReason;
       if (!R.Note.empty())
@@ -331,13 +349,19 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
       Tensors.push_back(std::move(O));
     }
     llvm::json::Array Ops;
-    for (const StatementTraffic &ST : statementTraffic(T))
-      Ops.push_back(llvm::json::Object{{"line", ST.Line},
-                                       {"op", ST.Op},
-                                       {"allocated_bytes", optJSON(ST.Allocated)},
-                                       {"read_bytes", optJSON(ST.Read)},
-                                       {"written_bytes", optJSON(ST.Written)},
-                                       {"transient_bytes", optJSON(ST.Transient)}});
+    for (const StatementTraffic &ST : statementTraffic(T)) {
+      llvm::json::Object O{{"line", ST.Line},
+                           {"op", ST.Op},
+                           {"allocated_bytes", optJSON(ST.Allocated)},
+                           {"read_bytes", optJSON(ST.Read)},
+                           {"written_bytes", optJSON(ST.Written)},
+                           {"transient_bytes", optJSON(ST.Transient)}};
+      AddAssumed(O, "allocated_bytes", ST.Allocated);
+      AddAssumed(O, "read_bytes", ST.Read);
+      AddAssumed(O, "written_bytes", ST.Written);
+      AddAssumed(O, "transient_bytes", ST.Transient);
+      Ops.push_back(std::move(O));
+    }
     // The function's own storages with their C++ lifetimes (the HTML
     // report's bands): allocated at the producer's statement, released
     // during or after released_line.
@@ -351,7 +375,7 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
           return nullptr;
         return T.Statements[*St].Where.Line;
       };
-      Storages.push_back(llvm::json::Object{
+      llvm::json::Object O{
           {"id", S.Id},
           {"name", S.FirstName.empty() ? llvm::json::Value(nullptr)
                                        : llvm::json::Value(S.FirstName)},
@@ -360,12 +384,17 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
           {"kind", Op.Kind == OpKind::Alloc ? "alloc" : "copy"},
           {"allocated_line", LineOf(Op.Statement)},
           {"released_line", LineOf(S.ReleasedAfter)},
-          {"released_at_scope_end", S.ReleasedAtScopeEnd}});
+          {"released_at_scope_end", S.ReleasedAtScopeEnd}};
+      AddAssumed(O, "bytes", S.Bytes);
+      Storages.push_back(std::move(O));
     }
     llvm::json::Object Summary{
         {"live_bytes_nothing_freed", optJSON(T.Summary.LiveBytesNothingFreed)},
         {"peak_live_bytes", optJSON(T.Summary.PeakLiveBytes)},
         {"unknowns", T.Summary.Unknowns}};
+    AddAssumed(Summary, "live_bytes_nothing_freed",
+               T.Summary.LiveBytesNothingFreed);
+    AddAssumed(Summary, "peak_live_bytes", T.Summary.PeakLiveBytes);
     if (T.Summary.PeakLiveBytes && T.Summary.PeakStatementKnown &&
         T.Summary.PeakStatement < T.Statements.size()) {
       Summary["peak_line"] = T.Statements[T.Summary.PeakStatement].Where.Line;
@@ -392,6 +421,19 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
         A.push_back(X);
       F["assumptions"] = std::move(A);
     }
+    if (Env && Env->hasBindings()) {
+      llvm::json::Object Values;
+      for (const auto &KV : Env->bindings())
+        Values[KV.first] = KV.second;
+      F["assumed_values"] = std::move(Values);
+      std::vector<std::string> Broken = Env->violations();
+      if (!Broken.empty()) {
+        llvm::json::Array A;
+        for (const std::string &X : Broken)
+          A.push_back(X);
+        F["assumed_values_violate"] = std::move(A);
+      }
+    }
     Functions.push_back(std::move(F));
   }
   llvm::json::Array Diags;
@@ -408,7 +450,7 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
           {"offset", static_cast<int64_t>(F.Where.BeginOffset)},
           {"length", static_cast<int64_t>(F.Where.EndOffset - F.Where.BeginOffset)},
           {"replacement", F.Replacement}});
-    Diags.push_back(llvm::json::Object{{"check", D.Check},
+    llvm::json::Object O{{"check", D.Check},
                                        {"file", D.Where.File},
                                        {"line", D.Where.Line},
                                        {"column", D.Where.Column},
@@ -416,7 +458,10 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                                        {"message", renderMessage(D.Format, D.Args)},
                                        {"bytes", optJSON(D.Bytes)},
                                        {"notes", std::move(Notes)},
-                                       {"fixes", std::move(Fixes)}});
+                                       {"fixes", std::move(Fixes)}};
+    if (D.BytesAssumed)
+      O["bytes_assumed"] = *D.BytesAssumed;
+    Diags.push_back(std::move(O));
   }
   llvm::json::Array Failed;
   for (const FileFailure &F : Failures)

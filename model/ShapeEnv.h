@@ -164,6 +164,29 @@ public:
   SymSize::Evaluation evaluate(const SymSize &E) const;
   /// Facts and assumptions (as C++) that the bindings make false.
   std::vector<std::string> violations() const;
+  struct Violation {
+    std::string Cpp;
+    /// The code states it (a TORCH_CHECK, an assert): with these values the
+    /// function throws. Otherwise the analysis assumed it: its answers do
+    /// not hold for these values.
+    bool Stated = false;
+  };
+  /// violations(), saying which kind each one is.
+  std::vector<Violation> violationDetails() const;
+  /// Whether the user bound any of this function's symbols.
+  bool hasBindings() const { return !Bound.empty(); }
+  /// The user's bindings, by symbol name (not what equalities derive).
+  const SymBindings &userBindings() const { return Bound; }
+  /// Numbers may be given: some symbol is bound and no fact or assumption
+  /// is broken by the values.
+  bool bindingsUsable() const;
+  /// E's value under usable bindings; nullopt when they are not usable or
+  /// leave a symbol of E unbound (or the value overflows int64).
+  std::optional<int64_t> boundValue(const SymSize &E) const;
+  /// ` (128 MiB at B=16, T=1024)` for a symbolic E with a boundValue, else
+  /// empty. DisplayNames: the table's names (`B`); otherwise the C++ ones
+  /// (`x.size(0)`), as the checks' messages print their formulas.
+  std::string boundSuffix(const SymSize &E, bool DisplayNames = true) const;
 
   // ---- printing -------------------------------------------------------------
   /// The JSON form: C++ over the parameters (locals never appear).

@@ -241,6 +241,67 @@ std::vector<std::string> ShapeEnv::violations() const {
   return Out;
 }
 
+std::vector<ShapeEnv::Violation> ShapeEnv::violationDetails() const {
+  SymBindings B = bindings();
+  std::vector<Violation> Out;
+  for (const SymRelation &F : FactLog)
+    if (F.evaluate(B) == Tri::False)
+      Out.push_back({F.toCpp(), true});
+  for (const Assumption &A : Assumptions)
+    if (A.Rel && A.Rel->evaluate(B) == Tri::False)
+      Out.push_back({A.Cpp, false});
+  return Out;
+}
+
+bool ShapeEnv::bindingsUsable() const {
+  return !Bound.empty() && violations().empty();
+}
+
+namespace {
+/// E's value and the symbols it was computed from, under B.
+std::optional<int64_t> valueUnder(const SymSize &E, const SymBindings &B,
+                                  std::vector<std::string> &Names) {
+  auto V = E.evaluate(B);
+  if (!V.Value)
+    return std::nullopt;
+  Names = E.symbols();
+  return V.Value;
+}
+} // namespace
+
+std::optional<int64_t> ShapeEnv::boundValue(const SymSize &E) const {
+  if (auto C = E.constant())
+    return *C;
+  if (E.isError() || !bindingsUsable())
+    return std::nullopt;
+  SymBindings B = bindings();
+  std::vector<std::string> Names;
+  if (auto V = valueUnder(E, B, Names))
+    return V;
+  // A fact may remove what is unbound (x % n with n dividing x).
+  return valueUnder(reduce(E), B, Names);
+}
+
+std::string ShapeEnv::boundSuffix(const SymSize &E, bool DisplayNames) const {
+  if (!E.isSymbolic() || !bindingsUsable())
+    return "";
+  SymBindings B = bindings();
+  std::vector<std::string> Names;
+  std::optional<int64_t> V = valueUnder(E, B, Names);
+  if (!V)
+    V = valueUnder(reduce(E), B, Names);
+  if (!V)
+    return "";
+  std::string At;
+  for (const std::string &N : Names) {
+    const SymbolInfo *I = info(N);
+    std::string Shown =
+        DisplayNames && I && !I->Display.empty() ? I->Display : N;
+    At += (At.empty() ? "" : ", ") + Shown + "=" + std::to_string(B.at(N));
+  }
+  return " (" + tma::formatBytes(*V) + " at " + At + ")";
+}
+
 // --------------------------------------------------------------- printing --
 
 std::string ShapeEnv::toTable(const SymSize &E) const {
@@ -255,19 +316,7 @@ std::string ShapeEnv::formatBytes(const SymSize &E) const {
     return tma::formatBytes(*C);
   if (E.isError())
     return "?";
-  std::string Text = toTable(E) + " B";
-  SymBindings B = bindings();
-  std::vector<std::string> Names = E.symbols();
-  auto V = E.evaluate(B);
-  if (!V.Value)
-    return Text;
-  std::string At;
-  for (const std::string &N : Names) {
-    const SymbolInfo *I = info(N);
-    std::string Shown = I && !I->Display.empty() ? I->Display : N;
-    At += (At.empty() ? "" : ", ") + Shown + "=" + std::to_string(B.at(N));
-  }
-  return Text + " (" + tma::formatBytes(*V.Value) + " at " + At + ")";
+  return toTable(E) + " B" + boundSuffix(E);
 }
 
 } // namespace tma

@@ -9,6 +9,8 @@
 // .clang-tidy files are clang-tidy's own here.
 #include "checks/Registry.h"
 #include "frontend/Analyzer.h"
+#include "model/Assume.h"
+#include "model/ShapeEnv.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
@@ -63,7 +65,7 @@ class TorchTidyCheck : public tidy::ClangTidyCheck {
 public:
   TorchTidyCheck(StringRef Name, tidy::ClangTidyContext *Context,
                  const CheckInfo &Info)
-      : ClangTidyCheck(Name, Context),
+      : ClangTidyCheck(Name, Context), Context(Context),
         Impl(Info.Create(TidyOptionSource(Options, *this, Name))) {}
 
   bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
@@ -102,6 +104,7 @@ public:
         Opts.Version = detectTorchVersion(*PP);
       // A lambda's trace is named as the CLI names it (lambdaTraceName).
       It = Cache.emplace(FD, analyzeFunction(*Result.Context, *FD, Opts)).first;
+      bindAssumedValues(It->second);
     }
     std::vector<Diagnostic> Found;
     Impl->checkFunction(It->second, Found);
@@ -110,6 +113,27 @@ public:
   }
 
 private:
+  // The values for symbols of CheckOptions' tensor-accountant.Assume (the
+  // CLI's --assume), so messages carry numbers next to formulas here too.
+  void bindAssumedValues(FunctionTrace &T) {
+    const auto &Opts = Context->getOptions().CheckOptions;
+    auto V = Opts.find("tensor-accountant.Assume");
+    if (V == Opts.end())
+      return;
+    std::string Error;
+    auto Bindings = parseAssumeList(V->getValue().Value, Error);
+    if (!Bindings) {
+      configurationDiag("invalid configuration value for option "
+                        "'tensor-accountant.Assume': %0")
+          << Error;
+      return;
+    }
+    if (T.Env)
+      for (const AssumeBinding &B : *Bindings)
+        T.Env->bind(B.Symbol, B.Value);
+  }
+
+  tidy::ClangTidyContext *Context;
   // Diagnostics go to the expansion location, as the CLI reports them
   // (SourceSpan's line and column): a finding inside a macro reads the same
   // in both front ends, with no macro backtrace notes in clang-tidy.

@@ -1,5 +1,7 @@
 #include "checks/utils/TraceQueries.h"
 #include "model/Decide.h"
+#include "model/ShapeEnv.h"
+#include "model/Units.h"
 #include "model/ops/OpTable.h"
 
 #include <algorithm>
@@ -62,7 +64,28 @@ const OpEvent *permutingProducer(const FunctionTrace &T, ValueId V) {
 }
 
 bool belowMinimum(const std::optional<SymSize> &Bytes, int64_t Min) {
+  // The user's values decide a formula they bind (--assume).
+  if (std::optional<int64_t> V = assumedBytes(Bytes))
+    return *V < Min;
   return Bytes && sizeLt(*Bytes, Min) == Tri::True;
+}
+
+std::string bytesText(const SymSize &Bytes) {
+  std::string Text = formatBytes(Bytes);
+  if (const ShapeEnv *Env = currentShapeEnv(); Env && Bytes.isSymbolic())
+    Text += Env->boundSuffix(Bytes, /*DisplayNames=*/false);
+  return Text;
+}
+
+std::string bytesText(const std::optional<SymSize> &Bytes) {
+  return Bytes ? bytesText(*Bytes) : formatBytes(Bytes);
+}
+
+std::optional<int64_t> assumedBytes(const std::optional<SymSize> &Bytes) {
+  const ShapeEnv *Env = currentShapeEnv();
+  if (!Env || !Bytes || !Bytes->isSymbolic())
+    return std::nullopt;
+  return Env->boundValue(*Bytes);
 }
 
 bool isFresh(const OpEvent *Op) {

@@ -5,6 +5,10 @@
 
 #include "model/Trace.h"
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 #include <vector>
 
 namespace tma {
@@ -39,6 +43,17 @@ const OpEvent *permutingProducer(const FunctionTrace &T, ValueId V);
 /// from the caller), is not skipped: the check fires and says "?" or the
 /// formula.
 bool belowMinimum(const std::optional<SymSize> &Bytes, int64_t Min);
+
+/// A byte count for a message: formatBytes, and, when the user's values
+/// (`--assume`) bind a formula, its number after it:
+/// `x.size(0)·8192 B (128 MiB at x.size(0)=16384)`. The decisions' ShapeEnv
+/// (model/Decide.h) holds the values.
+std::string bytesText(const SymSize &Bytes);
+std::string bytesText(const std::optional<SymSize> &Bytes);
+/// A formula's number under the user's values; nullopt when it is a number
+/// already, unknown, or not bound (or the values break the function's facts
+/// or assumptions).
+std::optional<int64_t> assumedBytes(const std::optional<SymSize> &Bytes);
 
 /// Whether an op's result came from a fresh allocation (Alloc or Copy).
 bool isFresh(const OpEvent *Op);

@@ -5,6 +5,7 @@
 // on: whenever the environment answers True or False for a random
 // comparison, that answer holds for every draw of values satisfying the
 // facts and the assumptions it recorded.
+#include "model/Assume.h"
 #include "model/ShapeEnv.h"
 
 #include <gtest/gtest.h>
@@ -329,4 +330,67 @@ TEST(ShapeEnvPropertyTest, DecisionsHoldForEveryDrawThatSatisfiesThem) {
   }
   EXPECT_GT(Decided, 300);
   EXPECT_GT(Draws, 5000);
+}
+
+// --assume (model/Assume.h): what the CLI and the config accept.
+TEST(AssumeTest, ParsesBindingsAndRefusesBadInput) {
+  std::string Err;
+  auto B = parseAssumeBinding("B=16", Err);
+  ASSERT_TRUE(B);
+  EXPECT_EQ(B->Symbol, "B");
+  EXPECT_EQ(B->Value, 16);
+  B = parseAssumeBinding(" x.size( 1 ) = 2048 ", Err);
+  ASSERT_TRUE(B);
+  EXPECT_EQ(B->Symbol, "x.size(1)");
+  EXPECT_EQ(B->Value, 2048);
+  EXPECT_EQ(B->Text, "x.size(1)=2048");
+  B = parseAssumeBinding("x.storage().nbytes()=9223372036854775807", Err);
+  ASSERT_TRUE(B);
+  EXPECT_EQ(B->Value, INT64_MAX);
+  for (const char *Bad :
+       {"=3", "B", "B=", "B=abc", "B=-1", "B=1.5", "B=99999999999999999999",
+        "B=9223372036854775808", "2*B=3", "16=16", "B+T=4"}) {
+    Err.clear();
+    EXPECT_FALSE(parseAssumeBinding(Bad, Err)) << Bad;
+    EXPECT_NE(Err.find(Bad), std::string::npos) << Bad << ": " << Err;
+  }
+  auto L = parseAssumeList("B=16, x.size(1)=2048; n_heads=8,", Err);
+  ASSERT_TRUE(L);
+  ASSERT_EQ(L->size(), 3u);
+  EXPECT_EQ((*L)[2].Symbol, "n_heads");
+  EXPECT_FALSE(parseAssumeList("B=16, T=x", Err));
+}
+
+TEST(AssumeTest, BrokenAssumptionsGiveNoNumbers) {
+  Env3 E;
+  SymSize H = E.Env.integer("n_head");
+  E.Env.addFact(SymRelation::multiple(E.C, H));
+  EXPECT_EQ(E.Env.eq(E.T, 1), Tri::False); // assumes x.size(1) >= 2
+  SymSize Bytes = 2 * E.B * E.T * E.C;
+  EXPECT_FALSE(E.Env.hasBindings());
+  EXPECT_FALSE(E.Env.bindingsUsable());
+  E.Env.bind("B", 16);
+  E.Env.bind("T", 1024);
+  E.Env.bind("C", 4096);
+  E.Env.bind("n_head", 8);
+  ASSERT_TRUE(E.Env.bindingsUsable());
+  EXPECT_EQ(E.Env.boundValue(Bytes), int64_t(2) * 16 * 1024 * 4096);
+  EXPECT_EQ(E.Env.boundSuffix(Bytes), " (128 MiB at B=16, T=1024, C=4096)");
+  EXPECT_EQ(E.Env.boundSuffix(Bytes, false),
+            " (128 MiB at x.size(0)=16, x.size(1)=1024, x.size(2)=4096)");
+  EXPECT_EQ(E.Env.boundSuffix(4096), "");
+  // Partly bound: no number.
+  EXPECT_EQ(E.Env.boundValue(Bytes * E.Env.integer("m")), std::nullopt);
+  // T=1 breaks the assumption, C=12 with n_head=8 the stated fact.
+  E.Env.bind("T", 1);
+  E.Env.bind("C", 12);
+  EXPECT_FALSE(E.Env.bindingsUsable());
+  EXPECT_EQ(E.Env.boundValue(Bytes), std::nullopt);
+  EXPECT_EQ(E.Env.formatBytes(Bytes), "2·B·T·C B");
+  auto V = E.Env.violationDetails();
+  ASSERT_EQ(V.size(), 2u);
+  EXPECT_EQ(V[0].Cpp, "x.size(2) % n_head == 0");
+  EXPECT_TRUE(V[0].Stated);
+  EXPECT_EQ(V[1].Cpp, "x.size(1) >= 2");
+  EXPECT_FALSE(V[1].Stated);
 }
