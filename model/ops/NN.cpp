@@ -16,6 +16,8 @@
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
 
+#include <algorithm>
+
 namespace tma {
 
 using namespace detail;
@@ -105,6 +107,7 @@ void layoutFollowingInput(OpOutcome &Out, const Shape &Sizes,
 }
 
 void finishTraffic(OpOutcome &Out, std::vector<const TensorValue *> Reads) {
+  Reads.erase(std::remove(Reads.begin(), Reads.end(), nullptr), Reads.end());
   Out.ReadBytes = sumBytes(Reads);
   Out.WrittenBytes = Out.Value.logicalBytes();
   Out.TransientBytes.reset();
