@@ -430,4 +430,38 @@ TEST(OpRules, DropoutReturnsItsInputUnlessItDrops) {
                "dropout probability has to be between 0 and 1, but got 1.5");
 }
 
+// ---- NN layers ----------------------------------------------------------------------
+
+TEST(OpRules, Conv2dOutputSizeIsConvOutputSize) {
+  // [2,3,9,8] * [4,3,3,3], stride 2, padding 1: (9 + 2 - 3) / 2 + 1 = 5,
+  // (8 + 2 - 3) / 2 + 1 = 4; contiguous, as LibTorch 1.13.1 printed.
+  OpOutcome Out = run(bind("conv2d", 0,
+                           {tensorArg(dense({2, 3, 9, 8})), tensorArg(dense({4, 3, 3, 3})),
+                            ArgValue(), intListArg({2}), intListArg({1})},
+                           false));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  expectGeometry(Out, {2, 4, 5, 4}, {80, 20, 4, 1}, 0, DType::Float32);
+  EXPECT_FALSE(Out.TransientBytes.has_value()) << "im2col / oneDNN buffers are unknown";
+  OpOutcome Bad = run(bind("conv2d", 0,
+                           {tensorArg(dense({2, 4, 5, 5})), tensorArg(dense({4, 3, 3, 3}))},
+                           false));
+  expectThrows(Bad,
+               "Given groups=1, weight of size [4, 3, 3, 3], expected input[2, 4, 5, 5] to "
+               "have 3 channels, but got 4 channels instead",
+               "Given groups=1, weight of size [4, 3, 3, 3], expected input[2, 4, 5, 5] to "
+               "have 3 channels, but got 4 channels instead");
+}
+
+TEST(OpRules, MaxPoolCeilModeDropsAWindowStartingInThePadding) {
+  // [2,3,9,8], kernel [3,2], stride 2, padding 1, ceil_mode: H: ceil((9 + 2
+  // - 3) / 2) + 1 = 5; W: ceil((8 + 2 - 2) / 2) + 1 = 5, then (5 - 1) * 2 = 8
+  // >= 8 + 1 is false, so 5 stays.
+  OpOutcome Out = run(bind("max_pool2d", 0,
+                           {tensorArg(dense({2, 3, 9, 8})), intListArg({3, 2}),
+                            intListArg({2, 2}), intListArg({1}), intListArg({1}),
+                            boolArg(true)},
+                           false));
+  expectGeometry(Out, {2, 3, 5, 5}, {75, 25, 5, 1}, 0, DType::Float32);
+}
+
 } // namespace
