@@ -162,13 +162,21 @@ ArgValue readValue(FunctionEvaluator &FE, const Expr *E, QualType T) {
     if (V && enumtypeName(V->getType()))
       return readValue(FE, V, V->getType());
     const TemplateArgumentList *Args = templateArgs(T);
+    // The alternatives: variant<Ts...> holds them as one pack.
+    std::vector<TemplateArgument> Alts;
     if (Args)
-      for (const TemplateArgument &Alt : Args->asArray()) {
-        if (Alt.getKind() != TemplateArgument::Type ||
-            enumtypeName(Alt.getAsType()))
-          continue;
-        return readValue(FE, V, Alt.getAsType());
+      for (const TemplateArgument &A : Args->asArray()) {
+        if (A.getKind() == TemplateArgument::Pack)
+          Alts.insert(Alts.end(), A.pack_begin(), A.pack_end());
+        else
+          Alts.push_back(A);
       }
+    for (const TemplateArgument &Alt : Alts) {
+      if (Alt.getKind() != TemplateArgument::Type ||
+          enumtypeName(Alt.getAsType()))
+        continue;
+      return readValue(FE, V, Alt.getAsType());
+    }
     return unknownValue("the variant's value could not be read");
   }
   if (isExpandingArray(T))
