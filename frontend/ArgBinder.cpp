@@ -15,6 +15,7 @@
 //     at::kLong), and marked as not written; an empty optional (nullopt,
 //     `{}`, an undefined Tensor()) is absent.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/OptionsChains.h"
 
 using namespace clang;
 
@@ -33,6 +34,8 @@ ArgType cxxArgType(QualType T) {
     return ArgType::Bool;
   if (U->isIntegerType() && !U->isEnumeralType())
     return ArgType::Int;
+  if (U->isRealFloatingType())
+    return ArgType::Float;
   std::string R = recordName(T);
   // The element type of a template record: c10::optional<X>, ArrayRef<X>.
   auto Element = [&]() -> QualType {
@@ -204,6 +207,14 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
     A.Defaulted = Defaulted;
     return A;
   };
+  // torch::nn options objects (F::Conv2dFuncOptions().stride(2)): their
+  // options by name (frontend/OptionsChains.h).
+  if (T == ArgType::Any)
+    if (auto N = nnOptionsArg(*this, E)) {
+      N->Type = T;
+      N->Defaulted = Defaulted;
+      return *N;
+    }
   switch (T) {
   case ArgType::Tensor:
   case ArgType::OptTensor: {
@@ -269,6 +280,36 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
     A.Bool = *V != 0;
     return Done(ArgValue::Kind::Bool);
   }
+  case ArgType::Float: {
+    const Expr *S = presentOptional(
+        E, [](const Expr *X) { return X->getType()->isArithmeticType(); });
+    if (!S)
+      return A;
+    auto N = number(S);
+    if (!N)
+      return Unknown("the number could not be derived");
+    A.Number = N->Value;
+    A.Floating = N->Floating;
+    return Done(ArgValue::Kind::Number);
+  }
+  case ArgType::Str: {
+    // A string literal (c10::string_view or std::string made from one).
+    const Expr *S = strip(E);
+    for (int Depth = 0; Depth < 4 && S; ++Depth) {
+      if (const auto *SL = dyn_cast<StringLiteral>(S)) {
+        A.Str = SL->getString().str();
+        return Done(ArgValue::Kind::Other);
+      }
+      const auto *CE = dyn_cast<CXXConstructExpr>(S);
+      if (!CE || CE->getNumArgs() < 1)
+        break;
+      S = strip(CE->getArg(0));
+    }
+    std::string R = recordName(strip(E)->getType());
+    if (R == "c10::nullopt_t" || R == "std::nullopt_t")
+      return A;
+    return Done(ArgValue::Kind::Other);
+  }
   case ArgType::Scalar: {
     const Expr *S = presentOptional(
         E, [](const Expr *X) { return X->getType()->isArithmeticType(); });
@@ -322,7 +363,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
   case ArgType::TensorIndexList:
     return bindIndices(E);
   default: {
-    // Layout, Dimname, str, Generator, nn options: present or not.
+    // Layout, Dimname, Generator, other objects: present or not.
     std::string R = recordName(strip(E)->getType());
     if (R == "c10::nullopt_t" || R == "std::nullopt_t")
       return A;

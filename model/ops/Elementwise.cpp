@@ -87,11 +87,15 @@ OpOutcome elementwise(const std::string &Op,
   // The common dtype, then what the op makes of it.
   std::optional<DType> Common = resultType(Ops);
   std::optional<DType> Type = Common;
+  // A comparison's output is bool whatever its operands' dtypes are
+  // (comparison_op: the output is created as kBool).
+  if (Rule == ElemDType::Bool)
+    Type = DType::Bool;
   // Operands whose dtype is one parameter's: the result has it too, when
   // promotion cannot change it. A scalar operand, or an op that computes
   // in floating point, keeps it only for a floating parameter (stated).
   std::string Follow;
-  if (!Common) {
+  if (!Common && Rule != ElemDType::Bool) {
     std::string Param;
     bool Scalars = false, Same = true;
     for (const ElemOperand &O : Ops) {
@@ -444,7 +448,14 @@ RuleResult rule_tanh(const OpCall &C) { return unary(C, "tanh", ElemDType::Float
 RuleResult rule_sigmoid(const OpCall &C) { return unary(C, "sigmoid", ElemDType::FloatPromote); }
 RuleResult rule_sin(const OpCall &C) { return unary(C, "sin", ElemDType::FloatPromote); }
 RuleResult rule_cos(const OpCall &C) { return unary(C, "cos", ElemDType::FloatPromote); }
-RuleResult rule_relu(const OpCall &C) { return unary(C, "relu", ElemDType::Promote); }
+RuleResult rule_relu(const OpCall &C) {
+  // F::relu(x, ReLUFuncOptions): inplace(true) is relu_.
+  if (const ArgValue *In = C.arg(1).option("inplace"); In && (!In->known() || In->Bool))
+    return notModelled(C, "in-place relu through its options is not modelled");
+  if (C.arg(1).K == ArgValue::Kind::NNOptions && !C.arg(1).Named->Complete)
+    return notModelled(C, "relu options could not be derived");
+  return unary(C, "relu", ElemDType::Promote);
+}
 RuleResult rule_neg(const OpCall &C) { return unary(C, "neg", ElemDType::Promote); }
 RuleResult rule_abs(const OpCall &C) { return unary(C, "abs", ElemDType::Promote); }
 
@@ -546,6 +557,284 @@ RuleResult rule_fill_(const OpCall &C) {
 }
 RuleResult rule_copy_(const OpCall &C) {
   return inPlaceRule(C, "copy_", ElemDType::Bool, false, {1});
+}
+
+} // namespace tma
+
+// ---- Activations, clamp, masked_fill, tril/triu, dropout ------------------------
+
+namespace tma {
+
+using namespace detail;
+
+namespace {
+
+/// An activation built as a TensorIterator unary op over self (structured
+/// kernels: build_unary_op / build_borrowing_unary_op in Activation.cpp):
+/// the output has self's dtype and TensorIterator's layout; only floating
+/// kernels exist on the CPU. Its scalar arguments change no geometry.
+RuleResult activation(const OpCall &C, const std::string &Op) {
+  const ArgValue &O = C.arg(1);
+  if (O.K == ArgValue::Kind::NNOptions) {
+    const ArgValue *In = O.option("inplace");
+    if (!O.Named->Complete || (In && (!In->known() || In->Bool)))
+      return notModelled(C, "in-place " + Op + " or its options are not "
+                            "modelled");
+  }
+  return one(elementwise(Op, {ElemOperand::tensor(C.self().TV)},
+                         ElemDType::FloatOnly),
+             Op);
+}
+
+} // namespace
+
+RuleResult rule_leaky_relu(const OpCall &C) { return activation(C, "leaky_relu"); }
+RuleResult rule_elu(const OpCall &C) { return activation(C, "elu"); }
+RuleResult rule_silu(const OpCall &C) { return activation(C, "silu"); }
+RuleResult rule_softplus(const OpCall &C) { return activation(C, "softplus"); }
+
+// hardtanh (Activation.cpp): result = at::empty_like(self), then
+// hardtanh_out -> clamp_out into it, so the output has empty_like's layout
+// (Preserve) and self's dtype; "Bool inputs not allowed for hardtanh".
+// Integral inputs go through clamp's promotion with the bounds: not
+// modelled.
+RuleResult rule_hardtanh(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  if (In.Type && *In.Type == DType::Bool)
+    return one(throws("Bool inputs not allowed for hardtanh"), "hardtanh");
+  const ArgValue &O = C.arg(1);
+  if (O.K == ArgValue::Kind::NNOptions) {
+    const ArgValue *Ip = O.option("inplace");
+    if (!O.Named->Complete || (Ip && (!Ip->known() || Ip->Bool)))
+      return notModelled(C, "in-place hardtanh or its options are not "
+                            "modelled");
+  }
+  if (!In.Type && !(In.TypeOf.size() && requireFloatingParameter(In.TypeOf)))
+    return notModelled(C, "hardtanh of a tensor of unknown dtype is not "
+                          "modelled");
+  if (In.Type && !isFloating(*In.Type))
+    return notModelled(C, "hardtanh of a " + std::string(dtypeName(*In.Type)) +
+                              " tensor is not modelled");
+  OpOutcome Out = likeFactory(In, std::nullopt, std::nullopt,
+                              MemoryFormat::Preserve, FillKind::Filled);
+  if (Out.Kind == OpKind::Throws)
+    return one(Out, "hardtanh");
+  Out.Kind = OpKind::Copy;
+  Out.ReadBytes = In.logicalBytes();
+  return one(Out, "hardtanh");
+}
+
+// logical_not (UnaryOps.cpp): an empty bool tensor that logical_not_out
+// resizes with TensorIterator's layout for self.
+RuleResult rule_logical_not(const OpCall &C) {
+  return one(elementwise("logical_not", {ElemOperand::tensor(C.self().TV)},
+                         ElemDType::Bool),
+             "logical_not");
+}
+
+// clamp / clamp_min / clamp_max (TensorCompare.cpp, TORCH_META_FUNC(clamp)):
+// with scalar bounds, a unary op over self.to(result_type), result_type
+// being self's dtype when floating, else result_type(self, bounds); with
+// tensor bounds, a TensorIterator op over (self, min, max) promoting to
+// their common dtype. Both are what elementwise() computes with the bounds
+// as operands (a wrapped scalar bound never widens a floating self, and
+// the CPU's conversion of self is its transient).
+namespace {
+RuleResult clampRule(const OpCall &C, const std::string &Op,
+                     std::vector<size_t> Bounds) {
+  const TensorValue &In = C.self().TV;
+  std::vector<ElemOperand> Ops = {ElemOperand::tensor(In)};
+  bool Any = false;
+  for (size_t K : Bounds) {
+    const ArgValue &B = C.arg(K);
+    if (B.K == ArgValue::Kind::Absent)
+      continue;
+    if (B.K == ArgValue::Kind::Unknown)
+      return notModelledOnAll(C, Op + " bounds could not be derived");
+    Any = true;
+    Ops.push_back(B.K == ArgValue::Kind::Tensor ? ElemOperand::tensor(B.TV)
+                                                : B.Scalar);
+  }
+  if (!Any)
+    return one(throws("torch.clamp: At least one of 'min' or 'max' must not "
+                      "be None"),
+               Op);
+  if (In.Type && *In.Type == DType::Bool)
+    return notModelledOnAll(C, Op + " of a bool tensor is not modelled");
+  if (In.Type && isComplex(*In.Type))
+    return one(throws("clamp is not supported for complex types"), Op);
+  return one(elementwise(Op, Ops, ElemDType::Promote), Op);
+}
+} // namespace
+
+RuleResult rule_clamp(const OpCall &C) { return clampRule(C, "clamp", {1, 2}); }
+RuleResult rule_clamp_min(const OpCall &C) { return clampRule(C, "clamp_min", {1}); }
+RuleResult rule_clamp_max(const OpCall &C) { return clampRule(C, "clamp_max", {1}); }
+
+// masked_fill (TensorAdvancedIndexing.cpp, masked_fill): expand_outplace
+// (mask, self), result = self.clone(Contiguous), result.masked_fill_(mask,
+// value): the broadcast shape of mask and self, contiguous, self's dtype.
+// masked_fill_ wants a 0-dim value tensor.
+RuleResult rule_masked_fill(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  const TensorValue &Mask = C.arg(1).TV;
+  const ArgValue &V = C.arg(2);
+  // LibTorch 1.13 on the CPU accepts an int32 mask (seen: no error), so
+  // only bool masks are modelled.
+  if (Mask.Type && *Mask.Type != DType::Bool)
+    return notModelledOnAll(C, "masked_fill with a " +
+                                   std::string(dtypeName(*Mask.Type)) +
+                                   " mask is not modelled");
+  if (V.K == ArgValue::Kind::Tensor && V.TV.Sizes && !V.TV.Sizes->empty())
+    return one(throws("masked_fill_ only supports a 0-dimensional value "
+                      "tensor, but got tensor with " +
+                      std::to_string(V.TV.Sizes->size()) + " dimension(s)."),
+               "masked_fill");
+  if (V.K == ArgValue::Kind::Tensor && !V.TV.Sizes)
+    return notModelledOnAll(C, "the rank of masked_fill's value tensor is "
+                               "unknown");
+  OpOutcome Out;
+  Out.Kind = OpKind::Copy;
+  keepDType(Out.Value, In);
+  Out.Value.Dev = In.Dev;
+  Out.Value.markUnknown(In.UnknownReason);
+  Out.Value.markUnknown(Mask.UnknownReason);
+  if (!Out.Value.dtypeKnown())
+    Out.Value.markUnknown("dtype of the input is unknown");
+  if (!In.Dev)
+    Out.Value.markUnknown("device of the input is unknown");
+  if (!Mask.Type && Mask.TypeOf.empty())
+    Out.Value.markUnknown("dtype of the mask is unknown");
+  if (!In.Sizes || !Mask.Sizes) {
+    Out.Value.markUnknown(shapeReason(In.Sizes ? Mask : In));
+    return one(Out, "masked_fill");
+  }
+  Shape Both;
+  Tri Broadcasts = broadcastShapes(*Mask.Sizes, *In.Sizes, Both);
+  if (Broadcasts == Tri::False)
+    return one(throws("The size of tensor a must match the size of tensor b "
+                      "at a non-singleton dimension (masked_fill: shapes do "
+                      "not broadcast)"),
+               "masked_fill");
+  if (Broadcasts == Tri::Unknown)
+    return one(undecidedOutcome(Out, "whether " + dimsText(*Mask.Sizes) +
+                                         " and " + dimsText(*In.Sizes) +
+                                         " broadcast is not decidable"),
+               "masked_fill");
+  Out.Value.Sizes = Both;
+  Out.Value.Strides = contiguousStrides(Both);
+  Out.Value.Offset = 0;
+  std::vector<const TensorValue *> Reads = {&In, &Mask};
+  if (V.K == ArgValue::Kind::Tensor)
+    Reads.push_back(&V.TV);
+  Out.ReadBytes = sumBytes(Reads);
+  Out.WrittenBytes = Out.Value.logicalBytes();
+  return one(Out, "masked_fill");
+}
+
+// tril / triu (TriangularOps.cpp, TORCH_META_FUNC(tril)):
+// set_output_raw_strided(0, self.sizes(), {}, self.options()): a fresh
+// contiguous tensor of self's shape and dtype.
+RuleResult rule_tril(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  std::string Op = C.Written == "triu" ? "triu" : "tril";
+  // The kernel wraps dim -2 first (1.13: "Dimension out of range").
+  if (In.Sizes && In.Sizes->size() < 2)
+    return one(throws("Dimension out of range (expected to be in range of "
+                      "[-1, 0], but got -2)"),
+               Op);
+  if (!C.arg(1).known() && C.arg(1).K != ArgValue::Kind::Absent &&
+      C.arg(1).K != ArgValue::Kind::SymInt)
+    return notModelled(C, Op + "'s diagonal could not be derived");
+  if (!In.Sizes)
+    return one(unknownCopy(shapeReason(In), In.Type, In.Dev), Op);
+  OpOutcome Out = freshContiguous(*In.Sizes, In.Type, In.Dev, In.TypeOf);
+  Out.Value.markUnknown(In.UnknownReason);
+  Out.ReadBytes = In.logicalBytes();
+  return one(Out, Op);
+}
+
+// dropout / feature_dropout (Dropout.cpp, 1.13): on the CPU the fused
+// kernel is never taken (is_fused_kernel_acceptable wants CUDA, XPU or
+// lazy), so _dropout_impl decides:
+//  - p outside [0, 1]: "dropout probability has to be between 0 and 1";
+//  - p == 0, !train or numel == 0: `return input`, the input itself;
+//  - p == 1: input * zeros({}) (a 0-dim zero of input's options);
+//  - else noise = empty_like(input, Contiguous) (feature: new_empty of
+//    [N, C, 1, ...], at least 2 dims), bernoulli_, div_, and input * noise:
+//    a TensorIterator output with input's layout; the noise is freed when
+//    the op returns.
+// torch::nn::functional::dropout(x, DropoutFuncOptions) calls the same with
+// options.p() (0.5), options.training() (true); inplace is dropout_.
+RuleResult rule_dropout(const OpCall &C) {
+  bool Feature = C.Written == "feature_dropout";
+  std::string Op = Feature ? "feature_dropout" : "dropout";
+  const TensorValue &In = C.self().TV;
+  const ArgValue *P = &C.arg(1), *Train = &C.arg(2);
+  if (C.arg(1).K == ArgValue::Kind::NNOptions) {
+    const ArgValue &O = C.arg(1);
+    if (!O.Named->Complete)
+      return notModelled(C, "dropout options could not be derived: " +
+                                O.Named->Why);
+    const ArgValue *Inplace = O.option("inplace");
+    if (!Inplace || !Inplace->known() || Inplace->Bool)
+      return notModelled(C, "in-place dropout is not modelled");
+    P = O.option("p");
+    Train = O.option("training");
+    if (!P || !Train)
+      return notModelled(C, "dropout options could not be derived");
+  }
+  if (P->K != ArgValue::Kind::Number || !P->Number || !Train->known())
+    return notModelled(C, Op + " arguments could not be derived");
+  double Prob = *P->Number;
+  if (!(Prob >= 0 && Prob <= 1)) {
+    std::ostringstream OS;
+    OS << Prob;
+    return one(throws("dropout probability has to be between 0 and 1, but "
+                      "got " + OS.str()),
+               Op);
+  }
+  if (Prob == 0 || !Train->Bool)
+    return one(selfOf(In, Op + " returns its input (" +
+                              (Train->Bool ? "p == 0" : "train == false") + ")"),
+               Op);
+  if (!In.Sizes)
+    return notModelled(C, shapeReason(In));
+  Tri Empty = sizeEq(numel(*In.Sizes), 0);
+  if (Empty == Tri::Unknown)
+    return notModelled(C, "whether " + Op + "'s input is empty (then it returns "
+                          "the input) is not decidable");
+  if (Empty == Tri::True)
+    return one(selfOf(In, Op + " returns its empty input"), Op);
+  TensorValue Noise;
+  if (Prob == 1) {
+    Noise = makeContiguous({}, In.Type.value_or(DType::Float32),
+                           In.Dev.value_or(Device{}));
+  } else {
+    Shape NoiseSizes = *In.Sizes;
+    if (Feature) {
+      if (NoiseSizes.size() < 2)
+        return one(throws("Feature dropout requires at least 2 dimensions in "
+                          "the input"),
+                   Op);
+      for (size_t K = 2; K < NoiseSizes.size(); ++K)
+        NoiseSizes[K] = 1;
+    }
+    Noise = makeContiguous(NoiseSizes, In.Type.value_or(DType::Float32),
+                           In.Dev.value_or(Device{}));
+  }
+  keepDType(Noise, In);
+  Noise.Dev = In.Dev;
+  OpOutcome Out = elementwise("mul", {ElemOperand::tensor(In),
+                                      ElemOperand::tensor(Noise)},
+                              ElemDType::Promote);
+  if (Out.Kind != OpKind::Copy)
+    return one(Out, Op);
+  Out.ReadBytes = In.logicalBytes();
+  Out.TransientBytes = addSizes(Out.TransientBytes, Noise.logicalBytes());
+  Out.Note = Prob == 1 ? Op + " with p == 1 multiplies by a 0-dim zero"
+                       : Op + " multiplies by a noise tensor it frees on return";
+  return one(Out, Op);
 }
 
 } // namespace tma

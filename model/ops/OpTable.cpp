@@ -19,6 +19,7 @@ ArgType parseType(std::string T) {
       {"Tensor[]", ArgType::TensorList},   {"int", ArgType::Int},
       {"int?", ArgType::OptInt},           {"int[]", ArgType::IntList},
       {"int[]?", ArgType::OptIntList},     {"bool", ArgType::Bool},
+      {"float", ArgType::Float},     {"float?", ArgType::Float},
       {"bool?", ArgType::Bool},            {"Scalar", ArgType::Scalar},
       {"Scalar?", ArgType::Scalar},        {"ScalarType", ArgType::ScalarType},
       {"ScalarType?", ArgType::OptScalarType},
@@ -130,6 +131,7 @@ const char *argTypeName(ArgType T) {
   case ArgType::IntList: return "int[]";
   case ArgType::OptIntList: return "int[]?";
   case ArgType::Bool: return "bool";
+  case ArgType::Float: return "float";
   case ArgType::Scalar: return "Scalar";
   case ArgType::ScalarType: return "ScalarType";
   case ArgType::OptScalarType: return "ScalarType?";
@@ -171,6 +173,13 @@ const std::vector<OpInfo> &allOps() { return table().Ops; }
 const ArgValue &OpCall::arg(size_t K) const {
   static const ArgValue Absent;
   return K < Args.size() ? Args[K] : Absent;
+}
+
+const ArgValue *ArgValue::option(const std::string &Name) const {
+  if (K != Kind::NNOptions || !Named)
+    return nullptr;
+  auto It = Named->Values.find(Name);
+  return It == Named->Values.end() ? nullptr : &It->second;
 }
 
 size_t OpCall::selfIndex() const {

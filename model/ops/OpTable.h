@@ -21,6 +21,8 @@
 #include "model/Ops.h"
 #include "model/ops/OpCode.h"
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,7 +33,7 @@ namespace tma {
 /// Where an op's rule lives (model/ops/<Family>.cpp).
 enum class OpFamily {
   Views, Layout, Indexing, Linalg, Split, Factories, Concat, Elementwise,
-  Reductions
+  Reductions, NN
 };
 
 /// The result an op declares; its rule's outcomes are one of these, or
@@ -65,6 +67,7 @@ enum OpTag : unsigned {
 /// A schema argument's type, as native_functions.yaml spells it.
 enum class ArgType {
   Tensor, OptTensor, TensorList, Int, OptInt, IntList, OptIntList, Bool,
+  Float, // a C++ double (native_functions.yaml's float)
   Scalar, ScalarType, OptScalarType, MemoryFormat, Options, Device, Layout,
   Dimname, DimnameList, Str, TensorIndexList, Generator,
   Any, // factories: each argument is read by its own C++ type
@@ -105,6 +108,8 @@ const std::vector<OpInfo> &allOps();
 
 // ---- Bound arguments ------------------------------------------------------------
 
+struct NamedArgs;
+
 /// TensorOptions as far as the source determines them: each field absent
 /// (not set in the options), derived, or set but not derivable.
 struct OptionsValue {
@@ -131,7 +136,10 @@ struct ArgValue {
     Device, MemoryFormat, Options, Indices, Number, Other,
     /// An integer known as a symbolic size (`x.size(1) / 2`), not a
     /// number: only rules that read size() accept it; known() is false.
-    SymInt
+    SymInt,
+    /// A torch::nn options object (`F::Conv2dFuncOptions().stride(2)`):
+    /// its options by name in Named.
+    NNOptions
   };
   Kind K = Kind::Absent;
   ArgType Type = ArgType::Any; // the schema's (or, variadic, the C++ one's)
@@ -170,6 +178,13 @@ struct ArgValue {
   tma::MemoryFormat Fmt = tma::MemoryFormat::Preserve;
   OptionsValue Options;
   std::vector<IndexSpec> Indices;
+  /// Str: the string, when a literal.
+  std::optional<std::string> Str;
+  /// NNOptions: the options the object sets, by their LibTorch names.
+  std::shared_ptr<const NamedArgs> Named;
+  /// NNOptions: the option called Name (set by the source or the options
+  /// class's default), or null when the object has no such option.
+  const ArgValue *option(const std::string &Name) const;
 
   /// The value is the declaration's default argument, not written at the
   /// call: known, but not given.
@@ -181,6 +196,21 @@ struct ArgValue {
   bool known() const {
     return K != Kind::Absent && K != Kind::Unknown && K != Kind::SymInt;
   }
+};
+
+/// The options of a torch::nn options object, by name, each an ArgValue:
+/// Int, IntList (an ExpandingArray: `3` for a 2-D option is [3, 3]),
+/// Bool, Number (double), Str, DType, Tensor, Unknown (written but not
+/// derived), Other (set, of a kind not read: an enum variant is its name in
+/// Str). Values the source does not set carry the options class's default
+/// (Defaulted).
+struct NamedArgs {
+  std::string Record; // "torch::nn::Conv2dOptions", "...::Conv2dFuncOptions"
+  std::map<std::string, ArgValue> Values;
+  /// False: some part of the chain was not understood (Why); what was read
+  /// may be incomplete, so a rule should not trust defaults.
+  bool Complete = true;
+  std::string Why;
 };
 
 /// An op call, bound: what a rule sees.

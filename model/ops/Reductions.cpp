@@ -297,6 +297,18 @@ RuleResult rule_argmax(const OpCall &C) {
 }
 
 RuleResult rule_softmax(const OpCall &C) {
+  // F::softmax / F::log_softmax(x, SoftmaxFuncOptions(dim).dtype(t)) (or an
+  // integer converted to the options): the options' dim and dtype.
+  if (C.arg(1).K == ArgValue::Kind::NNOptions) {
+    const ArgValue &O = C.arg(1);
+    const ArgValue *D = O.option("dim"), *T = O.option("dtype");
+    if (!O.Named->Complete || !D || !D->known() ||
+        (T && T->K != ArgValue::Kind::Absent && !T->known()))
+      return notModelled(C, C.Written + " options could not be derived");
+    return one(softmax(C.Written, C.self().TV, D->Int,
+                       T && T->known() ? std::optional<DType>(T->Type_)
+                                       : std::nullopt));
+  }
   if (C.arg(1).Type != ArgType::Int)
     return notModelled(C, C.Written + " by dimension name is not modelled");
   const ArgValue &D = C.arg(1), &T = C.arg(2);

@@ -353,4 +353,115 @@ TEST(OpRules, CatOfMismatchedSizesThrows) {
                "Dimension out of range (expected to be in range of [-2, 1]");
 }
 
+// ---- NN elementwise ops: activations, clamp, masked_fill, tril, dropout ------------
+
+ArgValue floatArg(double V) {
+  ArgValue A;
+  A.K = ArgValue::Kind::Number;
+  A.Number = V;
+  A.Floating = true;
+  return A;
+}
+
+TEST(OpRules, ComparisonIsBoolEvenWhenAnOperandDtypeIsUnknown) {
+  // pred.eq(target) with target's dtype unknown: eq's output is created as
+  // kBool whatever the operands are.
+  TensorValue Unknown = dense({3, 4});
+  Unknown.Type.reset();
+  Unknown.UnknownReason = "dtype of a parameter";
+  OpOutcome Out = run(bind("eq", 0, {tensorArg(dense({3, 4})), tensorArg(Unknown)}));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  EXPECT_EQ(Out.Value.Type, std::optional<DType>(DType::Bool));
+  EXPECT_EQ(Out.WrittenBytes, std::optional<int64_t>(12));
+}
+
+TEST(OpRules, TrilIsAContiguousCopyAndNeedsTwoDims) {
+  // tril of the transposed [2,4,3] (strides [12,1,4]): contiguous [12,3,1].
+  OpOutcome Out = run(bind("tril", 0, {tensorArg(transposed())}));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  expectGeometry(Out, {2, 4, 3}, {12, 3, 1}, 0, DType::Float32);
+  EXPECT_EQ(Out.ReadBytes, std::optional<int64_t>(96));
+  OpOutcome Bad = run(bind("triu", 0, {tensorArg(dense({4}))}));
+  expectThrows(Bad, "Dimension out of range (expected to be in range of [-1, 0], but got -2)",
+               "Dimension out of range (expected to be in range of [-1, 0], but got -2)");
+}
+
+TEST(OpRules, MaskedFillBroadcastsMaskAndSelfIntoAContiguousResult) {
+  // [4] self, [3, 4] bool mask: expand_outplace then clone(Contiguous).
+  TensorValue Mask = dense({3, 4}, DType::Bool);
+  OpOutcome Out = run(bind("masked_fill", 0,
+                           {tensorArg(dense({4})), tensorArg(Mask), doubleScalarArg(1.5)}));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  expectGeometry(Out, {3, 4}, {4, 1}, 0, DType::Float32);
+  // 1.13 takes an int32 mask without an error: not modelled, not a throw.
+  OpOutcome Int = run(bind("masked_fill", 0,
+                           {tensorArg(dense({3, 4})), tensorArg(dense({3, 4}, DType::Int32)),
+                            doubleScalarArg(0)}));
+  EXPECT_EQ(Int.Kind, OpKind::Unknown);
+}
+
+TEST(OpRules, ClampOfIntegersWithAFloatBoundIsFloat) {
+  // int64 [3, 4].clamp(0.5): result_type(int64, 0.5) is float32.
+  OpOutcome Out = run(bind("clamp", 0, {tensorArg(dense({3, 4}, DType::Int64)),
+                                        doubleScalarArg(0.5)}));
+  expectGeometry(Out, {3, 4}, {4, 1}, 0, DType::Float32);
+  OpOutcome Same = run(bind("clamp_min", 0, {tensorArg(dense({3, 4})), doubleScalarArg(0)}));
+  expectGeometry(Same, {3, 4}, {4, 1}, 0, DType::Float32);
+}
+
+TEST(OpRules, LeakyReluKeepsTheInputsLayout) {
+  OpOutcome Out = run(bind("leaky_relu", 0, {tensorArg(transposed()), doubleScalarArg(0.2)}));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  expectGeometry(Out, {2, 4, 3}, {12, 1, 4}, 0, DType::Float32);
+}
+
+TEST(OpRules, DropoutReturnsItsInputUnlessItDrops) {
+  // train == false: `return input`, the same tensor.
+  OpOutcome Eval = run(bind("dropout", 0, {tensorArg(X), floatArg(0.5), boolArg(false)}, false));
+  EXPECT_EQ(Eval.Kind, OpKind::Self);
+  expectNoTraffic(Eval);
+  // train: input * noise, the noise (96 B, contiguous) freed on return.
+  OpOutcome Train = run(bind("dropout", 0, {tensorArg(transposed()), floatArg(0.5), boolArg(true)}, false));
+  EXPECT_EQ(Train.Kind, OpKind::Copy);
+  expectGeometry(Train, {2, 4, 3}, {12, 1, 4}, 0, DType::Float32);
+  EXPECT_EQ(Train.TransientBytes, std::optional<int64_t>(96));
+  OpOutcome Bad = run(bind("dropout", 0, {tensorArg(X), floatArg(1.5), boolArg(true)}, false));
+  expectThrows(Bad, "dropout probability has to be between 0 and 1, but got 1.5",
+               "dropout probability has to be between 0 and 1, but got 1.5");
+}
+
+// ---- NN layers ----------------------------------------------------------------------
+
+TEST(OpRules, Conv2dOutputSizeIsConvOutputSize) {
+  // [2,3,9,8] * [4,3,3,3], stride 2, padding 1: (9 + 2 - 3) / 2 + 1 = 5,
+  // (8 + 2 - 3) / 2 + 1 = 4; contiguous, as LibTorch 1.13.1 printed.
+  OpOutcome Out = run(bind("conv2d", 0,
+                           {tensorArg(dense({2, 3, 9, 8})), tensorArg(dense({4, 3, 3, 3})),
+                            ArgValue(), intListArg({2}), intListArg({1})},
+                           false));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  expectGeometry(Out, {2, 4, 5, 4}, {80, 20, 4, 1}, 0, DType::Float32);
+  EXPECT_FALSE(Out.TransientBytes.has_value()) << "im2col / oneDNN buffers are unknown";
+  OpOutcome Bad = run(bind("conv2d", 0,
+                           {tensorArg(dense({2, 4, 5, 5})), tensorArg(dense({4, 3, 3, 3}))},
+                           false));
+  expectThrows(Bad,
+               "Given groups=1, weight of size [4, 3, 3, 3], expected input[2, 4, 5, 5] to "
+               "have 3 channels, but got 4 channels instead",
+               "Given groups=1, weight of size [4, 3, 3, 3], expected input[2, 4, 5, 5] to "
+               "have 3 channels, but got 4 channels instead");
+}
+
+TEST(OpRules, MaxPoolCeilModeDropsAWindowStartingInThePadding) {
+  // [2,3,9,8], kernel [3,2], stride 2, padding 1, ceil_mode: H: ceil((9 + 2
+  // - 3) / 2) + 1 = 5; W: ceil((8 + 2 - 2) / 2) + 1 = 5, then (5 - 1) * 2 = 8
+  // >= 8 + 1 is false, so 5 stays.
+  OpOutcome Out = run(bind("max_pool2d", 0,
+                           {tensorArg(dense({2, 3, 9, 8})), intListArg({3, 2}),
+                            intListArg({2, 2}), intListArg({1}), intListArg({1}),
+                            boolArg(true)},
+                           false));
+  expectGeometry(Out, {2, 3, 5, 5}, {75, 25, 5, 1}, 0, DType::Float32);
+}
+
 } // namespace
