@@ -37,6 +37,8 @@ def main():
                     help="list every diagnostic")
     ap.add_argument("--json", help="write the per-file results here")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--cache-dir",
+                    help="the tool's preamble cache (one LibTorch parse shared by the files)")
     args = ap.parse_args(argv)
 
     files, includes = [], []
@@ -52,7 +54,10 @@ def main():
     diagnostics, per_file = [], []
     t0 = time.time()
     for f in files:
-        cmd = [args.tool, "--format=json", f, "--"] + flags
+        cmd = [args.tool, "--format=json"]
+        if args.cache_dir:
+            cmd += ["--cache-dir", args.cache_dir]
+        cmd += [f, "--"] + flags
         try:
             p = subprocess.run(cmd, capture_output=True, text=True,
                                timeout=args.timeout)

@@ -317,6 +317,17 @@ TEST(OpRules, SumOfIntegersIsInt64AndMeanOfIntegersThrows) {
                "a floating point or complex dtype. Got: ");
 }
 
+TEST(OpRules, MeanOfAZeroDimTensorOverItsLastDim) {
+  // torch::scalar_tensor(2.).mean({-1}, true): a 0-d tensor may name dim -1
+  // (or 0); the result is 0-d too. (The rule used to read past the end of
+  // its list of reduced dims here.)
+  TensorValue S = dense({}, DType::Float32);
+  OpOutcome Mean = run(bind("mean", 0, {tensorArg(S), intListArg({-1}), boolArg(true)},
+                            true, DimsKeepdim));
+  EXPECT_EQ(Mean.Kind, OpKind::Copy);
+  expectGeometry(Mean, {}, {}, 0, DType::Float32);
+}
+
 // ---- cat ----------------------------------------------------------------------------
 
 TEST(OpRules, CatAddsTheDimAndPromotes) {
