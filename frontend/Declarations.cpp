@@ -99,6 +99,10 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
       TensorLists[key(VD)] = {};
     return;
   }
+  if (!T->isReferenceType() && moduleLayer(T)) {
+    declareModule(VD, DS, F, Insertable);
+    return;
+  }
   if (isOptionsType(T)) {
     OptionVars[key(VD)] = options(Init);
     return;

@@ -455,6 +455,8 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
                                   const Expr *Object,
                                   llvm::ArrayRef<const Expr *> Args) {
   if (!MD || !Object || !isTensorType(Object->getType())) {
+    if (auto V = moduleForward(E, MD, Object, Args))
+      return *V;
     if (auto V = userCall(E, MD, Object, Args))
       return *V;
     if (const auto *CE = dyn_cast<CallExpr>(E))

@@ -13,6 +13,8 @@
 //                      tensor handle lives, and assignment through them
 //   Effects.cpp        code the analysis does not follow, and what it may do
 //   Calls.cpp          calls into the translation unit's own functions
+//   Modules.cpp        torch::nn layers: options, parameters, forward
+//   OptionsChains.cpp  torch::nn options objects as named values
 //   Declarations.cpp   declarations: tensors, lists, tuples, options, ...
 //   Statements.cpp     statement order and control flow, with lifetimes
 //   Invalidation.cpp   what a branch or loop may have changed
@@ -79,6 +81,10 @@ using clang::VarDecl;
 
 /// A c10::TensorOptions as far as the source determines it.
 using Options = OptionsValue;
+
+/// The layer a torch::nn module holder type names ("Linear" for
+/// torch::nn::Linear), or nullopt for any other type.
+std::optional<std::string> moduleLayer(QualType T);
 
 class FunctionEvaluator {
 public:
@@ -186,6 +192,22 @@ public:
                        llvm::ArrayRef<const Expr *> Args);
   ValueId tensorLiteral(const Expr *E, const FunctionDecl *Callee,
                         llvm::ArrayRef<const Expr *> Args);
+
+  // torch::nn layers the function constructs (Modules.cpp).
+  struct ModuleValue {
+    std::string Layer; ///< the holder's name: "Linear", "Conv2d"
+    NamedArgs Options;
+    std::map<std::string, ValueId> Params; ///< weight, bias
+    std::string Why;   ///< non-empty: not followed, and why
+  };
+  std::map<std::string, ModuleValue> Modules; ///< by key(VD)
+  void declareModule(const VarDecl *VD, const DeclStmt *DS, Flow F,
+                     bool Insertable);
+  /// `fc->forward(x)` / `fc(x)` of a module declared here; nullopt when
+  /// Object is no such module.
+  std::optional<ValueId> moduleForward(const Expr *E, const FunctionDecl *Callee,
+                                       const Expr *Object,
+                                       llvm::ArrayRef<const Expr *> Args);
 
   // Calls into functions the translation unit defines (Calls.cpp).
   /// The body Callee runs when it is the project's own code (not

@@ -336,6 +336,42 @@ std::optional<NamedArgs> readOptionsChain(FunctionEvaluator &FE,
   return N;
 }
 
+std::optional<NamedArgs>
+readOptionsFromArguments(FunctionEvaluator &FE, QualType OptionsType,
+                         llvm::ArrayRef<const Expr *> Args) {
+  const CXXRecordDecl *RD = OptionsType->getAsCXXRecordDecl();
+  if (!RD || !RD->hasDefinition())
+    return std::nullopt;
+  RD = RD->getDefinition();
+  const CXXConstructorDecl *Ctor = nullptr;
+  for (const CXXConstructorDecl *C : RD->ctors())
+    if (!C->isCopyOrMoveConstructor() && C->getNumParams() == Args.size())
+      Ctor = C;
+  if (!Ctor)
+    return std::nullopt;
+  NamedArgs N;
+  N.Record = recordName(OptionsType);
+  for (unsigned K = 0; K < Args.size(); ++K) {
+    const ParmVarDecl *P = Ctor->getParamDecl(K);
+    if (!P->getDeclName().isIdentifier() || P->getName().empty()) {
+      N.Complete = false;
+      N.Why = "a constructor parameter has no name";
+      continue;
+    }
+    N.Values[P->getName().str()] = readValue(FE, Args[K], P->getType());
+  }
+  std::map<std::string, const FieldDecl *> Fields;
+  torchArgFields(RD, Fields);
+  for (const auto &[Name, F] : Fields)
+    if (!N.Values.count(Name))
+      if (const Expr *Init = fieldDefault(F)) {
+        ArgValue V = readValue(FE, Init, F->getType());
+        V.Defaulted = true;
+        N.Values[Name] = V;
+      }
+  return N;
+}
+
 std::optional<ArgValue> nnOptionsArg(FunctionEvaluator &FE, const Expr *E) {
   auto N = readOptionsChain(FE, E);
   if (!N)

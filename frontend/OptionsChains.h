@@ -53,6 +53,17 @@ bool isNNOptionsType(clang::QualType T);
 std::optional<NamedArgs> readOptionsChain(FunctionEvaluator &FE,
                                           const clang::Expr *E);
 
+/// The options a torch::nn module holder's constructor arguments give when
+/// they are not an options object (`torch::nn::Linear fc(784, 500)`): the
+/// arguments are the options class's constructor's, in order, as LibTorch
+/// forwards them (`LinearImpl(int64_t in_features, int64_t out_features)`
+/// builds `LinearOptions(in_features, out_features)`); the rest are their
+/// TORCH_ARG defaults. nullopt when no constructor of OptionsType takes
+/// that many arguments.
+std::optional<NamedArgs>
+readOptionsFromArguments(FunctionEvaluator &FE, clang::QualType OptionsType,
+                         llvm::ArrayRef<const clang::Expr *> Args);
+
 /// readOptionsChain as a bound argument: Kind NNOptions with Named set;
 /// nullopt when E is no options object.
 std::optional<ArgValue> nnOptionsArg(FunctionEvaluator &FE, const clang::Expr *E);
