@@ -169,6 +169,21 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
   ValueId Result = apply(Name, E, Inputs, Summary.Out);
   for (const auto &[K, Why] : Summary.Changed)
     forgetObject(Args[K], Why);
+  // A tensor behind a pointer parameter may have been rebound through it:
+  // what the body did to `*p` is not carried back, so it is unknown.
+  for (unsigned K = 0; K < Args.size(); ++K) {
+    QualType PT = Def->getParamDecl(K)->getType();
+    if (!PT->isPointerType() || PT->getPointeeType().isConstQualified() ||
+        !isTensorType(PT->getPointeeType()))
+      continue;
+    const Expr *Target = Args[K];
+    if (const auto *UO = dyn_cast<UnaryOperator>(strip(Target));
+        UO && UO->getOpcode() == UO_AddrOf)
+      Target = UO->getSubExpr();
+    if (auto Sl = slotOf(Target); Sl && Sl->Known)
+      forgetSlot(Sl->Key, Sl->Display, "passed by pointer to '" + Name + "'",
+                 span(Args[K]->getSourceRange()));
+  }
   return Summary.ReturnsTensor ? Result : NoValue;
 }
 

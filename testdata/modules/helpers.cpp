@@ -46,6 +46,10 @@ static torch::Tensor to_nchw(const torch::Tensor& x) { return x.permute({0, 3, 1
 
 static void scale_in_place(torch::Tensor& x, double s) { x.mul_(s); }
 
+// Rebinds the caller's tensor through a pointer: the caller's x is no
+// longer what it was, and the analysis must not say it is.
+static void reshape_through(torch::Tensor* p) { *p = p->view({2, 8}); }
+
 static torch::Tensor halve_rows(const torch::Tensor& x, int64_t times) {
   if (times == 0)
     return x;
@@ -103,4 +107,11 @@ torch::Tensor channels_round_trip(const torch::Tensor& x) {
   auto flat = back.reshape({x.size(0), -1});
   auto scaled = standardize(flat);
   return scaled;
+}
+
+torch::Tensor pointer_helper() {
+  auto x = torch::randn({16});
+  reshape_through(&x);
+  auto y = x.t();
+  return y;
 }
