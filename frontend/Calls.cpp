@@ -13,7 +13,7 @@
 // MaxCallDepth, virtual dispatch the static type does not settle, code
 // without a body here (another translation unit, a library).
 #include "frontend/FunctionEvaluator.h"
-#include "model/Decide.h"
+#include "model/Geometry.h"
 
 #include "clang/AST/Attr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -46,14 +46,6 @@ std::string describe(const TensorValue &V) {
      << (V.Type ? dtypeName(*V.Type) : "?") << ";" << V.TypeOf << ";"
      << (V.Dev ? deviceName(*V.Dev) : "?") << ";" << V.UnknownReason;
   return OS.str();
-}
-
-/// Sum of optional byte counts: unknown when any is.
-std::optional<SymSize> plus(const std::optional<SymSize> &A,
-                            const std::optional<SymSize> &B) {
-  if (!A || !B)
-    return std::nullopt;
-  return addSizes(*A, *B);
 }
 
 } // namespace
@@ -218,13 +210,13 @@ FunctionEvaluator::summarizeCall(const FunctionDecl &Def,
   std::optional<SymSize> Read = SymSize(0), Written = SymSize(0),
                          Allocated = SymSize(0);
   for (const OpEvent &Op : T.Ops) {
-    Allocated = plus(plus(Allocated, Op.AllocatedBytes),
+    Allocated = addSizes(addSizes(Allocated, Op.AllocatedBytes),
                      Op.TransientTotalBytes ? Op.TransientTotalBytes
                                             : Op.TransientBytes);
     if (Op.Kind == OpKind::Use)
       continue;
-    Read = plus(Read, Op.ReadBytes);
-    Written = plus(Written, Op.WrittenBytes);
+    Read = addSizes(Read, Op.ReadBytes);
+    Written = addSizes(Written, Op.WrittenBytes);
   }
   std::optional<SymSize> Peak = T.Summary.PeakLiveBytes;
   if (!T.Summary.UnknownTotalsReason.empty())

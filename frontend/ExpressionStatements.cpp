@@ -198,8 +198,7 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
       Followed = followedEffects(CE);
       I.endStatement();
     }
-    if (Followed) {
-    } else if (HasTensorArgs || OnTensor || hasTensorWork(S)) {
+    if (!Followed && (HasTensorArgs || OnTensor || hasTensorWork(S))) {
       openStatement(E, F, Insertable);
       if (OnTensor)
         Inputs.push_back(tensor(MCE->getImplicitObjectArgument()));
@@ -216,7 +215,7 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
       const FunctionDecl *Callee = CE->getDirectCallee();
       apply(Callee ? calleeName(Callee) : "call", S, Inputs, Use);
       I.endStatement();
-    } else {
+    } else if (!Followed) {
       opaqueCallEffects(CE);
     }
   } else if (hasTensorWork(S)) {
