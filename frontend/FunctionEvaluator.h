@@ -296,6 +296,8 @@ public:
 
   // Symbols.
   void declareParameters();
+  /// declareParameters for a followed call: the Bound values.
+  void declareBoundParameters();
   /// An integer expression as a size: a constant, or an expression over
   /// the function's symbols (`x.size(0) * n`); nullopt when not derived.
   /// May evaluate the tensor expressions it reads (`x.t().size(0)`), so it

@@ -353,10 +353,39 @@ void FunctionEvaluator::checkedParameterFacts(
   }
 }
 
+// A followed call (Calls.cpp): the parameters hold the caller's values, and
+// a value the caller does not know stays unknown (a symbol named after this
+// parameter would mean nothing in the caller's terms).
+void FunctionEvaluator::declareBoundParameters() {
+  for (const ParmVarDecl *P : FD.parameters()) {
+    const std::string Name = P->getName().str();
+    const BoundArgument *B = nullptr;
+    if (auto It = Bound.find(P); It != Bound.end())
+      B = &It->second;
+    if (isTensorType(P->getType())) {
+      ValueId Id =
+          B && B->Tensor
+              ? I.external(*B->Tensor, B->StorageBytes)
+              : I.unknown("parameter", "the caller's argument is not followed",
+                          span(P->getSourceRange()),
+                          Interpreter::Provenance::External);
+      ParameterValues[P] = Id;
+      I.bind(key(P), Name, Id, span(P->getSourceRange()),
+             span(SourceRange(P->getLocation(), P->getLocation())), false,
+             /*IsParameter=*/true);
+    } else if (B && B->Integer &&
+               !Mutated.count(cast<ValueDecl>(P->getCanonicalDecl()))) {
+      IntVars[key(P)] = *B->Integer;
+    }
+  }
+}
+
 void FunctionEvaluator::declareParameters() {
   const Stmt *Body = FD.getBody();
   if (Body)
     MutationScan(Mutated).TraverseStmt(const_cast<Stmt *>(Body));
+  if (Caller)
+    return declareBoundParameters();
   // Evidence: the uses, then the top-level checks (which win).
   std::map<const ParmVarDecl *, ParameterEvidence> Evidence;
   if (Body)
@@ -389,29 +418,6 @@ void FunctionEvaluator::declareParameters() {
     const std::string Name = P->getName().str();
     QualType PT = P->getType().getNonReferenceType();
     bool Unchanged = !Mutated.count(cast<ValueDecl>(P->getCanonicalDecl()));
-    if (Caller) {
-      // A followed call: the parameters hold the caller's values, and a
-      // value the caller does not know stays unknown (a symbol named after
-      // this parameter would mean nothing in the caller's terms).
-      const BoundArgument *B = nullptr;
-      if (auto It = Bound.find(P); It != Bound.end())
-        B = &It->second;
-      if (isTensorType(P->getType())) {
-        ValueId Id =
-            B && B->Tensor
-                ? I.external(*B->Tensor, B->StorageBytes)
-                : I.unknown("parameter", "the caller's argument is not followed",
-                            span(P->getSourceRange()),
-                            Interpreter::Provenance::External);
-        ParameterValues[P] = Id;
-        I.bind(key(P), Name, Id, span(P->getSourceRange()),
-               span(SourceRange(P->getLocation(), P->getLocation())), false,
-               /*IsParameter=*/true);
-      } else if (B && B->Integer && Unchanged && !PT->isReferenceType()) {
-        IntVars[key(P)] = *B->Integer;
-      }
-      continue;
-    }
     if (isTensorType(P->getType())) {
       const ParameterEvidence &Ev = Evidence[P];
       // Only exact evidence: code that reads x.size(1) works as well on
