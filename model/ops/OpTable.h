@@ -33,7 +33,7 @@ namespace tma {
 /// Where an op's rule lives (model/ops/<Family>.cpp).
 enum class OpFamily {
   Views, Layout, Indexing, Linalg, Split, Factories, Concat, Elementwise,
-  Reductions, NN
+  Reductions, NN, Losses
 };
 
 /// The result an op declares; its rule's outcomes are one of these, or

@@ -475,4 +475,156 @@ TEST(OpRules, MaxPoolCeilModeDropsAWindowStartingInThePadding) {
   expectGeometry(Out, {2, 3, 5, 5}, {75, 25, 5, 1}, 0, DType::Float32);
 }
 
+
+// ---- Losses -------------------------------------------------------------------------
+//
+// The values below are what LibTorch 1.13.1 printed for the same calls
+// (testdata/ops/losses.cpp and its truth rows).
+
+/// A torch::nn options object setting reduction to an enumtype
+/// (`F::CrossEntropyFuncOptions().reduction(torch::kNone)`), the rest
+/// defaulted.
+ArgValue reductionOptions(const std::string &Record, const std::string &Reduction) {
+  auto N = std::make_shared<NamedArgs>();
+  N->Record = Record;
+  ArgValue R;
+  R.K = ArgValue::Kind::Other;
+  R.Str = Reduction;
+  N->Values["reduction"] = R;
+  ArgValue A;
+  A.K = ArgValue::Kind::NNOptions;
+  A.Named = N;
+  return A;
+}
+
+TEST(OpRules, CrossEntropyReducesToZeroDimUnlessNone) {
+  // [4, 5] logits, [4] int64 class indices: Mean (the default) and Sum
+  // give a fresh 0-d float32 tensor, None gives [4].
+  TensorValue Logits = dense({4, 5}), Classes = dense({4}, DType::Int64);
+  OpOutcome Mean = run(bind("cross_entropy_loss", 0,
+                            {tensorArg(Logits), tensorArg(Classes)}, false));
+  EXPECT_EQ(Mean.Kind, OpKind::Copy);
+  expectGeometry(Mean, {}, {}, 0, DType::Float32);
+  EXPECT_EQ(Mean.WrittenBytes, std::optional<int64_t>(4));
+  EXPECT_EQ(Mean.ReadBytes, std::optional<int64_t>(80 + 32));
+  EXPECT_FALSE(Mean.TransientBytes.has_value()) << "log_softmax's output is not modelled";
+  OpOutcome None = run(bind("cross_entropy_loss", 0,
+                            {tensorArg(Logits), tensorArg(Classes), ArgValue(), intArg(0)},
+                            false));
+  expectGeometry(None, {4}, {1}, 0, DType::Float32);
+  // F::cross_entropy(x, t, F::CrossEntropyFuncOptions().reduction(torch::kNone)).
+  OpOutcome Functional = run(bind(
+      "cross_entropy", 1,
+      {tensorArg(Logits), tensorArg(Classes),
+       reductionOptions("torch::nn::CrossEntropyLossOptions", "none")},
+      false));
+  expectGeometry(Functional, {4}, {1}, 0, DType::Float32);
+  // A spatial input [2, 5, 7] with target [2, 7]: nll_loss_nd's [N, d1].
+  OpOutcome Spatial = run(bind("cross_entropy_loss", 0,
+                               {tensorArg(dense({2, 5, 7})),
+                                tensorArg(dense({2, 7}, DType::Int64)), ArgValue(),
+                                intArg(0)},
+                               false));
+  expectGeometry(Spatial, {2, 7}, {7, 1}, 0, DType::Float32);
+}
+
+TEST(OpRules, CrossEntropyErrorsAreLibTorchs) {
+  OpOutcome Batch = run(bind("cross_entropy_loss", 0,
+                             {tensorArg(dense({4, 5})), tensorArg(dense({3}, DType::Int64))},
+                             false));
+  expectThrows(Batch, "Expected input batch_size (4) to match target batch_size (3).",
+               "Expected input batch_size (4) to match target batch_size (3).");
+  // A target of the input's shape holds class probabilities: it must be
+  // floating.
+  OpOutcome LongProbabilities =
+      run(bind("cross_entropy_loss", 0,
+               {tensorArg(dense({4, 5})), tensorArg(dense({4, 5}, DType::Int64))}, false));
+  expectThrows(LongProbabilities,
+               "Expected floating point type for target with class probabilities, got Long",
+               "Expected floating point type for target with class probabilities, got Long");
+  // Class probabilities: the input's shape less the class dim.
+  OpOutcome Probabilities = run(bind("cross_entropy_loss", 0,
+                                     {tensorArg(dense({2, 5, 3})), tensorArg(dense({2, 5, 3})),
+                                      ArgValue(), intArg(0)},
+                                     false));
+  expectGeometry(Probabilities, {2, 3}, {3, 1}, 0, DType::Float32);
+  // Class indices of another dtype than int64: not guessed.
+  OpOutcome IntClasses = run(bind("cross_entropy_loss", 0,
+                                  {tensorArg(dense({4, 5})), tensorArg(dense({4}, DType::Int32))},
+                                  false));
+  EXPECT_EQ(IntClasses.Kind, OpKind::Unknown);
+}
+
+TEST(OpRules, NllLossShapesFollowTheTarget) {
+  // nll_loss2d: [2, 5, 3, 4] with [2, 3, 4] -> [2, 3, 4]; a 4-D target
+  // mismatch throws as LibTorch does.
+  OpOutcome Spatial = run(bind("nll_loss2d", 0,
+                               {tensorArg(dense({2, 5, 3, 4})),
+                                tensorArg(dense({2, 3, 4}, DType::Int64)), ArgValue(),
+                                intArg(0)},
+                               false));
+  expectGeometry(Spatial, {2, 3, 4}, {12, 4, 1}, 0, DType::Float32);
+  OpOutcome Multi = run(bind("nll_loss", 0,
+                             {tensorArg(dense({4, 5})), tensorArg(dense({4, 2}, DType::Int64))},
+                             false));
+  expectThrows(Multi, "0D or 1D target tensor expected, multi-target not supported",
+               "0D or 1D target tensor expected, multi-target not supported");
+  OpOutcome Mismatch = run(bind("nll_loss_nd", 0,
+                                {tensorArg(dense({2, 5, 3, 4})),
+                                 tensorArg(dense({2, 3, 5}, DType::Int64)), ArgValue(),
+                                 intArg(0)},
+                                false));
+  expectThrows(Mismatch, "size mismatch (got input: [2, 5, 3, 4] , target: [2, 3, 5]",
+               "size mismatch (got input: [2, 5, 3, 4] , target: [2, 3, 5]");
+}
+
+TEST(OpRules, MseLossReducesIntoItsUnreducedStorage) {
+  // mse_loss's structured output is resized to {} when reducing: the 0-d
+  // result keeps the [4, 3] loss's 48 B (LibTorch 1.13.1: nbytes 48).
+  OpOutcome Mean = run(bind("mse_loss", 0, {tensorArg(dense({4, 3})), tensorArg(dense({4, 3}))},
+                            false));
+  expectGeometry(Mean, {}, {}, 0, DType::Float32);
+  EXPECT_EQ(Mean.StorageBytes, std::optional<int64_t>(48));
+  // l1_loss is (input - target).abs().mean(): a fresh 0-d result.
+  OpOutcome L1 = run(bind("l1_loss", 0, {tensorArg(dense({4, 3})), tensorArg(dense({4, 3}))},
+                          false));
+  EXPECT_FALSE(L1.StorageBytes.has_value());
+  // None broadcasts like a TensorIterator: the first operand's layout wins.
+  OpOutcome None = run(bind("mse_loss", 0,
+                            {tensorArg(transpose(dense({4, 3}), 0, 1).Value),
+                             tensorArg(dense({3, 4})), intArg(0)},
+                            false));
+  expectGeometry(None, {3, 4}, {1, 3}, 0, DType::Float32);
+  // float32 with float64: one TensorIterator op, so float64.
+  OpOutcome Mixed = run(bind("mse_loss", 0,
+                             {tensorArg(dense({4, 3})), tensorArg(dense({4, 3}, DType::Float64))},
+                             false));
+  EXPECT_EQ(Mixed.Value.Type, std::optional<DType>(DType::Float64));
+  EXPECT_EQ(Mixed.StorageBytes, std::optional<int64_t>(96));
+  // Mixed dtypes elsewhere are not guessed.
+  OpOutcome KlMixed = run(bind("kl_div", 0,
+                               {tensorArg(dense({4, 3})), tensorArg(dense({4, 3}, DType::Float64))},
+                               false));
+  EXPECT_EQ(KlMixed.Kind, OpKind::Unknown);
+}
+
+TEST(OpRules, BinaryCrossEntropyFunctionalNeedsOneSize) {
+  // F::binary_cross_entropy throws on a target of another size.
+  OpOutcome Bad = run(bind("binary_cross_entropy", 1,
+                           {tensorArg(dense({4, 3})), tensorArg(dense({4, 1})),
+                            reductionOptions("torch::nn::BCELossOptions", "mean")},
+                           false));
+  expectThrows(Bad,
+               "Using a target size ([4, 1]) that is different to the input size ([4, 3]) "
+               "is deprecated. Please ensure they have the same size.",
+               "Using a target size ([4, 1]) that is different to the input size ([4, 3])");
+  // Unreduced, it is empty_like(input): a transposed input's layout.
+  OpOutcome None = run(bind("binary_cross_entropy", 0,
+                            {tensorArg(transpose(dense({4, 3}), 0, 1).Value),
+                             tensorArg(transpose(dense({4, 3}), 0, 1).Value), ArgValue(),
+                             intArg(0)},
+                            false));
+  expectGeometry(None, {3, 4}, {1, 3}, 0, DType::Float32);
+}
+
 } // namespace
