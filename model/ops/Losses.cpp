@@ -459,10 +459,10 @@ RuleResult rule_binary_cross_entropy(const OpCall &C) {
   L.Layout = UnreducedLayout::LikeInput;
   L.ReducesInPlace = true;
   L.SameSizes = true;
-  L.ThrowsOnMismatch = optionsOf(C, 2) != nullptr;
   const ArgValue *O = optionsOf(C, 2);
-  if (const TensorValue *W =
-          optionalTensor(O ? O->option("weight") : &C.arg(2), "the weight", L.Why))
+  L.ThrowsOnMismatch = O != nullptr;
+  const ArgValue *WeightArg = O ? O->option("weight") : &C.arg(2);
+  if (const TensorValue *W = optionalTensor(WeightArg, "the weight", L.Why))
     L.Weights.push_back(W);
   return elementwiseLoss(C, L);
 }
@@ -530,7 +530,8 @@ ClassLossArgs readClassLoss(const OpCall &C, const std::string &Op) {
   }
   A.Weight = optionalTensor(O ? O->option("weight") : &C.arg(2), "the weight",
                             A.Why);
-  A.Reduce = readReduction(O ? O->option("reduction") : &C.arg(3), false, A.Why);
+  A.Reduce =
+      readReduction(O ? O->option("reduction") : &C.arg(3), false, A.Why);
   const ArgValue *Ignore = O ? O->option("ignore_index") : &C.arg(4);
   if (Ignore && Ignore->K == ArgValue::Kind::Int)
     A.IgnoreIndex = Ignore->Int;
@@ -542,7 +543,7 @@ ClassLossArgs readClassLoss(const OpCall &C, const std::string &Op) {
 }
 
 /// The weight, when given, has one value per class: 1-D of C elements.
-/// False: LibTorch throws (Msg); Unknown: not decided.
+/// False: it has not (LibTorch throws); Unknown: not decided.
 Tri weightFitsClasses(const TensorValue *Weight, const SymSize &Classes) {
   if (!Weight)
     return Tri::True;
@@ -656,14 +657,22 @@ NllShape nllShape(const Shape &IS, const Shape &TS, const TensorValue *Weight,
   return S;
 }
 
-RuleResult classLossResult(const OpCall &C, const std::string &Op,
-                           const NllShape &S, Reduction R,
-                           const TensorValue &Typed,
-                           std::vector<const TensorValue *> Reads) {
+/// A shape nllShape did not answer: LibTorch's throw, or unknown.
+std::optional<RuleResult> nllShapeFailure(const OpCall &C,
+                                          const std::string &Op,
+                                          const NllShape &S) {
   if (S.Throws)
     return one(throws(*S.Throws), Op);
   if (!S.Unreduced)
     return notModelledOnAll(C, S.Why);
+  return std::nullopt;
+}
+
+/// The loss of an answered nllShape: contiguous when unreduced.
+RuleResult classLossResult(const OpCall &C, const std::string &Op,
+                           const NllShape &S, Reduction R,
+                           const TensorValue &Typed,
+                           std::vector<const TensorValue *> Reads) {
   const TensorValue &In = C.arg(0).TV;
   OpOutcome Out = lossResult(R, Typed, In.Dev, *S.Unreduced,
                              contiguousStrides(*S.Unreduced), "", Reads);
@@ -697,8 +706,8 @@ RuleResult rule_nll_loss(const OpCall &C) {
                Op);
   NllShape S = nllShape(IS, TS, A.Weight,
                         Functional ? std::string("nll_loss_nd") : Op);
-  if (S.Throws || !S.Unreduced)
-    return classLossResult(C, Op, S, Reduction::Mean, In, {});
+  if (auto Failed = nllShapeFailure(C, Op, S))
+    return *Failed;
   TensorValue Typed;
   std::string Why;
   std::vector<const TensorValue *> Same;
@@ -768,7 +777,7 @@ RuleResult rule_cross_entropy_loss(const OpCall &C) {
     if (!lossDType(Op, In, Same, Typed, Why))
       return notModelledOnAll(C, Why);
     Shape Unreduced = IS;
-    Unreduced.erase(Unreduced.begin() + static_cast<long>(ClassDim));
+    Unreduced.erase(Unreduced.begin() + static_cast<std::ptrdiff_t>(ClassDim));
     OpOutcome Out = lossResult(*A.Reduce, Typed, In.Dev, Unreduced,
                                contiguousStrides(Unreduced), "",
                                {&In, &Target, A.Weight});
@@ -781,8 +790,8 @@ RuleResult rule_cross_entropy_loss(const OpCall &C) {
                       std::to_string(*A.LabelSmoothing)),
                Op);
   NllShape S = nllShape(IS, TS, A.Weight, "nll_loss_nd");
-  if (S.Throws || !S.Unreduced)
-    return classLossResult(C, Op, S, Reduction::Mean, In, {});
+  if (auto Failed = nllShapeFailure(C, Op, S))
+    return *Failed;
   if (!lossDType(Op, In, Same, Typed, Why) ||
       !classIndexTarget(Op, Target, Why))
     return notModelledOnAll(C, Why);
