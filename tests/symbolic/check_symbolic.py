@@ -282,13 +282,14 @@ def compare_run(cmp, fn, report_fn, params, measured):
 
 def describe(params):
     parts = []
+    ctor = ["%s=%d" % (p["name"], p["value"]) for p in params if p["kind"] == "construct"]
+    if ctor:
+        parts.append("module(%s)" % ", ".join(ctor))
     for p in params:
         if p["kind"] == "tensor":
             parts.append("%s %s%s" % (p["name"], p["dtype"] if p["dtype"] != "float32" else "",
                                       tuple(p["shape"])))
-        elif p["kind"] == "construct":
-            parts.append("constructed with %s=%d" % (p["name"], p["value"]))
-        else:
+        elif p["kind"] == "int":
             parts.append("%s=%d" % (p["name"], p["value"]))
     return ", ".join(parts)
 
