@@ -106,8 +106,11 @@ def environment(params, module=None):
     for p in params:
         env[p["name"]] = (TensorValue(p["shape"], p["dtype"]) if p["kind"] == "tensor"
                           else p["value"])
+    # A tensor registered on the module itself ("weight") has no "->"; a
+    # parameter or constructor argument of the same name is what the
+    # method's code means by it, so it is not replaced.
     for t in (module or {}).get("parameters", []) + (module or {}).get("buffers", []):
-        env[t["name"].replace(".", "->")] = TensorValue(t["shape"], t["dtype"])
+        env.setdefault(t["name"].replace(".", "->"), TensorValue(t["shape"], t["dtype"]))
     return env
 
 
