@@ -13,6 +13,12 @@ For every function of testdata/symbolic/inputs.json:
   3. the harness (make_harness.py's program, built against LibTorch) calls
      the function with fresh contiguous tensors of those sizes and records
      every named tensor after each binding statement, every loop iteration;
+     for a user module's method ("Class::method" with a "construct" list)
+     it first constructs the module with the drawn constructor arguments
+     and reports its parameters and buffers: the constructor's argument
+     names are integer symbols, and member tensors are "fc1->weight", both
+     in the assumptions (checked on a module built before drawing, BUILD)
+     and in the answers;
   4. every non-null field of the report is evaluated under the draw and
      compared with every observation of that binding.
 
@@ -67,7 +73,11 @@ def draw_once(rng, spec):
     for cond in spec.get("where", []):
         if not spec_value(cond, symbols):
             return None
-    params = []
+    # A module method's constructor arguments come first, in order: the
+    # harness constructs the module with them ("C" lines), and the report
+    # uses their names as integer symbols, as it does an int parameter's.
+    params = [{"name": c["name"], "kind": "construct", "value": spec_value(c["int"], symbols)}
+              for c in spec.get("construct", [])]
     for p in spec["params"]:
         if "shape" in p:
             dtype = p.get("dtype", "float32")
@@ -87,15 +97,64 @@ def draw_once(rng, spec):
     return params
 
 
-def environment(params):
+def environment(params, module=None):
+    """The names a report's expressions may use: the parameters, the
+    constructor's arguments, and a module method's member tensors as the
+    harness measured them after construction ("fc1.weight" is
+    "fc1->weight", as the method's code reaches it)."""
     env = {}
     for p in params:
         env[p["name"]] = (TensorValue(p["shape"], p["dtype"]) if p["kind"] == "tensor"
                           else p["value"])
+    # A tensor registered on the module itself ("weight") has no "->"; a
+    # parameter or constructor argument of the same name is what the
+    # method's code means by it, so it is not replaced.
+    for t in (module or {}).get("parameters", []) + (module or {}).get("buffers", []):
+        env.setdefault(t["name"].replace(".", "->"), TensorValue(t["shape"], t["dtype"]))
     return env
 
 
-def draws_for(rng, fn, spec, assumptions, count, problems):
+def constructor_args(params):
+    return tuple(p["value"] for p in params if p["kind"] == "construct")
+
+
+class ModuleProbe:
+    """Constructs a user module in the harness (BUILD: no call) and returns
+    what it measured of its parameters and buffers, so that draws can be
+    kept only where the report's assumptions on them hold (they state one
+    per member layer, `fc1->weight.scalar_type() == torch::kFloat`). The
+    module depends only on the constructor's arguments, so one probe per
+    distinct argument list; the harness process stays up between probes."""
+
+    def __init__(self, harness):
+        self.harness = harness
+        self.proc = None
+        self.cache = {}
+
+    def module(self, fn, params):
+        key = (fn, constructor_args(params))
+        if key not in self.cache:
+            if self.proc is None:
+                self.proc = subprocess.Popen([self.harness], stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, text=True)
+            ctor = [p for p in params if p["kind"] == "construct"]
+            self.proc.stdin.write(harness_input([(fn, "probe", ctor)], go="BUILD"))
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+            if not line:
+                raise SystemExit("FAIL: the harness exited %s while constructing %s(%s)" % (
+                    self.proc.wait(), fn.rpartition("::")[0], describe(ctor)))
+            m = json.loads(line)
+            self.cache[key] = (m["module"], m["error"])
+        return self.cache[key]
+
+    def close(self):
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait()
+
+
+def draws_for(rng, fn, spec, assumptions, count, problems, probe):
     """count draws that satisfy inputs.json and the report's assumptions."""
     out = []
     seen = set()
@@ -103,7 +162,14 @@ def draws_for(rng, fn, spec, assumptions, count, problems):
         params = draw_once(rng, spec)
         if params is None:
             continue
-        env = environment(params)
+        module = None
+        if "construct" in spec:
+            module, error = probe.module(fn, params)
+            if error is not None:
+                problems.append("%s: constructing the module threw on LibTorch (%s): %s" % (
+                    fn, describe(params), error))
+                return out
+        env = environment(params, module)
         ok = True
         for a in assumptions:
             try:
@@ -128,18 +194,20 @@ def draws_for(rng, fn, spec, assumptions, count, problems):
     return out
 
 
-def harness_input(runs):
+def harness_input(runs, go="GO"):
     lines = []
     for fn, index, params in runs:
-        lines.append("RUN %s %d" % (fn, index))
+        lines.append("RUN %s %s" % (fn, index))
         for p in params:
-            if p["kind"] == "tensor":
+            if p["kind"] == "construct":
+                lines.append("C %s %d" % (p["name"], p["value"]))
+            elif p["kind"] == "tensor":
                 fill = ("randint %d %d" % tuple(p["randint"])) if p["randint"] else "randn"
                 lines.append("T %s %s %s %d %s" % (p["name"], p["dtype"], fill, len(p["shape"]),
                                                    " ".join(str(s) for s in p["shape"])))
             else:
                 lines.append("I %s %d" % (p["name"], p["value"]))
-        lines.append("GO")
+        lines.append(go)
     return "\n".join(lines) + "\n"
 
 
@@ -201,7 +269,7 @@ class Comparison:
 
 
 def compare_run(cmp, fn, report_fn, params, measured):
-    env = environment(params)
+    env = environment(params, measured["module"])
     rows = {}
     if report_fn:
         for row in report_fn.get("tensors", []):
@@ -217,11 +285,14 @@ def compare_run(cmp, fn, report_fn, params, measured):
 
 def describe(params):
     parts = []
+    ctor = ["%s=%d" % (p["name"], p["value"]) for p in params if p["kind"] == "construct"]
+    if ctor:
+        parts.append("module(%s)" % ", ".join(ctor))
     for p in params:
         if p["kind"] == "tensor":
             parts.append("%s %s%s" % (p["name"], p["dtype"] if p["dtype"] != "float32" else "",
                                       tuple(p["shape"])))
-        else:
+        elif p["kind"] == "int":
             parts.append("%s=%d" % (p["name"], p["value"]))
     return ", ".join(parts)
 
@@ -266,7 +337,7 @@ def planted_checks(report_by_fn, results):
                     bad = dict(row)
                     bad[field] = value + 1 if isinstance(value, int) else "(%s) + 1" % value
                 cmp = Comparison()
-                cmp.tensor("planted", bad, obs, environment(params))
+                cmp.tensor("planted", bad, obs, environment(params, measured["module"]))
                 if not cmp.disagreements:
                     failures.append("a planted wrong %s (%s) was not caught" % (field, bad[field]))
                 done.add(field)
@@ -301,10 +372,13 @@ def main():
     problems = []
     rng = random.Random(args.seed)
     runs = []
+    probe = ModuleProbe(args.harness)
     for fn in sorted(spec):
         assumptions = (report_by_fn.get(fn) or {}).get("assumptions", [])
-        for i, params in enumerate(draws_for(rng, fn, spec[fn], assumptions, args.draws, problems)):
+        for i, params in enumerate(draws_for(rng, fn, spec[fn], assumptions, args.draws,
+                                             problems, probe)):
             runs.append((fn, i, params))
+    probe.close()
 
     proc = subprocess.run([args.harness], input=harness_input(runs), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
@@ -319,12 +393,26 @@ def main():
     results = []
     tensors = {}  # (fn, name, line) -> report row or None
     observed_rows = set()
+    modules = []  # (fn, draw, parameter bytes) for issue 13's module bytes check
     for (fn, index, params), m in zip(runs, measured):
         if m["error"] is not None:
             problems.append("%s threw on LibTorch (draw %d: %s): %s" % (
                 fn, index, describe(params), m["error"]))
             continue
         report_fn = report_by_fn.get(fn)
+        if m["module"] is not None:
+            modules.append((fn, index, m["module"]["parameter_bytes"]))
+            # The draw was chosen on the probe's module; the one the method
+            # ran with must satisfy the assumptions too.
+            env = environment(params, m["module"])
+            for a in (report_fn or {}).get("assumptions", []):
+                try:
+                    if not evaluate(a, env):
+                        problems.append("%s (draw %d: %s): assumption %r does not hold for "
+                                        "the module the method ran on" % (
+                                            fn, index, describe(params), a))
+                except ExprError as e:
+                    problems.append("%s: assumption %r cannot be evaluated: %s" % (fn, a, e))
         compare_run(cmp, fn, report_fn, params, m)
         results.append((fn, params, m))
         rows = {(r["name"], r["line"]): r for r in (report_fn or {}).get("tensors", [])}
@@ -361,6 +449,9 @@ def main():
               % (100.0 * full / n, full, n,
                  ", ".join("%s %.1f%%" % (f, 100.0 * counts[f] / n) for f in ANSWER_FIELDS),
                  missing_rows))
+    if modules:
+        print("module methods: %d runs; measured parameter bytes (not compared yet): %s" % (
+            len(modules), ", ".join("%s#%d %d" % m for m in modules)))
     for u in unobserved:
         print("note: report row never reached on LibTorch: %s" % u)
 

@@ -5,6 +5,9 @@ p.element_size(), p.dim(), p.storage().nbytes(), p.scalar_type(),
 p.is_contiguous(), p.is_floating_point(); + - * / % with C++ semantics (truncating division),
 std::max / std::min (with or without <int64_t>), comparisons, ! && ||,
 parentheses, true/false, and dtype constants (torch::kFloat, at::kHalf).
+In a module method, a member layer's tensor is reached with `->`
+(`fc1->weight.scalar_type()`): the environment holds it under its whole
+path, "fc1->weight".
 
 It is written from the contract, not from the tool's code, so that the
 differential test checks the tool's printer against C++ meaning.
@@ -25,7 +28,7 @@ ELEMENT_SIZE = {
     "complex64": 8, "complex128": 16,
 }
 
-TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*)|(<=|>=|==|!=|&&|\|\||[-+*/%()<>,.!]))")
+TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*)|(<=|>=|==|!=|&&|\|\||->|[-+*/%()<>,.!]))")
 
 
 class ExprError(Exception):
@@ -193,6 +196,14 @@ class Parser:
         short = name.split("::")[-1]
         if "::" in name and short in DTYPE_CONSTANTS:
             return DTYPE_CONSTANTS[short]
+        # Member access through a module holder: `fc1->weight`, or deeper
+        # (`block->conv->weight`), is one name of the environment.
+        while self.peek("->"):
+            self.take("->")
+            member = self.take()
+            if member[0] != "name" or "::" in member[1]:
+                raise ExprError("expected a member name after -> in %r" % self.text)
+            name += "->" + member[1]
         if name not in self.env:
             raise ExprError("unknown name %r in %r" % (name, self.text))
         value = self.env[name]
@@ -240,7 +251,8 @@ def evaluate(text, env):
 
 def self_test():
     x = TensorValue([2, 3, 8], "float16")
-    env = {"x": x, "n": 4}
+    env = {"x": x, "n": 4, "fc1->weight": TensorValue([5, 3], "float32"),
+           "block->conv->weight": TensorValue([8, 3, 3, 3], "float64")}
     cases = [
         ("x.size(0) * x.size(1) * 4096", 2 * 3 * 4096),
         ("x.size(2) / n", 2),
@@ -260,12 +272,22 @@ def self_test():
         ("x.is_floating_point()", True),
         ("x.size(1) >= 2 && !(n < 2) || false", True),
         ("2 + 3 * 4 - 1", 13),
+        ("fc1->weight.scalar_type() == torch::kFloat", True),
+        ("fc1->weight.size(0) * fc1->weight.size(1)", 15),
+        ("fc1->weight.numel()-1", 14),
+        ("n-1", 3),
+        ("n - -1", 5),
+        ("fc1 -> weight.dim() + block->conv->weight.dim()", 6),
+        ("block->conv->weight.storage().nbytes()", 8 * 27 * 8),
+        ("block->conv->weight.scalar_type() != at::kDouble || false", False),
     ]
     for text, want in cases:
         got = evaluate(text, env)
         if got != want:
             raise SystemExit("cppexpr self-test: %s = %r, expected %r" % (text, got, want))
-    for bad in ("x.size(3)", "y + 1", "x.size(0) +", "1 / 0"):
+    for bad in ("x.size(3)", "y + 1", "x.size(0) +", "1 / 0", "fc1->bias.dim()",
+                "fc2->weight.dim()", "fc1->", "fc1->weight->x", "block->conv.dim()",
+                "x->size(0)", "fc1->1"):
         try:
             evaluate(bad, env)
         except ExprError:

@@ -6,15 +6,23 @@
 //   T <name> <dtype> randn <rank> <size>...            a tensor parameter
 //   T <name> <dtype> randint <low> <high> <rank> <size>...
 //   I <name> <value>                                   an integer parameter
-//   GO
+//   C <name> <value>        a user module's constructor argument, in order
+//   GO                      construct the module if any, call the function
+//   BUILD                   only construct the module (no call): the checker
+//                           reads its parameters to evaluate assumptions
 // stdout: one JSON object per run, on one line:
 //   {"function": .., "draw": .., "error": null | "message",
 //    "params": [{"name", "shape", "dtype", "storage_bytes"}...],
+//    "module": null | {"parameters": [M...], "buffers": [M...],
+//                      "parameter_bytes": <sum of nbytes over parameters>},
 //    "tensors": [{"name", "line", "shape", "strides", "storage_offset",
 //                 "dtype", "storage_bytes", "contiguous", "base"}...]}
-// "base" is the first probed name (parameters first, in order) whose
-// storage this tensor shares, or null: the storage is new. Storages are
-// held for the whole run, so an address is never reused by a later one.
+// with M = {"name" (dotted, "fc1.weight"), "shape", "dtype", "nbytes",
+// "storage_bytes"}. "module" is null for a free function.
+// "base" is the first probed name (parameters first, in order, then the
+// module's parameters and buffers as "fc1->weight") whose storage this
+// tensor shares, or null: the storage is new. Storages are held for the
+// whole run, so an address is never reused by a later one.
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -29,8 +37,11 @@ namespace tma_sym {
 struct Args {
   std::vector<at::Tensor> Tensors;
   std::vector<int64_t> Integers;
+  std::vector<int64_t> Ctor; // a module's constructor arguments (C lines)
+  bool BuildOnly = false;    // BUILD: construct the module, call nothing
   at::Tensor tensor(size_t I) const { return Tensors.at(I); }
   int64_t integer(size_t I) const { return Integers.at(I); }
+  int64_t ctor(size_t I) const { return Ctor.at(I); }
 };
 
 struct Entry {
@@ -48,6 +59,7 @@ struct Run {
   std::vector<Seen> Storages;
   std::vector<std::string> Tensors;
   std::vector<std::string> Params;
+  std::string Module = "null"; // recordModule's JSON object
 };
 
 inline Run *&current() {
@@ -149,6 +161,51 @@ template <class T, typename std::enable_if<
                        int>::type = 0>
 inline void record(const char *, const char *, unsigned, const T &) {}
 
+/// "fc1.weight" -> "fc1->weight": how the report names a member layer's
+/// parameter in a module method's expressions and bases.
+inline std::string memberPath(const std::string &Dotted) {
+  std::string Out;
+  for (char C : Dotted)
+    Out += C == '.' ? std::string("->") : std::string(1, C);
+  return Out;
+}
+
+inline std::string moduleTensors(const torch::OrderedDict<std::string, at::Tensor> &Named,
+                                 int64_t *Bytes) {
+  std::string Out = "[";
+  bool First = true;
+  for (const auto &Item : Named) {
+    const at::Tensor &T = Item.value();
+    if (!T.defined())
+      continue;
+    // Probed like a parameter, so a tensor of the method that shares a
+    // module parameter's storage has that member as its base.
+    baseOf(T, memberPath(Item.key()));
+    Out += std::string(First ? "" : ",") + "{\"name\":" + quote(Item.key()) +
+           ",\"shape\":" + ints(T.sizes()) + ",\"dtype\":" + quote(dtypeName(T.scalar_type())) +
+           ",\"nbytes\":" + std::to_string(T.nbytes()) +
+           ",\"storage_bytes\":" + std::to_string(T.storage().nbytes()) + "}";
+    First = false;
+    if (Bytes)
+      *Bytes += static_cast<int64_t>(T.nbytes());
+  }
+  return Out + "]";
+}
+
+/// After a user module is constructed: its named parameters and buffers
+/// (recursively, "fc1.weight") and the sum of the parameters' nbytes, the
+/// figure issue 13 checks a module's parameter bytes against.
+inline void recordModule(const torch::nn::Module &M) {
+  Run *R = current();
+  if (!R)
+    return;
+  int64_t Bytes = 0;
+  std::string Params = moduleTensors(M.named_parameters(true), &Bytes);
+  std::string Buffers = moduleTensors(M.named_buffers(true), nullptr);
+  R->Module = "{\"parameters\":" + Params + ",\"buffers\":" + Buffers +
+              ",\"parameter_bytes\":" + std::to_string(Bytes) + "}";
+}
+
 inline at::Tensor makeTensor(std::istringstream &In, std::string &Name) {
   std::string DType, Fill;
   In >> Name >> DType >> Fill;
@@ -209,9 +266,15 @@ inline int run(const Entry *Entries, size_t Count) {
       In >> Name >> V;
       A.Tensors.push_back(at::Tensor());
       A.Integers.push_back(V);
-    } else if (Tag == "GO") {
+    } else if (Tag == "C") {
+      std::string Name;
+      int64_t V = 0;
+      In >> Name >> V;
+      A.Ctor.push_back(V);
+    } else if (Tag == "GO" || Tag == "BUILD") {
       if (!E)
         return 2;
+      A.BuildOnly = Tag == "BUILD";
       std::string Error = "null";
       try {
         E->Call(A);
@@ -222,7 +285,8 @@ inline int run(const Entry *Entries, size_t Count) {
         Error = quote(X.what());
       }
       std::string Out = "{\"function\":" + quote(E->Function) + ",\"file\":" + quote(E->File) +
-                        ",\"draw\":" + quote(Draw) + ",\"error\":" + Error + ",\"params\":[";
+                        ",\"draw\":" + quote(Draw) + ",\"error\":" + Error +
+                        ",\"module\":" + R.Module + ",\"params\":[";
       for (size_t I = 0; I < R.Params.size(); ++I)
         Out += (I ? "," : "") + R.Params[I];
       Out += "],\"tensors\":[";

@@ -1,0 +1,54 @@
+// User modules the way model files write them (issue 13): a
+// torch::nn::Module subclass whose constructor builds its layers, and a
+// forward defined out of the class. In forward the layers are the ones the
+// constructor builds; the constructor's integer parameters are symbols.
+//
+// Input shapes and constructor arguments for the differential test:
+// testdata/modules/inputs.json.
+#include <torch/torch.h>
+
+struct TwoLayerNetImpl : torch::nn::Module {
+  TwoLayerNetImpl(int64_t input_size, int64_t hidden_size, int64_t num_classes)
+      : fc1(input_size, hidden_size), fc2(hidden_size, num_classes) {
+    register_module("fc1", fc1);
+    register_module("fc2", fc2);
+  }
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Linear fc1;
+  torch::nn::Linear fc2;
+};
+TORCH_MODULE(TwoLayerNet);
+
+torch::Tensor TwoLayerNetImpl::forward(torch::Tensor x) {
+  TORCH_CHECK(x.dim() == 2, "x must be (batch, features)");
+  auto hidden = fc1->forward(x);
+  auto activated = torch::relu(hidden);
+  auto logits = fc2->forward(activated);
+  auto probabilities = torch::softmax(logits, 1);
+  return probabilities;
+}
+
+struct SmallConvNetImpl : torch::nn::Module {
+  explicit SmallConvNetImpl(int64_t num_classes) {
+    conv = register_module(
+        "conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1)));
+    head = register_module("head", torch::nn::Linear(8 * 8 * 8, num_classes));
+  }
+  torch::Tensor forward(torch::Tensor images);
+
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::Linear head{nullptr};
+};
+TORCH_MODULE(SmallConvNet);
+
+torch::Tensor SmallConvNetImpl::forward(torch::Tensor images) {
+  TORCH_CHECK(images.dim() == 4 && images.size(1) == 3 && images.size(2) == 16 &&
+                  images.size(3) == 16,
+              "images must be (N, 3, 16, 16)");
+  auto features = conv(images);
+  auto pooled = torch::max_pool2d(torch::relu(features), 2);
+  auto flat = pooled.view({pooled.size(0), -1});
+  auto scores = head(flat);
+  return scores;
+}
