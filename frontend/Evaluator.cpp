@@ -23,6 +23,7 @@ FunctionTrace FunctionEvaluator::run() {
   DecisionScope Decisions(*Env);
   T.Env = Env;
   declareParameters();
+  declareMemberModules();
   Completion C;
   if (const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody()))
     C = compound(Body, Flow{});

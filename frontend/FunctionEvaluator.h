@@ -14,6 +14,7 @@
 //   Effects.cpp        code the analysis does not follow, and what it may do
 //   Calls.cpp          calls into the translation unit's own functions
 //   Modules.cpp        torch::nn layers: options, parameters, forward
+//   ModuleMembers.cpp  the layers a user module's constructor builds
 //   OptionsChains.cpp  torch::nn options objects as named values
 //   Declarations.cpp   declarations: tensors, lists, tuples, options, ...
 //   Statements.cpp     statement order and control flow, with lifetimes
@@ -85,6 +86,24 @@ using Options = OptionsValue;
 /// The layer a torch::nn module holder type names ("Linear" for
 /// torch::nn::Linear), or nullopt for any other type.
 std::optional<std::string> moduleLayer(QualType T);
+
+/// The rank of a batch a layer's forward is documented for (Linear: 2,
+/// Conv2d: 4), when the layer is modelled; nullopt otherwise.
+std::optional<int64_t> batchedInputRank(const std::string &Layer);
+
+/// The declaration an expression names: a variable (`fc`), or a member of
+/// the object the method runs on (`fc`, `this->fc`); null otherwise.
+const ValueDecl *namedDecl(const Expr *E);
+
+/// E without the copies and moves of a value around it (a holder passed
+/// by value, `torch::nn::Linear(opts)` as a functional cast).
+const Expr *throughCopies(const Expr *E);
+/// The construction of the holder E makes or copies, or null.
+const clang::CXXConstructExpr *holderConstruction(const Expr *E);
+
+/// Adds the declarations Body may change (assign, increment, take the
+/// address of, bind to a non-const reference) to Out.
+void collectMutations(const Stmt *Body, std::set<const ValueDecl *> &Out);
 
 class FunctionEvaluator {
 public:
@@ -196,13 +215,24 @@ public:
   // torch::nn layers the function constructs (Modules.cpp).
   struct ModuleValue {
     std::string Layer; ///< the holder's name: "Linear", "Conv2d"
+    std::string Name;  ///< how the source names it: "fc", "this->fc"
     NamedArgs Options;
+    /// The parameters reset() creates: name and shape (default dtype).
+    std::vector<std::pair<std::string, Shape>> ParamShapes;
     std::map<std::string, ValueId> Params; ///< weight, bias
     std::string Why;   ///< non-empty: not followed, and why
   };
-  std::map<std::string, ModuleValue> Modules; ///< by key(VD)
+  /// By key() of the local variable or of the member field.
+  std::map<std::string, ModuleValue> Modules;
+  /// The layer a holder of type Holder constructed by Init is: its options
+  /// and parameter shapes, or Why.
+  ModuleValue layerFromConstruction(QualType Holder, const Expr *Init,
+                                    const std::string &Name);
   void declareModule(const VarDecl *VD, const DeclStmt *DS, Flow F,
                      bool Insertable);
+  /// In a method of a torch::nn::Module subclass: the layers its
+  /// constructor builds in its members (ModuleMembers.cpp).
+  void declareMemberModules();
   /// `fc->forward(x)` / `fc(x)` of a module declared here; nullopt when
   /// Object is no such module.
   std::optional<ValueId> moduleForward(const Expr *E, const FunctionDecl *Callee,

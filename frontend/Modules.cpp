@@ -15,6 +15,7 @@
 // device, assigned, passed to a call) is not followed: its forward is
 // unknown with that reason.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ModuleUses.h"
 #include "frontend/OptionsChains.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -46,47 +47,6 @@ bool modelledLayer(const std::string &Layer) {
          Layer == "Conv3d";
 }
 
-/// Module methods that neither change the module nor run it on a
-/// tensor the analysis does not see.
-bool harmlessUse(StringRef Method) {
-  return Method == "forward" || Method == "parameters" ||
-         Method == "named_parameters" || Method == "pretty_print" ||
-         Method == "eval" || Method == "is_training" || Method == "zero_grad";
-}
-
-/// Whether every mention of VD in Body is a call of a harmless method
-/// (fc->forward(x), fc(x), fc->parameters()).
-struct ModuleUses : RecursiveASTVisitor<ModuleUses> {
-  const VarDecl *VD;
-  unsigned Mentions = 0, Harmless = 0;
-  explicit ModuleUses(const VarDecl *VD) : VD(VD) {}
-  bool names(const Expr *E) const {
-    E = strip(E);
-    if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(E);
-        OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
-      E = strip(OCE->getArg(0));
-    const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E);
-    return DRE && DRE->getDecl() == VD;
-  }
-  bool VisitDeclRefExpr(DeclRefExpr *E) {
-    Mentions += E->getDecl() == VD;
-    return true;
-  }
-  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
-    const CXXMethodDecl *MD = E->getMethodDecl();
-    if (MD && MD->getDeclName().isIdentifier() && harmlessUse(MD->getName()) &&
-        names(E->getImplicitObjectArgument()))
-      ++Harmless;
-    return true;
-  }
-  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *E) {
-    if (E->getOperator() == OO_Call && E->getNumArgs() >= 1 &&
-        names(E->getArg(0)))
-      ++Harmless;
-    return true;
-  }
-};
-
 ArgValue tensorArgument(ValueId Id, const TensorValue &V) {
   ArgValue A;
   A.K = ArgValue::Kind::Tensor;
@@ -106,35 +66,79 @@ ArgValue listArgument(const Shape &L) {
 
 } // namespace
 
+const Expr *throughCopies(const Expr *E) {
+  for (E = strip(E); E; E = strip(E)) {
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(E);
+        CE && CE->getNumArgs() == 1 && CE->getConstructor() &&
+        CE->getConstructor()->isCopyOrMoveConstructor())
+      E = CE->getArg(0);
+    else if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
+      E = FC->getSubExpr();
+    else
+      break;
+  }
+  return E;
+}
+
+const CXXConstructExpr *holderConstruction(const Expr *E) {
+  return dyn_cast_or_null<CXXConstructExpr>(throughCopies(E));
+}
+
+const ValueDecl *namedDecl(const Expr *E) {
+  E = throughCopies(E);
+  if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E))
+    return DRE->getDecl();
+  if (const auto *ME = dyn_cast_or_null<MemberExpr>(E);
+      ME && isa<CXXThisExpr>(ME->getBase()->IgnoreParenImpCasts()))
+    return ME->getMemberDecl();
+  return nullptr;
+}
+
+std::optional<int64_t> batchedInputRank(const std::string &Layer) {
+  if (Layer == "Linear")
+    return 2;
+  if (Layer == "Conv1d")
+    return 3;
+  if (Layer == "Conv2d")
+    return 4;
+  if (Layer == "Conv3d")
+    return 5;
+  return std::nullopt;
+}
+
 std::optional<std::string> moduleLayer(QualType T) {
-  if (!moduleHolderBase(T))
+  const auto *Base = moduleHolderBase(T);
+  if (!Base)
     return std::nullopt;
   std::string Name = recordName(T);
+  // The holder seen through its base (the object of `fc->forward(x)` is
+  // converted to ModuleHolder<LinearImpl>): named by its Impl.
+  if (Name.rfind("torch::nn::ModuleHolder", 0) == 0) {
+    Name = Base->getTemplateArgs()[0].getAsType()
+               ->getAsCXXRecordDecl()
+               ->getQualifiedNameAsString();
+    if (Name.size() < 4 || Name.compare(Name.size() - 4, 4, "Impl") != 0)
+      return std::nullopt;
+    Name.resize(Name.size() - 4);
+  }
   if (Name.rfind("torch::nn::", 0) != 0)
     return std::nullopt;
   return Name.substr(11);
 }
 
-void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
-                                      Flow F, bool Insertable) {
+FunctionEvaluator::ModuleValue
+FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
+                                         const std::string &Name) {
   ModuleValue M;
-  M.Layer = *moduleLayer(VD->getType());
-  std::string Name = VD->getName().str();
+  M.Layer = *moduleLayer(Holder);
+  M.Name = Name;
   auto Unknown = [&](const std::string &Why) {
     M.Why = "module '" + Name + "' (" + M.Layer + "): " + Why;
-    Modules[key(VD)] = M;
+    return M;
   };
   if (!modelledLayer(M.Layer))
     return Unknown("this layer is not modelled yet");
-  if (F.InLoop || F.InBranch)
-    return Unknown("constructed in a loop or a branch");
-  ModuleUses Uses(VD);
-  Uses.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
-  if (Uses.Mentions != Uses.Harmless)
-    return Unknown("used other than by forward(), so its parameters may "
-                   "have changed");
-  const auto *CE = dyn_cast_or_null<CXXConstructExpr>(
-      strip(VD->hasInit() ? VD->getInit() : nullptr));
+  const CXXConstructExpr *CE = holderConstruction(Init);
   if (!CE)
     return Unknown("not constructed here");
   llvm::SmallVector<const Expr *, 4> Args;
@@ -142,9 +146,9 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
     if (!isDefaultArg(A))
       Args.push_back(A);
   // The options class: the type of the Impl's `options` member.
-  const auto *Holder = moduleHolderBase(VD->getType());
+  const auto *Base = moduleHolderBase(Holder);
   const CXXRecordDecl *Impl =
-      Holder->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
+      Base->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
   QualType OptionsType;
   if (Impl && Impl->hasDefinition()) {
     for (const CXXRecordDecl *RD = Impl->getDefinition(); RD && OptionsType.isNull();) {
@@ -183,14 +187,13 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
     return It->second.Bool;
   };
   std::optional<bool> Bias = Flag("bias");
-  std::vector<std::pair<std::string, Shape>> Params;
   if (M.Layer == "Linear") {
     auto In = Int("in_features"), Out = Int("out_features");
     if (!In || !Out || !Bias)
       return Unknown("its features or bias could not be derived");
-    Params.push_back({"weight", {*Out, *In}});
+    M.ParamShapes.push_back({"weight", {*Out, *In}});
     if (*Bias)
-      Params.push_back({"bias", {*Out}});
+      M.ParamShapes.push_back({"bias", {*Out}});
   } else {
     auto In = Int("in_channels"), Out = Int("out_channels"),
          Groups = Int("groups");
@@ -202,14 +205,55 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
                      "be derived");
     Shape W = {*Out, SymSize::floorDiv(*In, *Groups)};
     W.insert(W.end(), K->second.List.begin(), K->second.List.end());
-    Params.push_back({"weight", W});
+    M.ParamShapes.push_back({"weight", W});
     if (*Bias)
-      Params.push_back({"bias", {*Out}});
+      M.ParamShapes.push_back({"bias", {*Out}});
+  }
+  // reset() makes the parameters with torch::empty, which throws on a
+  // negative size: an integer symbol that is a parameter's size is a size,
+  // as a factory's is (ArgBinder).
+  for (const auto &Param : M.ParamShapes)
+    for (const SymSize &X : Param.second)
+      if (auto N = X.symbolName();
+          N && Env->info(*N) && Env->info(*N)->Kind == SymbolKind::Integer)
+        Env->markSizeLike(*N);
+  return M;
+}
+
+void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
+                                      Flow F, bool Insertable) {
+  std::string Name = VD->getName().str();
+  std::string Layer = *moduleLayer(VD->getType());
+  auto Unknown = [&](const std::string &Why) {
+    ModuleValue M;
+    M.Layer = Layer;
+    M.Name = Name;
+    M.Why = "module '" + Name + "' (" + Layer + "): " + Why;
+    Modules[key(VD)] = M;
+  };
+  if (F.InLoop || F.InBranch)
+    return Unknown("constructed in a loop or a branch");
+  ModuleUses Uses(VD);
+  Uses.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
+  if (Uses.Mentions != Uses.Harmless)
+    return Unknown("used other than by forward(), so its parameters may "
+                   "have changed");
+  ModuleValue M = layerFromConstruction(
+      VD->getType(), VD->hasInit() ? VD->getInit() : nullptr, Name);
+  if (!M.Why.empty()) {
+    Modules[key(VD)] = M;
+    return;
   }
   openStatement(DS, F, Insertable);
-  for (const auto &[PName, Sizes] : Params) {
+  for (const auto &[PName, Sizes] : M.ParamShapes) {
     OpOutcome Out = factory(Sizes, DType::Float32, Device{}, FillKind::Filled);
     Out.Note = M.Layer + "'s " + PName + " (default dtype)";
+    // A later to(device) moves it: its size stays, its device is unknown.
+    if (Uses.DeviceMoves) {
+      Out.Value.Dev.reset();
+      Out.Value.markUnknown("module '" + Name +
+                            "' is moved to a device (to(device))");
+    }
     ValueId V = apply(M.Layer, VD->getInit(), {}, Out);
     I.hold(key(VD) + "." + PName, V);
     M.Params[PName] = V;
@@ -232,10 +276,10 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(O);
       OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
     O = strip(OCE->getArg(0));
-  const auto *DRE = dyn_cast<DeclRefExpr>(O);
-  if (!DRE)
+  const ValueDecl *D = namedDecl(O);
+  if (!D)
     return std::nullopt;
-  auto It = Modules.find(key(DRE->getDecl()));
+  auto It = Modules.find(key(D));
   if (It == Modules.end())
     return std::nullopt;
   const ModuleValue &M = It->second;
@@ -275,7 +319,7 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
         Mode->Str != std::optional<std::string>("zeros") || Stride->K != ArgValue::Kind::IntList ||
         Dilation->K != ArgValue::Kind::IntList)
       return unmodelledCall(M.Layer, E, {In},
-                            "module '" + DRE->getDecl()->getName().str() +
+                            "module '" + M.Name +
                                 "': its padding mode or strides are not "
                                 "modelled");
     C.Args.push_back(listArgument(Stride->List));

@@ -38,6 +38,29 @@ namespace tma {
 namespace {
 
 /// The declarations a function body may change after their declaration.
+/// The module's one forward a torch::nn holder's `fc(x)` runs, or null.
+const FunctionDecl *holderForward(const CallExpr *CE, const FunctionDecl *FD) {
+  const auto *OC = dyn_cast<CXXOperatorCallExpr>(CE);
+  const auto *MD = dyn_cast<CXXMethodDecl>(FD);
+  if (!OC || OC->getOperator() != OO_Call || !MD)
+    return nullptr;
+  const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(MD->getParent());
+  if (!Spec || Spec->getQualifiedNameAsString() != "torch::nn::ModuleHolder")
+    return nullptr;
+  const CXXRecordDecl *Impl =
+      Spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
+  if (!Impl || !Impl->hasDefinition())
+    return nullptr;
+  const FunctionDecl *Forward = nullptr;
+  for (const CXXMethodDecl *M : Impl->getDefinition()->methods())
+    if (M->getIdentifier() && M->getName() == "forward") {
+      if (Forward)
+        return nullptr; // overloaded: which one runs is not read here
+      Forward = M;
+    }
+  return Forward;
+}
+
 struct MutationScan : RecursiveASTVisitor<MutationScan> {
   std::set<const ValueDecl *> &Out;
   explicit MutationScan(std::set<const ValueDecl *> &Out) : Out(Out) {}
@@ -83,6 +106,10 @@ struct MutationScan : RecursiveASTVisitor<MutationScan> {
       return true;
     }
     unsigned Shift = isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(FD);
+    // A torch::nn holder's operator() forwards its arguments (Args&&...) to
+    // the module's forward: what forward takes is what may change.
+    if (const FunctionDecl *Forward = holderForward(CE, FD))
+      FD = Forward;
     for (unsigned K = Shift; K < CE->getNumArgs(); ++K)
       if (K - Shift < FD->getNumParams())
         byReference(FD->getParamDecl(K - Shift)->getType(), CE->getArg(K));
@@ -91,6 +118,10 @@ struct MutationScan : RecursiveASTVisitor<MutationScan> {
     return true;
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *CE) {
+    // A torch::nn holder forwards its arguments (Head&&, Tail&&...) to the
+    // layer's constructor, which takes sizes and options by value.
+    if (moduleLayer(CE->getType()))
+      return true;
     const CXXConstructorDecl *C = CE->getConstructor();
     for (unsigned K = 0; K < CE->getNumArgs() && K < C->getNumParams(); ++K)
       byReference(C->getParamDecl(K)->getType(), CE->getArg(K));
@@ -224,6 +255,10 @@ namespace {
 struct ParameterEvidence {
   std::optional<int64_t> ExactRank; // a check, a permute, mm / bmm
   bool Transposed = false;          // x.t(): 2-d, or t() is the identity
+  /// x is the input of a layer's forward: the rank the layer documents
+  /// for a batch (Linear: (N, in_features)), and the layer.
+  std::optional<int64_t> LayerRank;
+  std::string Layer;
   std::optional<DType> Type;        // a top-level dtype check
 };
 
@@ -238,8 +273,31 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
   const ParmVarDecl *unchanged(const Expr *E) {
     return unchangedTensorParameter(E, Mutated);
   }
+  /// `fc->forward(x)` / `fc(x)` of a layer on parameter x.
+  void layerInput(QualType Holder, const Expr *Input) {
+    const ParmVarDecl *P = unchanged(Input);
+    auto Layer = moduleLayer(Holder);
+    if (!P || !Layer || Out[P].LayerRank)
+      return;
+    if (auto R = batchedInputRank(*Layer)) {
+      Out[P].LayerRank = R;
+      Out[P].Layer = *Layer;
+    }
+  }
+  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *OC) {
+    if (OC->getOperator() == OO_Call && OC->getNumArgs() == 2)
+      layerInput(OC->getArg(0)->getType(), OC->getArg(1));
+    return true;
+  }
   bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
     const CXXMethodDecl *MD = MC->getMethodDecl();
+    if (MD && MD->getIdentifier() && MD->getName() == "forward" &&
+        MC->getNumArgs() == 1) {
+      const Expr *O = strip(MC->getImplicitObjectArgument());
+      if (const auto *Arrow = dyn_cast_or_null<CXXOperatorCallExpr>(O);
+          Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
+        layerInput(Arrow->getArg(0)->getType(), MC->getArg(0));
+    }
     const ParmVarDecl *P = unchanged(MC->getImplicitObjectArgument());
     if (!MD || !P || !MD->getIdentifier())
       return true;
@@ -380,6 +438,10 @@ void FunctionEvaluator::declareBoundParameters() {
   }
 }
 
+void collectMutations(const Stmt *Body, std::set<const ValueDecl *> &Out) {
+  MutationScan(Out).TraverseStmt(const_cast<Stmt *>(Body));
+}
+
 void FunctionEvaluator::declareParameters() {
   const Stmt *Body = FD.getBody();
   if (Body)
@@ -429,6 +491,11 @@ void FunctionEvaluator::declareParameters() {
       bool AssumedMatrix = !Rank && Ev.Transposed;
       if (AssumedMatrix)
         Rank = 2;
+      // The input of a layer: the rank the layer is documented for, stated
+      // (Linear also takes (*, in_features), Conv2d an unbatched (C, H, W)).
+      bool AssumedLayerRank = !Rank && Ev.LayerRank;
+      if (AssumedLayerRank)
+        Rank = Ev.LayerRank;
       TensorValue V;
       std::optional<SymSize> Bytes;
       // Without a check its dtype is the caller's: x.scalar_type(), whose
@@ -456,8 +523,8 @@ void FunctionEvaluator::declareParameters() {
         V.Sizes = Sizes;
         V.Strides = contiguousStrides(Sizes);
         V.Offset = SymSize(0);
-        if (AssumedMatrix)
-          Env->assume(Name + ".dim() == 2");
+        if (AssumedMatrix || AssumedLayerRank)
+          Env->assume(Name + ".dim() == " + std::to_string(*Rank));
         Env->assume(Name + ".is_contiguous()");
         Bytes = V.logicalBytes();
         Env->assume(Name + ".storage().nbytes() == " + Name +

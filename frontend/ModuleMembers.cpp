@@ -1,0 +1,255 @@
+// The layers a user module's constructor builds (issue 13):
+//
+//     struct NetImpl : torch::nn::Module {
+//       NetImpl(int64_t in, int64_t classes)
+//           : fc1(in, 500), fc2(torch::nn::LinearOptions(500, classes)) {
+//         register_module("fc1", fc1);
+//         register_module("fc2", fc2);
+//       }
+//       torch::Tensor forward(torch::Tensor x) {
+//         return fc2(torch::relu(fc1(x)));   // <- known here
+//       }
+//       torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+//     };
+//
+// In a method of such a class, each member that holds a built-in layer is
+// the layer the constructor gives it: a member initialiser, the in-class
+// initialiser, or one assignment in the constructor's body
+// (`fc1 = register_module("fc1", torch::nn::Linear(in, 500))`). The
+// constructor's integer parameters are symbols of the method (`in`,
+// `classes`), so its tables are in terms of how the module was built.
+//
+// Design:
+// - Only what the translation unit shows is used: one constructor, defined
+//   here; every mention of the member in the class's methods defined here
+//   is harmless (forward, parameters(), register_module, to(device)).
+//   Anything else leaves the member unknown, with the reason.
+// - Code outside the class could still replace a public member's layer or
+//   change its dtype; that is stated as an assumption of the method, as a
+//   parameter's contiguity is.
+// - The parameters are the module's storages, not the method's: external
+//   values, like a tensor parameter's. Their device is the module's, which
+//   the method cannot know.
+#include "frontend/FunctionEvaluator.h"
+#include "frontend/ModuleUses.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+
+using namespace clang;
+
+namespace tma {
+
+namespace {
+
+/// Whether RD derives from torch::nn::Module (directly, or through
+/// torch::nn::Cloneable<RD> or another user class).
+bool derivesFromModule(const CXXRecordDecl *RD, int Depth = 0) {
+  if (!RD || !RD->hasDefinition() || Depth > 8)
+    return false;
+  for (const CXXBaseSpecifier &B : RD->getDefinition()->bases()) {
+    const CXXRecordDecl *Base = B.getType()->getAsCXXRecordDecl();
+    if (!Base)
+      continue;
+    if (Base->getQualifiedNameAsString() == "torch::nn::Module" ||
+        derivesFromModule(Base, Depth + 1))
+      return true;
+  }
+  return false;
+}
+
+/// The class's one constructor that is not a copy or a move, or null
+/// (Why says why).
+const CXXConstructorDecl *theConstructor(const CXXRecordDecl *RD,
+                                         std::string &Why) {
+  const CXXConstructorDecl *Found = nullptr;
+  unsigned Count = 0;
+  for (const CXXConstructorDecl *C : RD->ctors()) {
+    if (C->isCopyOrMoveConstructor() || C->isDeleted())
+      continue;
+    ++Count;
+    Found = C;
+  }
+  if (Count != 1) {
+    Why = Count == 0 ? "the class declares no constructor"
+                     : "the class has " + std::to_string(Count) +
+                           " constructors";
+    return nullptr;
+  }
+  const FunctionDecl *Def = nullptr;
+  if (!Found->isImplicit() && !Found->hasBody(Def)) {
+    Why = "its constructor is defined in another file";
+    return nullptr;
+  }
+  return Found->isImplicit() ? Found
+                             : cast<CXXConstructorDecl>(Def);
+}
+
+/// `fc = ...` in the constructor's body: the assigned expression, with a
+/// register_module("fc", ...) around it looked through.
+const Expr *assignedLayer(const Expr *E, const FieldDecl *Field) {
+  const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(strip(E));
+  if (!OCE || OCE->getOperator() != OO_Equal || OCE->getNumArgs() != 2 ||
+      namedDecl(OCE->getArg(0)) != Field)
+    return nullptr;
+  // register_module returns a shared_ptr<Impl>, made a holder again.
+  const Expr *RHS = throughCopies(OCE->getArg(1));
+  if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(RHS);
+      CE && CE->getNumArgs() == 1)
+    if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(CE->getArg(0))))
+      RHS = MC;
+  if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(RHS);
+      MC && MC->getMethodDecl() && MC->getMethodDecl()->getIdentifier() &&
+      MC->getMethodDecl()->getName() == "register_module" &&
+      MC->getNumArgs() == 2)
+    RHS = MC->getArg(1);
+  return RHS;
+}
+
+/// Assignments to Field anywhere in S.
+struct FieldAssignments : RecursiveASTVisitor<FieldAssignments> {
+  const FieldDecl *Field;
+  unsigned Count = 0;
+  explicit FieldAssignments(const FieldDecl *F) : Field(F) {}
+  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *E) {
+    Count += assignedLayer(E, Field) != nullptr;
+    return true;
+  }
+};
+
+} // namespace
+
+void FunctionEvaluator::declareMemberModules() {
+  const auto *MD = dyn_cast<CXXMethodDecl>(&FD);
+  if (!MD || MD->isStatic() || isa<CXXConstructorDecl>(MD) ||
+      isa<CXXDestructorDecl>(MD) || !derivesFromModule(MD->getParent()))
+    return;
+  const CXXRecordDecl *RD = MD->getParent();
+  std::vector<const FieldDecl *> Layers;
+  for (const FieldDecl *F : RD->fields())
+    if (!F->getType()->isReferenceType() && moduleLayer(F->getType()))
+      Layers.push_back(F);
+  if (Layers.empty())
+    return;
+  auto Unknown = [&](const FieldDecl *F, const std::string &Why) {
+    ModuleValue M;
+    M.Layer = *moduleLayer(F->getType());
+    M.Name = F->getName().str();
+    M.Why = "member '" + M.Name + "' (" + M.Layer + "): " + Why;
+    Modules[key(F)] = M;
+  };
+  // A followed call's symbols would mean nothing in the caller's terms; the
+  // object's construction is not bound yet.
+  std::string Why;
+  const CXXConstructorDecl *Ctor =
+      Caller ? nullptr : theConstructor(RD, Why);
+  if (Caller)
+    Why = "the object's construction is not followed into this call";
+  if (!Ctor) {
+    for (const FieldDecl *F : Layers)
+      Unknown(F, Why);
+    return;
+  }
+
+  // The constructor's integer parameters: symbols named after them, unless
+  // this method has a parameter of the same name (the symbol would be
+  // ambiguous) or the constructor changes them before using them.
+  std::set<const ValueDecl *> CtorMutated;
+  if (Ctor->hasBody())
+    collectMutations(Ctor->getBody(), CtorMutated);
+  std::set<std::string> Taken;
+  for (const ParmVarDecl *P : FD.parameters())
+    Taken.insert(P->getName().str());
+  for (const ParmVarDecl *P : Ctor->parameters()) {
+    QualType PT = P->getType().getNonReferenceType();
+    std::string Name = P->getName().str();
+    if (Name.empty() || Taken.count(Name) || !PT->isIntegerType() ||
+        PT->isBooleanType() || PT->isEnumeralType() ||
+        CtorMutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
+      continue;
+    IntVars[key(P)] = Env->integer(Name);
+  }
+
+  // Every method of the class this file defines, for the members' uses.
+  std::vector<const Stmt *> Bodies;
+  for (const Decl *D : RD->decls()) {
+    const auto *M = dyn_cast<CXXMethodDecl>(D);
+    if (const auto *T = dyn_cast<FunctionTemplateDecl>(D))
+      M = dyn_cast<CXXMethodDecl>(T->getTemplatedDecl());
+    const FunctionDecl *Def = nullptr;
+    if (M && M->hasBody(Def) && Def->getBody())
+      Bodies.push_back(Def->getBody());
+  }
+  // Methods defined outside the class body (NetImpl::forward in a .cpp).
+  for (const CXXMethodDecl *M : RD->methods()) {
+    const FunctionDecl *Def = nullptr;
+    if (M->hasBody(Def) && Def->getBody() &&
+        std::find(Bodies.begin(), Bodies.end(), Def->getBody()) == Bodies.end())
+      Bodies.push_back(Def->getBody());
+  }
+  const FunctionDecl *CtorDef = nullptr;
+  const Stmt *CtorBody = Ctor->hasBody(CtorDef) ? CtorDef->getBody() : nullptr;
+  if (CtorBody &&
+      std::find(Bodies.begin(), Bodies.end(), CtorBody) == Bodies.end())
+    Bodies.push_back(CtorBody);
+
+  for (const FieldDecl *F : Layers) {
+    std::string Name = F->getName().str();
+    // The initialiser: the constructor's, or the in-class one.
+    const Expr *Init = nullptr;
+    for (const CXXCtorInitializer *CI : Ctor->inits())
+      if (CI->getMember() == F)
+        Init = CI->getInit();
+    if (const auto *DI = dyn_cast_or_null<CXXDefaultInitExpr>(Init))
+      Init = DI->getExpr();
+    if (!Init && F->hasInClassInitializer())
+      Init = F->getInClassInitializer();
+    // An assignment in the constructor's body replaces it; it must be a
+    // statement of its own that runs on every path.
+    unsigned Assigned = 0, TopLevel = 0;
+    for (const Stmt *Body : Bodies) {
+      FieldAssignments A(F);
+      A.TraverseStmt(const_cast<Stmt *>(Body));
+      Assigned += A.Count;
+    }
+    if (const auto *CS = dyn_cast_or_null<CompoundStmt>(CtorBody))
+      for (const Stmt *S : CS->body())
+        if (const auto *E = dyn_cast<Expr>(S))
+          if (const Expr *RHS = assignedLayer(E, F)) {
+            Init = RHS;
+            ++TopLevel;
+          }
+    if (Assigned > 1 || Assigned != TopLevel) {
+      Unknown(F, Assigned > 1 ? "assigned more than once"
+                              : "assigned outside the constructor's body, "
+                                "or in a branch or a loop");
+      continue;
+    }
+    ModuleUses Uses(F);
+    for (const Stmt *Body : Bodies)
+      Uses.TraverseStmt(const_cast<Stmt *>(Body));
+    // The assignment itself mentions the member once.
+    if (Uses.Mentions != Uses.Harmless + Assigned) {
+      Unknown(F, "used in the class other than by forward(), so its "
+                 "parameters may have changed");
+      continue;
+    }
+    ModuleValue M = layerFromConstruction(F->getType(), Init, Name);
+    if (!M.Why.empty()) {
+      M.Why = "member " + M.Why.substr(std::string("module ").size());
+      Modules[key(F)] = M;
+      continue;
+    }
+    for (const auto &[PName, Sizes] : M.ParamShapes) {
+      TensorValue V = makeContiguous(Sizes, DType::Float32, Device{});
+      V.Dev.reset();
+      V.markUnknown("member '" + Name + "': its device is the module's");
+      M.Params[PName] = I.external(V, V.logicalBytes());
+    }
+    // Code outside the class could move the module to another dtype
+    // (model->to(torch::kDouble)); the answers hold for the default one.
+    Env->assume(Name + "->weight.scalar_type() == torch::kFloat");
+    Modules[key(F)] = M;
+  }
+}
+
+} // namespace tma

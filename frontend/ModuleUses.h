@@ -1,0 +1,81 @@
+// Which mentions of a module in a body leave its layer as constructed:
+// shared by the layers a function builds (Modules.cpp) and the members a
+// user module's constructor builds (ModuleMembers.cpp).
+#pragma once
+
+#include "frontend/FunctionEvaluator.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+
+namespace tma {
+
+using clang::CXXMemberCallExpr;
+using clang::CXXOperatorCallExpr;
+using clang::DeclRefExpr;
+using clang::MemberExpr;
+using llvm::dyn_cast_or_null;
+
+/// Module methods that neither change the module nor run it on a
+/// tensor the analysis does not see.
+inline bool harmlessUse(llvm::StringRef Method) {
+  return Method == "forward" || Method == "parameters" ||
+         Method == "named_parameters" || Method == "pretty_print" ||
+         Method == "eval" || Method == "train" ||
+         Method == "is_training" || Method == "zero_grad";
+}
+
+/// Module::to(Device, bool non_blocking): moves the parameters, keeps
+/// their shapes and dtype.
+inline bool movesToDevice(const clang::CXXMethodDecl *MD) {
+  return MD->getName() == "to" && MD->getNumParams() == 2 &&
+         recordName(MD->getParamDecl(0)->getType()) == "c10::Device";
+}
+
+/// Whether every mention of D (a local module, or a member of the class
+/// being analysed) in the statements traversed is a call of a harmless
+/// method (fc->forward(x), fc(x), fc->parameters(), register_module("fc",
+/// fc)); DeviceMoves counts to(device) calls, harmless for shapes.
+struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
+  const ValueDecl *D;
+  unsigned Mentions = 0, Harmless = 0, DeviceMoves = 0;
+  explicit ModuleUses(const ValueDecl *D) : D(D) {}
+  bool names(const Expr *E) const {
+    E = strip(E);
+    if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(E);
+        OCE && OCE->getOperator() == clang::OO_Arrow && OCE->getNumArgs() == 1)
+      E = strip(OCE->getArg(0));
+    return E && namedDecl(E) == D;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    Mentions += E->getDecl() == D;
+    return true;
+  }
+  bool VisitMemberExpr(MemberExpr *E) {
+    Mentions += E->getMemberDecl() == D;
+    return true;
+  }
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
+    const CXXMethodDecl *MD = E->getMethodDecl();
+    if (!MD || !MD->getDeclName().isIdentifier())
+      return true;
+    if (names(E->getImplicitObjectArgument())) {
+      if (harmlessUse(MD->getName()))
+        ++Harmless;
+      else if (movesToDevice(MD))
+        ++Harmless, ++DeviceMoves;
+    }
+    // register_module("fc", fc) registers the holder; nothing changes.
+    if (MD->getName() == "register_module" && E->getNumArgs() == 2 &&
+        names(E->getArg(1)))
+      ++Harmless;
+    return true;
+  }
+  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *E) {
+    if (E->getOperator() == clang::OO_Call && E->getNumArgs() >= 1 &&
+        names(E->getArg(0)))
+      ++Harmless;
+    return true;
+  }
+};
+
+} // namespace tma
