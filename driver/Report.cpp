@@ -196,6 +196,71 @@ std::string bytesText(const std::optional<SymSize> &B, const ShapeEnv *Env) {
   return formatBytes(*B);
 }
 
+/// The module summary under a function's table (issue 13): per module,
+/// its layer, parameter elements and bytes (what parameters() returns),
+/// and the output of each forward seen.
+void printModules(llvm::raw_ostream &OS, const FunctionTrace &T) {
+  if (T.Modules.empty())
+    return;
+  const ShapeEnv *Env = T.Env.get();
+  OS << "  modules:\n";
+  std::vector<std::vector<std::string>> Rows = {
+      {"  module", "layer", "parameters", "parameter bytes",
+       "forward outputs"}};
+  std::vector<std::string> Reasons;
+  for (const ModuleSummary &M : T.Modules) {
+    std::string Name = M.Parent.empty() ? M.Name : M.Parent + "." + M.Name;
+    std::string Outputs;
+    for (const ModuleSummary::Forward &F : M.Forwards) {
+      Outputs += (Outputs.empty() ? "" : ", ") + std::string("line ") +
+                 std::to_string(F.Line) + " ";
+      Outputs += F.Output == NoValue ? "?" : shapeText(T.value(F.Output), Env);
+    }
+    Rows.push_back({"  " + Name, M.Layer,
+                    M.ParameterElements ? sizeText(*M.ParameterElements, Env)
+                                        : "?",
+                    bytesText(M.ParameterBytes, Env), Outputs});
+    if (!M.ParameterBytes && !M.Why.empty())
+      Reasons.push_back("    ? " + Name + ": " + M.Why);
+  }
+  printRows(OS, Rows);
+  for (const std::string &R : Reasons)
+    OS << R << "\n";
+}
+
+llvm::json::Value modulesJSON(const FunctionTrace &T) {
+  llvm::json::Array Out;
+  for (const ModuleSummary &M : T.Modules) {
+    llvm::json::Array Params;
+    for (const ModuleSummary::Parameter &P : M.Parameters)
+      Params.push_back(llvm::json::Object{
+          {"name", P.Name},
+          {"shape", dimsJSON(P.Sizes)},
+          {"dtype", P.Type ? llvm::json::Value(dtypeName(*P.Type))
+                           : llvm::json::Value(nullptr)}});
+    llvm::json::Array Forwards;
+    for (const ModuleSummary::Forward &F : M.Forwards)
+      Forwards.push_back(llvm::json::Object{
+          {"line", F.Line},
+          {"shape", F.Output == NoValue ? llvm::json::Value(nullptr)
+                                        : dimsJSON(T.value(F.Output).Sizes)}});
+    llvm::json::Object O{
+        {"name", M.Name},
+        {"layer", M.Layer},
+        {"parent", M.Parent.empty() ? llvm::json::Value(nullptr)
+                                    : llvm::json::Value(M.Parent)},
+        {"line", M.Where.Line},
+        {"parameters", std::move(Params)},
+        {"parameter_elements", optJSON(M.ParameterElements)},
+        {"parameter_bytes", optJSON(M.ParameterBytes)},
+        {"forwards", std::move(Forwards)}};
+    if (!M.ParameterBytes && !M.Why.empty())
+      O["unknown_reason"] = M.Why;
+    Out.push_back(std::move(O));
+  }
+  return Out;
+}
+
 std::string keepsAliveText(const RowFacts &R, const ShapeEnv *Env) {
   std::string Owner;
   switch (R.Owner) {
@@ -276,6 +341,7 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
       }
       OS << "\n";
     }
+    printModules(OS, T);
     if (std::string Broken = bindingViolationText(T); !Broken.empty())
       OS << "  " << Broken << "\n";
     std::vector<const Unknown *> Unknowns;
@@ -415,6 +481,8 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
                          {"summary", std::move(Summary)}};
     if (!T.Throws.empty())
       F["throws"] = T.Throws;
+    if (!T.Modules.empty())
+      F["modules"] = modulesJSON(T);
     if (Symbolic) {
       llvm::json::Array A;
       for (const std::string &X : assumptionsOf(T))

@@ -38,6 +38,7 @@ FunctionTrace FunctionEvaluator::run() {
   if (!MayHaveLeft.empty())
     allocationsAreUncertain(MayHaveLeftOps, MayHaveLeft);
   FunctionTrace Done = I.finish();
+  Done.Modules = moduleSummaries();
   simplifySizes(Done);
   return Done;
 }

@@ -221,7 +221,19 @@ public:
     std::vector<std::pair<std::string, Shape>> ParamShapes;
     std::map<std::string, ValueId> Params; ///< weight, bias
     std::string Why;   ///< non-empty: not followed, and why
+    SourceSpan Where;  ///< its declaration
+    bool Member = false; ///< a member of the method's object
+    std::vector<ModuleSummary::Forward> Forwards;
   };
+  /// Keys of Modules in declaration order (the summary's rows).
+  std::vector<std::string> ModuleOrder;
+  /// In a method of a module: the object's row of the summary.
+  std::optional<ModuleSummary> ObjectModule;
+  void summarizeObject(const clang::CXXRecordDecl *RD,
+                       const std::vector<const clang::FieldDecl *> &Layers,
+                       const Stmt *CtorBody);
+  /// The summary rows of the modules, after the body is evaluated.
+  std::vector<ModuleSummary> moduleSummaries() const;
   /// By key() of the local variable or of the member field.
   std::map<std::string, ModuleValue> Modules;
   /// The layer a holder of type Holder constructed by Init is: its options
@@ -235,6 +247,10 @@ public:
   void declareMemberModules();
   /// `fc->forward(x)` / `fc(x)` of a module declared here; nullopt when
   /// Object is no such module.
+  /// The forward of layer M on Args[0].
+  std::optional<ValueId> layerForward(const ModuleValue &M, const Expr *E,
+                                      const FunctionDecl *Callee,
+                                      llvm::ArrayRef<const Expr *> Args);
   std::optional<ValueId> moduleForward(const Expr *E, const FunctionDecl *Callee,
                                        const Expr *Object,
                                        llvm::ArrayRef<const Expr *> Args);

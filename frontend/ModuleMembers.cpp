@@ -116,6 +116,69 @@ struct FieldAssignments : RecursiveASTVisitor<FieldAssignments> {
   }
 };
 
+/// Whether E registers a module, parameter or buffer (register_module,
+/// register_parameter, register_buffer); the field it registers, if it
+/// names one, in Field.
+bool registers(const Expr *E, const ValueDecl *&Field) {
+  Field = nullptr;
+  const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(throughCopies(E));
+  if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(throughCopies(E));
+      CE && CE->getNumArgs() == 1) // a holder made from register_module's
+    MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(CE->getArg(0)));
+  const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
+  if (!MD || !MD->getIdentifier() || MC->getNumArgs() < 2 ||
+      !MD->getName().startswith("register_"))
+    return false;
+  Field = namedDecl(MC->getArg(1));
+  return true;
+}
+
+/// What the constructor's body registers on every path (its top-level
+/// statements: `register_module("fc", fc);`, `fc = register_module(...)`,
+/// and comma-separated lists of them), and whether it registers anything
+/// else anywhere (a parameter, a buffer, a module not held by a layer
+/// member).
+struct Registrations {
+  std::set<const ValueDecl *> Fields;
+  unsigned Other = 0;
+  void statement(const Expr *E, const std::vector<const FieldDecl *> &Layers) {
+    E = strip(E);
+    if (const auto *BO = dyn_cast_or_null<BinaryOperator>(E);
+        BO && BO->getOpcode() == BO_Comma) {
+      statement(BO->getLHS(), Layers);
+      statement(BO->getRHS(), Layers);
+      return;
+    }
+    for (const FieldDecl *F : Layers)
+      if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(E);
+          OCE && assignedLayer(OCE, F) && OCE->getNumArgs() == 2) {
+        const ValueDecl *Named = nullptr;
+        if (registers(OCE->getArg(1), Named))
+          Fields.insert(F);
+        return;
+      }
+    const ValueDecl *Named = nullptr;
+    if (registers(E, Named) && Named)
+      Fields.insert(Named);
+  }
+};
+
+/// Every register_* call in a body.
+struct RegisterCalls : RecursiveASTVisitor<RegisterCalls> {
+  unsigned Count = 0;
+  std::set<const ValueDecl *> Named;
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    if (MD && MD->getIdentifier() && MD->getName().startswith("register_")) {
+      ++Count;
+      if (MC->getNumArgs() >= 2)
+        if (const ValueDecl *D = namedDecl(MC->getArg(1)))
+          Named.insert(D);
+    }
+    return true;
+  }
+};
+
 } // namespace
 
 void FunctionEvaluator::declareMemberModules() {
@@ -130,12 +193,20 @@ void FunctionEvaluator::declareMemberModules() {
       Layers.push_back(F);
   if (Layers.empty())
     return;
+  // The object itself: its parameters are its layer members'.
+  ObjectModule = ModuleSummary();
+  ObjectModule->Name = "this";
+  ObjectModule->Layer = RD->getName().str();
+  ObjectModule->Where = span(RD->getSourceRange());
   auto Unknown = [&](const FieldDecl *F, const std::string &Why) {
     ModuleValue M;
     M.Layer = *moduleLayer(F->getType());
     M.Name = F->getName().str();
+    M.Where = span(F->getSourceRange());
+    M.Member = true;
     M.Why = "member '" + M.Name + "' (" + M.Layer + "): " + Why;
     Modules[key(F)] = M;
+    ModuleOrder.push_back(key(F));
   };
   // A followed call's symbols would mean nothing in the caller's terms; the
   // object's construction is not bound yet.
@@ -147,6 +218,7 @@ void FunctionEvaluator::declareMemberModules() {
   if (!Ctor) {
     for (const FieldDecl *F : Layers)
       Unknown(F, Why);
+    ObjectModule->Why = Why;
     return;
   }
 
@@ -248,7 +320,81 @@ void FunctionEvaluator::declareMemberModules() {
     // Code outside the class could move the module to another dtype
     // (model->to(torch::kDouble)); the answers hold for the default one.
     Env->assume(Name + "->weight.scalar_type() == torch::kFloat");
+    M.Where = span(F->getSourceRange());
+    M.Member = true;
     Modules[key(F)] = M;
+    ModuleOrder.push_back(key(F));
+  }
+  summarizeObject(RD, Layers, CtorBody);
+}
+
+// parameters() of the object: the parameters of the layer members its
+// constructor registers on every path. Anything that may register more (a
+// register_parameter, a tensor member, a submodule that is no modelled
+// layer) or less (a member registered in a branch) leaves the total
+// unknown, with the reason.
+void FunctionEvaluator::summarizeObject(
+    const CXXRecordDecl *RD, const std::vector<const FieldDecl *> &Layers,
+    const Stmt *CtorBody) {
+  ModuleSummary &O = *ObjectModule;
+  Registrations Registered;
+  if (const auto *CS = dyn_cast_or_null<CompoundStmt>(CtorBody))
+    for (const Stmt *S : CS->body())
+      if (const auto *E = dyn_cast<Expr>(S))
+        Registered.statement(E, Layers);
+  RegisterCalls All;
+  if (CtorBody)
+    All.TraverseStmt(const_cast<Stmt *>(CtorBody));
+  std::string Why;
+  for (const CXXBaseSpecifier &B : RD->bases()) {
+    const CXXRecordDecl *Base = B.getType()->getAsCXXRecordDecl();
+    std::string BaseName = Base ? Base->getQualifiedNameAsString() : "";
+    if (BaseName != "torch::nn::Module" && BaseName != "torch::nn::Cloneable")
+      Why = "its base " + B.getType().getAsString() +
+            " may register parameters";
+  }
+  for (const FieldDecl *F : RD->fields()) {
+    QualType T = F->getType();
+    if (std::find(Layers.begin(), Layers.end(), F) != Layers.end())
+      continue;
+    std::string TypeName = T->isRecordType() ? recordName(T) : "";
+    if (isTensorType(T) || isTensorVectorType(T) || All.Named.count(F) ||
+        TypeName.rfind("torch::", 0) == 0 ||
+        TypeName.rfind("std::shared_ptr", 0) == 0)
+      Why = "its member '" + F->getName().str() +
+            "' may hold parameters the analysis does not follow";
+  }
+  unsigned Counted = 0;
+  for (const FieldDecl *F : Layers)
+    Counted += Registered.Fields.count(F);
+  if (Why.empty() && All.Count > Counted)
+    Why = "its constructor registers more than its layer members "
+          "(register_parameter, register_buffer, or in a branch)";
+  std::optional<SymSize> Elements = SymSize(0), Bytes = SymSize(0);
+  for (const FieldDecl *F : Layers) {
+    const ModuleValue &M = Modules[key(F)];
+    if (!Registered.Fields.count(F)) {
+      // Not registered: its parameters exist but parameters() leaves them
+      // out; the listing below says so by leaving it out as well.
+      continue;
+    }
+    if (!M.Why.empty()) {
+      if (Why.empty())
+        Why = M.Why;
+      continue;
+    }
+    for (const auto &[PName, Sizes] : M.ParamShapes) {
+      O.Parameters.push_back({M.Name + "." + PName, Sizes, DType::Float32});
+      std::optional<SymSize> N = checkedNumel(Sizes);
+      Elements = addSizes(Elements, N);
+      Bytes = addSizes(Bytes, denseBytes(Sizes, DType::Float32));
+    }
+  }
+  if (Why.empty() && Elements && Bytes) {
+    O.ParameterElements = Elements;
+    O.ParameterBytes = Bytes;
+  } else {
+    O.Why = Why.empty() ? "a parameter's size is not known" : Why;
   }
 }
 

@@ -224,10 +224,12 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
                                       Flow F, bool Insertable) {
   std::string Name = VD->getName().str();
   std::string Layer = *moduleLayer(VD->getType());
+  ModuleOrder.push_back(key(VD));
   auto Unknown = [&](const std::string &Why) {
     ModuleValue M;
     M.Layer = Layer;
     M.Name = Name;
+    M.Where = span(VD->getSourceRange());
     M.Why = "module '" + Name + "' (" + Layer + "): " + Why;
     Modules[key(VD)] = M;
   };
@@ -240,6 +242,7 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
                    "have changed");
   ModuleValue M = layerFromConstruction(
       VD->getType(), VD->hasInit() ? VD->getInit() : nullptr, Name);
+  M.Where = span(VD->getSourceRange());
   if (!M.Why.empty()) {
     Modules[key(VD)] = M;
     return;
@@ -282,7 +285,17 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   auto It = Modules.find(key(D));
   if (It == Modules.end())
     return std::nullopt;
-  const ModuleValue &M = It->second;
+  ModuleValue &Found = It->second;
+  std::optional<ValueId> Out = layerForward(Found, E, Callee, Args);
+  if (Out)
+    Found.Forwards.push_back({span(E->getSourceRange()).Line, *Out});
+  return Out;
+}
+
+std::optional<ValueId>
+FunctionEvaluator::layerForward(const ModuleValue &M, const Expr *E,
+                                const FunctionDecl *Callee,
+                                llvm::ArrayRef<const Expr *> Args) {
   ValueId In = tensor(Args[0]);
   if (!M.Why.empty())
     return unmodelledCall(M.Layer, E, {In}, M.Why);
@@ -343,6 +356,40 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   if (Values.empty())
     return unmodelledCall(M.Layer, E, {In}, "forward gave no result");
   return Values.front();
+}
+
+std::vector<ModuleSummary>
+FunctionEvaluator::moduleSummaries() const {
+  std::vector<ModuleSummary> Out;
+  if (ObjectModule)
+    Out.push_back(*ObjectModule);
+  for (const std::string &K : ModuleOrder) {
+    auto It = Modules.find(K);
+    if (It == Modules.end())
+      continue;
+    const ModuleValue &M = It->second;
+    ModuleSummary S;
+    S.Name = M.Name;
+    S.Layer = M.Layer;
+    S.Parent = M.Member ? "this" : "";
+    S.Where = M.Where;
+    S.Forwards = M.Forwards;
+    S.Why = M.Why;
+    if (M.Why.empty()) {
+      std::optional<SymSize> Elements = SymSize(0), Bytes = SymSize(0);
+      for (const auto &[PName, Sizes] : M.ParamShapes) {
+        S.Parameters.push_back({PName, Sizes, DType::Float32});
+        Elements = addSizes(Elements, checkedNumel(Sizes));
+        Bytes = addSizes(Bytes, denseBytes(Sizes, DType::Float32));
+      }
+      S.ParameterElements = Elements;
+      S.ParameterBytes = Bytes;
+      if (!Bytes)
+        S.Why = "a parameter's size does not fit in int64";
+    }
+    Out.push_back(std::move(S));
+  }
+  return Out;
 }
 
 } // namespace tma

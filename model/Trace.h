@@ -183,6 +183,33 @@ struct TraceSummary {
   int Unknowns = 0;
 };
 
+/// A torch::nn module the function builds, or the object a module's method
+/// runs on and its members: the table torchinfo prints (issue 13). Its
+/// parameters are storages of the module; each forward seen gives an
+/// output.
+struct ModuleSummary {
+  std::string Name;   ///< "fc1"; "this" for the method's object
+  std::string Layer;  ///< "Linear", or the user class ("TwoLayerNetImpl")
+  std::string Parent; ///< "this" for a member; empty otherwise
+  SourceSpan Where;   ///< its declaration
+  struct Parameter {
+    std::string Name; ///< "weight", or "fc1.weight" for the object
+    std::optional<Shape> Sizes;
+    std::optional<DType> Type;
+  };
+  std::vector<Parameter> Parameters;
+  /// Elements and bytes of what parameters() returns; nullopt when some
+  /// parameter is unknown or may be one the analysis does not see (Why).
+  std::optional<SymSize> ParameterElements;
+  std::optional<SymSize> ParameterBytes;
+  std::string Why;
+  struct Forward {
+    unsigned Line = 0;
+    ValueId Output = NoValue;
+  };
+  std::vector<Forward> Forwards;
+};
+
 struct FunctionTrace {
   std::string File;
   std::string Name;          // qualified: "Net::forward"
@@ -205,6 +232,8 @@ struct FunctionTrace {
   /// Non-empty when the function certainly throws at run time.
   std::string Throws;
   TraceSummary Summary;
+  /// The modules it builds or runs on, in declaration order.
+  std::vector<ModuleSummary> Modules;
 
   const TensorValue &value(ValueId Id) const { return Values.at(Id).Value; }
   const OpEvent *producer(ValueId Id) const {

@@ -20,7 +20,9 @@ For every function of testdata/symbolic/inputs.json:
      in the assumptions (checked on a module built before drawing, BUILD)
      and in the answers;
   4. every non-null field of the report is evaluated under the draw and
-     compared with every observation of that binding.
+     compared with every observation of that binding; for a module's method
+     the module summary's parameter bytes of `this` are compared with the
+     sum of p.nbytes() over the module's parameters().
 
 A disagreement is any evaluated field that differs from LibTorch, an
 expression this script cannot read, a kind that says new storage where the
@@ -394,6 +396,7 @@ def main():
     tensors = {}  # (fn, name, line) -> report row or None
     observed_rows = set()
     modules = []  # (fn, draw, parameter bytes) for issue 13's module bytes check
+    module_bytes_answered = set()
     for (fn, index, params), m in zip(runs, measured):
         if m["error"] is not None:
             problems.append("%s threw on LibTorch (draw %d: %s): %s" % (
@@ -402,6 +405,13 @@ def main():
         report_fn = report_by_fn.get(fn)
         if m["module"] is not None:
             modules.append((fn, index, m["module"]["parameter_bytes"]))
+            # The summary's row for the object: what parameters() holds.
+            this = [r for r in (report_fn or {}).get("modules", []) if r["name"] == "this"]
+            if this and this[0].get("parameter_bytes") is not None:
+                module_bytes_answered.add(fn)
+                cmp.scalar("%s: module summary (draw %d: %s)" % (fn, index, describe(params)),
+                           "parameter_bytes", this[0]["parameter_bytes"],
+                           m["module"]["parameter_bytes"], environment(params, m["module"]))
             # The draw was chosen on the probe's module; the one the method
             # ran with must satisfy the assumptions too.
             env = environment(params, m["module"])
@@ -450,8 +460,13 @@ def main():
                  ", ".join("%s %.1f%%" % (f, 100.0 * counts[f] / n) for f in ANSWER_FIELDS),
                  missing_rows))
     if modules:
-        print("module methods: %d runs; measured parameter bytes (not compared yet): %s" % (
-            len(modules), ", ".join("%s#%d %d" % m for m in modules)))
+        methods = sorted({m[0] for m in modules})
+        print("module methods: %d (%d runs); parameter bytes of the module summary compared "
+              "with sum(p.nbytes()) over parameters() for %d of them%s" % (
+                  len(methods), len(modules), len(module_bytes_answered),
+                  "" if len(module_bytes_answered) == len(methods) else
+                  "; not answered: " + ", ".join(f for f in methods
+                                                 if f not in module_bytes_answered)))
     for u in unobserved:
         print("note: report row never reached on LibTorch: %s" % u)
 
