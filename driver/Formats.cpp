@@ -11,6 +11,7 @@
 #include "driver/CheckRunner.h"
 #include "driver/Timeline.h"
 #include "driver/Version.h"
+#include "model/ShapeEnv.h"
 #include "model/Units.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -451,6 +452,35 @@ void printMarkdown(llvm::raw_ostream &OS,
          << ":" << T->Where.Line << "` | "
          << formatBytes(*T->Summary.PeakLiveBytes) << " | "
          << (Spark.empty() ? std::string("-") : "`" + Spark + "`") << " |\n";
+    }
+    OS << "\n</details>\n";
+  }
+  // The modules' parameters (the summary under each table, docs/modules.md):
+  // what the reviewer's model holds before any activation.
+  std::vector<std::pair<const FunctionTrace *, const ModuleSummary *>> Modules;
+  for (const FunctionTrace &T : Traces)
+    for (const ModuleSummary &M : T.Modules)
+      if (M.Parent.empty())
+        Modules.push_back({&T, &M});
+  if (!Modules.empty()) {
+    OS << "\n<details><summary>Module parameters</summary>\n\n"
+          "| function | module | layer | parameters | bytes |\n"
+          "|---|---|---|---:|---:|\n";
+    for (const auto &[T, M] : Modules) {
+      const ShapeEnv *Env = T->Env.get();
+      auto Text = [&](const std::optional<SymSize> &V, bool Bytes) {
+        if (!V || V->isError())
+          return std::string("?");
+        if (V->isSymbolic())
+          return Bytes && Env ? Env->formatBytes(*V)
+                 : Env        ? Env->toTable(*V)
+                              : V->toTable();
+        return Bytes ? formatBytes(*V->constant()) : V->toTable();
+      };
+      OS << "| `" << markdownCell(T->Name) << "` | `" << markdownCell(M->Name)
+         << "` | " << markdownCell(M->Layer) << " | "
+         << markdownCell(Text(M->ParameterElements, false)) << " | "
+         << markdownCell(Text(M->ParameterBytes, true)) << " |\n";
     }
     OS << "\n</details>\n";
   }

@@ -217,6 +217,26 @@ check(p.returncode == 1 and "**1 file could not be analysed**" in p.stdout and
       "markdown: the failed file is listed:\n" + p.stdout)
 subprocess.run(["rm", "-rf", work])
 
+# ---- the module summary in markdown (docs/modules.md) ----------------------
+# Every top-level row of the JSON "modules" is a row of the folded table,
+# with the same parameter count.
+LAYERS = "testdata/modules/layers.cpp"
+both = {}
+for fmt in ("json", "markdown"):
+    p = subprocess.run([TOOL, "--no-cache", "--format=" + fmt, LAYERS], cwd=SRC,
+                       capture_output=True, text=True, timeout=600)
+    check(p.returncode in (0, 1), "%s on %s exits 0 or 1: %s" % (fmt, LAYERS, p.stderr))
+    both[fmt] = p.stdout
+rows = [(f["function"], m) for f in json.loads(both["json"])["functions"]
+        for m in f.get("modules", []) if m["parent"] is None]
+check(len(rows) >= 5, "layers.cpp has module rows in the JSON: %d" % len(rows))
+check("<summary>Module parameters</summary>" in both["markdown"],
+      "markdown: the module parameters table")
+for fn, m in rows:
+    count = "?" if m["parameter_elements"] is None else str(m["parameter_elements"])
+    check(("| `%s` | `%s` | %s | %s |" % (fn, m["name"], m["layer"], count))
+          in both["markdown"], "markdown: module row %s %s (%s)" % (fn, m["name"], count))
+
 if failures:
     sys.exit("%d failure(s)" % len(failures))
 print("ok: %d diagnostics round-tripped through sarif, github and markdown"
