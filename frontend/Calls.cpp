@@ -142,6 +142,15 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
     Values[P] = B;
   }
 
+  // A method of the module this method runs on (`encode(x)` in
+  // VAE::forward) sees the same member layers.
+  const auto *CalleeMethod = dyn_cast<CXXMethodDecl>(Def);
+  const auto *ThisMethod = dyn_cast<CXXMethodDecl>(&FD);
+  bool SameObject = CalleeMethod && ThisMethod && !CalleeMethod->isStatic() &&
+                    CalleeMethod->getParent() == ThisMethod->getParent() &&
+                    (!Object || isa<CXXThisExpr>(strip(Object)));
+  if (SameObject)
+    Key += "|this";
   FunctionEvaluator *Top = this;
   while (Top->Caller)
     Top = Top->Caller;
@@ -152,6 +161,7 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
     Callee.Caller = this;
     Callee.CallDepth = CallDepth + 1;
     Callee.Bound = std::move(Values);
+    Callee.SameObject = SameObject;
     FunctionTrace T = Callee.run();
     Memo = Top->CallMemo
                .emplace(Key, summarizeCall(*Def, Name, Callee, T, TensorArgument))

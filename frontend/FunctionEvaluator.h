@@ -292,6 +292,9 @@ public:
   std::map<const clang::ParmVarDecl *, BoundArgument> Bound;
   /// The evaluator of the calling function, null at the top.
   FunctionEvaluator *Caller = nullptr;
+  /// A followed method called on the caller's own object (`encode(x)` in
+  /// a module's forward): its member layers are the caller's.
+  bool SameObject = false;
   int CallDepth = 0;
   /// Each tensor parameter's value as the body starts, and its storage.
   std::map<const clang::ParmVarDecl *, ValueId> ParameterValues;

@@ -208,6 +208,23 @@ void FunctionEvaluator::declareMemberModules() {
     Modules[key(F)] = M;
     ModuleOrder.push_back(key(F));
   };
+  // A method the caller runs on its own object: the caller's members, with
+  // their parameters as this evaluator's external values.
+  if (Caller && SameObject) {
+    for (const std::string &K : Caller->ModuleOrder) {
+      ModuleValue M = Caller->Modules.at(K);
+      if (!M.Member)
+        continue;
+      M.Forwards.clear();
+      for (auto &[PName, V] : M.Params) {
+        const TensorValue &Value = Caller->I.value(V);
+        V = I.external(Value, Value.logicalBytes());
+      }
+      Modules[K] = M;
+      ModuleOrder.push_back(K);
+    }
+    return;
+  }
   // A followed call's symbols would mean nothing in the caller's terms; the
   // object's construction is not bound yet.
   std::string Why;

@@ -52,3 +52,29 @@ torch::Tensor SmallConvNetImpl::forward(torch::Tensor images) {
   auto scores = head(flat);
   return scores;
 }
+
+// A forward that calls another method of the same module: encode() sees the
+// layers forward sees.
+struct AutoencoderImpl : torch::nn::Module {
+  AutoencoderImpl(int64_t image_size, int64_t z_dim)
+      : enc(image_size, z_dim), dec(z_dim, image_size) {
+    register_module("enc", enc);
+    register_module("dec", dec);
+  }
+  torch::Tensor encode(torch::Tensor x);
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Linear enc, dec;
+};
+
+torch::Tensor AutoencoderImpl::encode(torch::Tensor x) {
+  return torch::relu(enc->forward(x));
+}
+
+torch::Tensor AutoencoderImpl::forward(torch::Tensor x) {
+  TORCH_CHECK(x.dim() == 2, "x must be (batch, image_size)");
+  auto code = encode(x);
+  auto reconstruction = torch::sigmoid(dec->forward(code));
+  auto squared_error = (reconstruction - x).pow(2);
+  return squared_error;
+}
