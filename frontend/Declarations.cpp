@@ -309,6 +309,14 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     }
     return;
   }
+  // A module the analysis does not build (a user module, a layer holder
+  // of a user Impl, std::make_shared<NetImpl>()) allocates its parameters
+  // when constructed: the function's totals cannot leave them out.
+  if (!T->isReferenceType())
+    if (std::string Module = constructedModule(T, Init); !Module.empty())
+      I.totalsUnknown("constructing '" + Name + "' (" + Module +
+                      ") allocates its parameters, which are not followed "
+                      "(line " + std::to_string(Where.Line) + ")");
   // Other declarations may still run tensor ops (int64_t n = x.sum().item()).
   // Their temporaries matter for the peak, so evaluate tensor subexprs.
   if (!hasTensorWork(Init))

@@ -87,6 +87,16 @@ using Options = OptionsValue;
 /// torch::nn::Linear), or nullopt for any other type.
 std::optional<std::string> moduleLayer(QualType T);
 
+/// Whether RD derives from torch::nn::Module (directly, or through
+/// torch::nn::Cloneable<RD> or another user class).
+bool derivesFromModule(const clang::CXXRecordDecl *RD, int Depth = 0);
+
+/// When a declaration of type T initialised by Init constructs a new
+/// module (a user module, a torch::nn holder, std::make_shared of a
+/// module): the class's name; empty otherwise (a copy, an empty holder,
+/// anything else).
+std::string constructedModule(QualType T, const Expr *Init);
+
 /// The rank of a batch a layer's forward is documented for (Linear: 2,
 /// Conv2d: 4), when the layer is modelled; nullopt otherwise.
 std::optional<int64_t> batchedInputRank(const std::string &Layer);

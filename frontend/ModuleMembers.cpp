@@ -41,22 +41,6 @@ namespace tma {
 
 namespace {
 
-/// Whether RD derives from torch::nn::Module (directly, or through
-/// torch::nn::Cloneable<RD> or another user class).
-bool derivesFromModule(const CXXRecordDecl *RD, int Depth = 0) {
-  if (!RD || !RD->hasDefinition() || Depth > 8)
-    return false;
-  for (const CXXBaseSpecifier &B : RD->getDefinition()->bases()) {
-    const CXXRecordDecl *Base = B.getType()->getAsCXXRecordDecl();
-    if (!Base)
-      continue;
-    if (Base->getQualifiedNameAsString() == "torch::nn::Module" ||
-        derivesFromModule(Base, Depth + 1))
-      return true;
-  }
-  return false;
-}
-
 /// The class's one constructor that is not a copy or a move, or null
 /// (Why says why).
 const CXXConstructorDecl *theConstructor(const CXXRecordDecl *RD,

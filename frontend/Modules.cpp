@@ -94,6 +94,48 @@ const ValueDecl *namedDecl(const Expr *E) {
   return nullptr;
 }
 
+bool derivesFromModule(const CXXRecordDecl *RD, int Depth) {
+  if (!RD || !RD->hasDefinition() || Depth > 8)
+    return false;
+  for (const CXXBaseSpecifier &B : RD->getDefinition()->bases()) {
+    const CXXRecordDecl *Base = B.getType()->getAsCXXRecordDecl();
+    if (!Base)
+      continue;
+    if (Base->getQualifiedNameAsString() == "torch::nn::Module" ||
+        derivesFromModule(Base, Depth + 1))
+      return true;
+  }
+  return false;
+}
+
+std::string constructedModule(QualType T, const Expr *Init) {
+  T = T.getNonReferenceType();
+  // std::shared_ptr<NetImpl> from std::make_shared: a new module.
+  if (const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+          T->getAsCXXRecordDecl());
+      Spec && Spec->getQualifiedNameAsString() == "std::shared_ptr") {
+    const CXXRecordDecl *Pointee =
+        Spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
+    const auto *Call = dyn_cast_or_null<CallExpr>(throughCopies(Init));
+    const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+    if (derivesFromModule(Pointee) && Callee && Callee->getIdentifier() &&
+        Callee->getName() == "make_shared")
+      return Pointee->getName().str();
+    return "";
+  }
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD || (!derivesFromModule(RD) && !moduleHolderBase(T)))
+    return "";
+  // A copy shares the module; an empty holder ({nullptr}) has none.
+  const CXXConstructExpr *CE = holderConstruction(Init);
+  if (!CE || CE->getConstructor()->isCopyOrMoveConstructor())
+    return "";
+  if (CE->getNumArgs() == 1 &&
+      strip(CE->getArg(0))->getType()->isNullPtrType())
+    return "";
+  return RD->getName().str();
+}
+
 std::optional<int64_t> batchedInputRank(const std::string &Layer) {
   if (Layer == "Linear")
     return 2;
@@ -225,13 +267,23 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
   std::string Name = VD->getName().str();
   std::string Layer = *moduleLayer(VD->getType());
   ModuleOrder.push_back(key(VD));
+  SourceSpan Where = span(VD->getSourceRange());
+  // A layer not followed still allocates its parameters, in sizes not
+  // known here.
+  auto ParametersNotFollowed = [&] {
+    if (!constructedModule(VD->getType(), VD->getInit()).empty())
+      I.totalsUnknown("constructing '" + Name + "' (" + Layer +
+                      ") allocates parameters that are not followed (line " +
+                      std::to_string(Where.Line) + ")");
+  };
   auto Unknown = [&](const std::string &Why) {
     ModuleValue M;
     M.Layer = Layer;
     M.Name = Name;
-    M.Where = span(VD->getSourceRange());
+    M.Where = Where;
     M.Why = "module '" + Name + "' (" + Layer + "): " + Why;
     Modules[key(VD)] = M;
+    ParametersNotFollowed();
   };
   if (F.InLoop || F.InBranch)
     return Unknown("constructed in a loop or a branch");
@@ -242,9 +294,10 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
                    "have changed");
   ModuleValue M = layerFromConstruction(
       VD->getType(), VD->hasInit() ? VD->getInit() : nullptr, Name);
-  M.Where = span(VD->getSourceRange());
+  M.Where = Where;
   if (!M.Why.empty()) {
     Modules[key(VD)] = M;
+    ParametersNotFollowed();
     return;
   }
   openStatement(DS, F, Insertable);

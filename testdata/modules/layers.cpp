@@ -40,3 +40,23 @@ torch::Tensor layer_moved_to_double() {
   auto y = fc->forward(x);
   return y;
 }
+
+// Modules whose parameters are not followed still allocate them: the
+// totals are unknown, never the tensors' bytes alone.
+struct TinyNet : torch::nn::Module {
+  TinyNet() : fc(784, 64) { register_module("fc", fc); }
+  torch::nn::Linear fc;
+};
+
+torch::Tensor user_module_built_here() {
+  TinyNet model;
+  auto x = torch::randn({8, 784});
+  return x;
+}
+
+torch::Tensor sequential_built_here() {
+  torch::nn::Sequential seq(torch::nn::Linear(784, 64), torch::nn::ReLU());
+  torch::nn::Linear empty{nullptr};
+  auto x = torch::randn({8, 784});
+  return x;
+}
