@@ -240,14 +240,15 @@ void FunctionEvaluator::declareMemberModules() {
       continue;
     }
     for (const auto &[PName, Sizes] : M.ParamShapes) {
-      TensorValue V = makeContiguous(Sizes, DType::Float32, Device{});
+      TensorValue V = makeContiguous(Sizes, M.paramType(PName), Device{});
       V.Dev.reset();
       V.markUnknown("member '" + Name + "': its device is the module's");
       M.Params[PName] = I.external(V, V.logicalBytes());
     }
     // Code outside the class could move the module to another dtype
     // (model->to(torch::kDouble)); the answers hold for the default one.
-    Env->assume(Name + "->weight.scalar_type() == torch::kFloat");
+    if (M.Params.count("weight"))
+      Env->assume(Name + "->weight.scalar_type() == torch::kFloat");
     Modules[key(F)] = M;
   }
 }
