@@ -219,6 +219,27 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
   return M;
 }
 
+/// The calls on D of the methods Names (eval, train; push_back).
+struct CallsOn : RecursiveASTVisitor<CallsOn> {
+  const ValueDecl *D;
+  std::set<std::string> Names;
+  std::vector<const CXXMemberCallExpr *> Calls;
+  CallsOn(const ValueDecl *D, std::set<std::string> Names)
+      : D(D), Names(std::move(Names)) {}
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
+    const CXXMethodDecl *MD = E->getMethodDecl();
+    if (!MD || !MD->getIdentifier() || !Names.count(MD->getName().str()))
+      return true;
+    const Expr *O = strip(E->getImplicitObjectArgument());
+    if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(O);
+        OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
+      O = strip(OCE->getArg(0));
+    if (O && namedDecl(O) == D)
+      Calls.push_back(E);
+    return true;
+  }
+};
+
 void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
                                       Flow F, bool Insertable) {
   std::string Name = VD->getName().str();
@@ -234,9 +255,15 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
     return Unknown("constructed in a loop or a branch");
   ModuleUses Uses(VD);
   Uses.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
-  if (Uses.Mentions != Uses.Harmless)
+  if (Uses.Mentions != Uses.Harmless) {
+    CallsOn PushBacks(VD, {"push_back", "extend", "insert"});
+    PushBacks.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
+    if (!PushBacks.Calls.empty())
+      return Unknown("layers added to it after its construction (push_back) "
+                     "are not followed yet");
     return Unknown("used other than by forward(), so its parameters may "
                    "have changed");
+  }
   ModuleValue M = layerFromConstruction(
       VD->getType(), VD->hasInit() ? VD->getInit() : nullptr, Name);
   M.Local = VD;
@@ -274,26 +301,6 @@ void FunctionEvaluator::allocateParameters(ModuleValue &M, const Expr *Init,
   }
 }
 
-/// The calls on D that set its mode: eval(), train(), train(b).
-struct ModeCalls : RecursiveASTVisitor<ModeCalls> {
-  const ValueDecl *D;
-  std::vector<const CXXMemberCallExpr *> Calls;
-  explicit ModeCalls(const ValueDecl *D) : D(D) {}
-  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
-    const CXXMethodDecl *MD = E->getMethodDecl();
-    if (!MD || !MD->getIdentifier() ||
-        (MD->getName() != "eval" && MD->getName() != "train"))
-      return true;
-    const Expr *O = strip(E->getImplicitObjectArgument());
-    if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(O);
-        OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
-      O = strip(OCE->getArg(0));
-    if (O && namedDecl(O) == D)
-      Calls.push_back(E);
-    return true;
-  }
-};
-
 std::optional<bool> FunctionEvaluator::trainingMode(const ModuleValue &M,
                                                     const Expr *Use,
                                                     std::string &Why) {
@@ -305,7 +312,7 @@ std::optional<bool> FunctionEvaluator::trainingMode(const ModuleValue &M,
   }
   // Constructed in training mode; a mode call counts when it is a
   // statement of the body itself (so it runs on every path) before Use.
-  ModeCalls Calls(M.Local);
+  CallsOn Calls(M.Local, {"eval", "train"});
   Calls.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
   const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody());
   bool Training = true;
