@@ -13,7 +13,8 @@
 //                      tensor handle lives, and assignment through them
 //   Effects.cpp        code the analysis does not follow, and what it may do
 //   Calls.cpp          calls into the translation unit's own functions
-//   Modules.cpp        torch::nn layers: options, parameters, forward
+//   Modules.cpp        torch::nn layers a function builds or runs
+//   Layers.cpp         each built-in layer: its parameters and forward op
 //   ModuleMembers.cpp  the layers a user module's constructor builds
 //   OptionsChains.cpp  torch::nn options objects as named values
 //   Declarations.cpp   declarations: tensors, lists, tuples, options, ...
@@ -100,6 +101,10 @@ std::string constructedModule(QualType T, const Expr *Init);
 /// The rank of a batch a layer's forward is documented for (Linear: 2,
 /// Conv2d: 4), when the layer is modelled; nullopt otherwise.
 std::optional<int64_t> batchedInputRank(const std::string &Layer);
+
+/// The layer a Sequential holder Object (a local or a member with an
+/// in-class initialiser) is constructed with first, or nullopt.
+std::optional<std::string> sequentialFirstLayer(const Expr *Object);
 
 /// The declaration an expression names: a variable (`fc`), or a member of
 /// the object the method runs on (`fc`, `this->fc`); null otherwise.
@@ -234,6 +239,24 @@ public:
     SourceSpan Where;  ///< its declaration
     bool Member = false; ///< a member of the method's object
     std::vector<ModuleSummary::Forward> Forwards;
+    /// The entries of ParamShapes that are buffers (running_mean,
+    /// running_var, num_batches_tracked), not parameters.
+    std::set<std::string> Buffers;
+    /// The dtypes of the entries of ParamShapes that are not the default
+    /// float32 (num_batches_tracked: int64).
+    std::map<std::string, DType> ParamTypes;
+    /// Sequential: its layers in order; their parameters are the
+    /// Sequential's, in ParamShapes and Params as "0.weight", "1.bias".
+    std::vector<ModuleValue> Children;
+    /// The local variable holding a module the function constructs (its
+    /// training mode can be followed); null for a member or a temporary.
+    const clang::VarDecl *Local = nullptr;
+    /// A temporary built in the expression that runs it: in training mode.
+    bool Temporary = false;
+    DType paramType(const std::string &P) const {
+      auto It = ParamTypes.find(P);
+      return It == ParamTypes.end() ? DType::Float32 : It->second;
+    }
   };
   /// Keys of Modules in declaration order (the summary's rows).
   std::vector<std::string> ModuleOrder;
@@ -252,18 +275,36 @@ public:
                                     const std::string &Name);
   void declareModule(const VarDecl *VD, const DeclStmt *DS, Flow F,
                      bool Insertable);
+  /// Allocates M's parameters and buffers as factories at Init, in the
+  /// open statement; held under HoldKey while the module lives (empty: a
+  /// temporary's, freed with the statement). DeviceMoved: why their device
+  /// is unknown, if it is.
+  void allocateParameters(ModuleValue &M, const Expr *Init,
+                          const std::string &HoldKey,
+                          const std::string &DeviceMoved);
   /// In a method of a torch::nn::Module subclass: the layers its
   /// constructor builds in its members (ModuleMembers.cpp).
   void declareMemberModules();
   /// `fc->forward(x)` / `fc(x)` of a module declared here; nullopt when
   /// Object is no such module.
-  /// The forward of layer M on Args[0].
-  std::optional<ValueId> layerForward(const ModuleValue &M, const Expr *E,
-                                      const FunctionDecl *Callee,
-                                      llvm::ArrayRef<const Expr *> Args);
   std::optional<ValueId> moduleForward(const Expr *E, const FunctionDecl *Callee,
                                        const Expr *Object,
                                        llvm::ArrayRef<const Expr *> Args);
+  /// The forward of layer M (Layers.cpp) on In, its parameters Params
+  /// under Prefix ("" or a Sequential's "0."), in the training mode given
+  /// (nullopt: not known, ModeWhy says why); the value it returns, unknown with the reason
+  /// when the layer's op cannot answer.
+  ValueId layerForward(const ModuleValue &M,
+                       const std::map<std::string, ValueId> &Params,
+                       const std::string &Prefix, ValueId In,
+                       const Expr *E, const FunctionDecl *Callee,
+                       std::optional<bool> Training,
+                       const std::string &ModeWhy);
+  /// Whether M is in training mode where Use runs it: a module built here
+  /// is, unless eval() / train(false) ran before on every path; nullopt
+  /// (Why says why) when that is not known.
+  std::optional<bool> trainingMode(const ModuleValue &M, const Expr *Use,
+                                   std::string &Why);
 
   // Calls into functions the translation unit defines (Calls.cpp).
   /// The body Callee runs when it is the project's own code (not
@@ -479,5 +520,12 @@ public:
       SameRank;
   int SizeDepth = 0;
 };
+
+/// Whether the built-in layer (a holder's name: "BatchNorm2d") has its
+/// parameters and forward modelled (Layers.cpp).
+bool modelledLayer(const std::string &Layer);
+/// Fills M.ParamShapes (and Buffers, ParamTypes) as the layer's reset()
+/// registers them from M.Options; empty on success, else why not.
+std::string layerParameters(FunctionEvaluator::ModuleValue &M);
 
 } // namespace tma

@@ -313,14 +313,15 @@ void FunctionEvaluator::declareMemberModules() {
       continue;
     }
     for (const auto &[PName, Sizes] : M.ParamShapes) {
-      TensorValue V = makeContiguous(Sizes, DType::Float32, Device{});
+      TensorValue V = makeContiguous(Sizes, M.paramType(PName), Device{});
       V.Dev.reset();
       V.markUnknown("member '" + Name + "': its device is the module's");
       M.Params[PName] = I.external(V, V.logicalBytes());
     }
     // Code outside the class could move the module to another dtype
     // (model->to(torch::kDouble)); the answers hold for the default one.
-    Env->assume(Name + "->weight.scalar_type() == torch::kFloat");
+    if (M.Params.count("weight"))
+      Env->assume(Name + "->weight.scalar_type() == torch::kFloat");
     M.Where = span(F->getSourceRange());
     M.Member = true;
     Modules[key(F)] = M;
@@ -385,10 +386,13 @@ void FunctionEvaluator::summarizeObject(
       continue;
     }
     for (const auto &[PName, Sizes] : M.ParamShapes) {
-      O.Parameters.push_back({M.Name + "." + PName, Sizes, DType::Float32});
+      if (M.Buffers.count(PName))
+        continue; // buffers() holds it, not parameters()
+      DType Type = M.paramType(PName);
+      O.Parameters.push_back({M.Name + "." + PName, Sizes, Type});
       std::optional<SymSize> N = checkedNumel(Sizes);
       Elements = addSizes(Elements, N);
-      Bytes = addSizes(Bytes, denseBytes(Sizes, DType::Float32));
+      Bytes = addSizes(Bytes, denseBytes(Sizes, Type));
     }
   }
   if (Why.empty() && Elements && Bytes) {

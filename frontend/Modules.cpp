@@ -2,17 +2,22 @@
 //
 //     torch::nn::Linear fc(784, 500);
 //     torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 16, 3).stride(2));
+//     torch::nn::Sequential seq(torch::nn::Linear(4, 8), torch::nn::ReLU());
 //     auto h = fc->forward(x);   // or fc(x)
+//     auto p = torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2))->forward(h);
 //
 // The layer's options are read from its constructor's arguments
 // (OptionsChains.cpp: named by LibTorch's own headers, defaults from its
 // TORCH_ARG fields); its parameters are storages the function allocates
 // (default dtype, CPU, as reset() makes them) and holds while the module
-// lives; forward is the functional op the layer runs (linear, conv2d)
-// with those parameters, so the table's rule answers for it.
+// lives; forward is the functional op the layer runs (Layers.cpp) with
+// those parameters, so the table's rule answers for it. A Sequential is
+// the list of layers its constructor is given, run in order; a layer
+// constructed inside the expression that runs it is a temporary: its
+// parameters live until the statement ends, and it is in training mode.
 //
-// A module the function uses in any other way (moved to another dtype or
-// device, assigned, passed to a call) is not followed: its forward is
+// A module the function uses in any other way (moved to another dtype,
+// assigned, passed to a call, push_back) is not followed: its forward is
 // unknown with that reason.
 #include "frontend/FunctionEvaluator.h"
 #include "frontend/ModuleUses.h"
@@ -39,29 +44,6 @@ const ClassTemplateSpecializationDecl *moduleHolderBase(QualType T) {
     RD = RD->bases_begin()->getType()->getAsCXXRecordDecl();
   }
   return nullptr;
-}
-
-/// The layers whose parameters and forward are modelled, by holder name.
-bool modelledLayer(const std::string &Layer) {
-  return Layer == "Linear" || Layer == "Conv1d" || Layer == "Conv2d" ||
-         Layer == "Conv3d";
-}
-
-ArgValue tensorArgument(ValueId Id, const TensorValue &V) {
-  ArgValue A;
-  A.K = ArgValue::Kind::Tensor;
-  A.Type = ArgType::Tensor;
-  A.Tensor = Id;
-  A.TV = V;
-  return A;
-}
-
-ArgValue listArgument(const Shape &L) {
-  ArgValue A;
-  A.K = ArgValue::Kind::IntList;
-  A.Type = ArgType::IntList;
-  A.List = L;
-  return A;
 }
 
 } // namespace
@@ -136,16 +118,37 @@ std::string constructedModule(QualType T, const Expr *Init) {
   return RD->getName().str();
 }
 
-std::optional<int64_t> batchedInputRank(const std::string &Layer) {
-  if (Layer == "Linear")
-    return 2;
-  if (Layer == "Conv1d")
-    return 3;
-  if (Layer == "Conv2d")
-    return 4;
-  if (Layer == "Conv3d")
-    return 5;
-  return std::nullopt;
+std::optional<std::string> sequentialFirstLayer(const Expr *Object) {
+  const ValueDecl *D = namedDecl(strip(Object));
+  const Expr *Init = nullptr;
+  if (const auto *VD = dyn_cast_or_null<VarDecl>(D))
+    Init = VD->getInit();
+  else if (const auto *F = dyn_cast_or_null<FieldDecl>(D)) {
+    Init = F->getInClassInitializer();
+    // Or the member initialiser of the class's one constructor with one.
+    unsigned Found = 0;
+    for (const CXXConstructorDecl *C :
+         cast<CXXRecordDecl>(F->getParent())->ctors()) {
+      const FunctionDecl *Def = nullptr;
+      if (C->isCopyOrMoveConstructor() || !C->hasBody(Def))
+        continue;
+      for (const CXXCtorInitializer *CI :
+           cast<CXXConstructorDecl>(Def)->inits())
+        if (CI->isWritten() && CI->getMember() == F) {
+          Init = CI->getInit();
+          ++Found;
+        }
+    }
+    if (Found > 1)
+      return std::nullopt;
+  }
+  const CXXConstructExpr *CE = holderConstruction(Init);
+  if (!CE || CE->getNumArgs() == 0 || isDefaultArg(CE->getArg(0)))
+    return std::nullopt;
+  auto First = moduleLayer(CE->getArg(0)->getType());
+  if (First == std::optional<std::string>("Sequential"))
+    return std::nullopt;
+  return First;
 }
 
 std::optional<std::string> moduleLayer(QualType T) {
@@ -207,7 +210,36 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
   std::optional<NamedArgs> Options;
   if (Args.size() == 1 && Args[0]->getType()->isNullPtrType())
     return Unknown("an empty holder ({nullptr})");
-  if (Args.size() == 1 && isNNOptionsType(Args[0]->getType()))
+  if (M.Layer == "Sequential") {
+    // SequentialImpl(Modules&&... modules): each argument a layer, named
+    // "0", "1", ... as push_back names them; their parameters are the
+    // Sequential's, under those names.
+    for (size_t K = 0; K < Args.size(); ++K) {
+      std::string Index = std::to_string(K);
+      if (!moduleLayer(Args[K]->getType()))
+        return Unknown("its argument " + Index + " is not a torch::nn "
+                       "layer the analysis reads (a named or AnyModule "
+                       "list)");
+      ModuleValue Child = layerFromConstruction(
+          Args[K]->getType(), Args[K], Name + "[" + Index + "]");
+      if (!Child.Why.empty()) {
+        M.Why = Child.Why;
+        return M;
+      }
+      for (const auto &[P, Sizes] : Child.ParamShapes) {
+        M.ParamShapes.push_back({Index + "." + P, Sizes});
+        if (Child.Buffers.count(P))
+          M.Buffers.insert(Index + "." + P);
+        if (Child.paramType(P) != DType::Float32)
+          M.ParamTypes[Index + "." + P] = Child.paramType(P);
+      }
+      M.Children.push_back(std::move(Child));
+    }
+    return M;
+  }
+  if (OptionsType.isNull() && Args.empty())
+    Options = NamedArgs(); // Sigmoid, Tanh, Identity: no options
+  else if (Args.size() == 1 && isNNOptionsType(Args[0]->getType()))
     Options = readOptionsChain(*this, Args[0]);
   else if (!OptionsType.isNull())
     Options = readOptionsFromArguments(*this, OptionsType, Args);
@@ -216,41 +248,8 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
   if (!Options->Complete)
     return Unknown(Options->Why);
   M.Options = *Options;
-
-  // Its parameters, as reset() creates them.
-  auto Int = [&](const char *N) -> std::optional<SymSize> {
-    auto It = M.Options.Values.find(N);
-    return It == M.Options.Values.end() ? std::nullopt : It->second.size();
-  };
-  auto Flag = [&](const char *N) -> std::optional<bool> {
-    auto It = M.Options.Values.find(N);
-    if (It == M.Options.Values.end() || It->second.K != ArgValue::Kind::Bool)
-      return std::nullopt;
-    return It->second.Bool;
-  };
-  std::optional<bool> Bias = Flag("bias");
-  if (M.Layer == "Linear") {
-    auto In = Int("in_features"), Out = Int("out_features");
-    if (!In || !Out || !Bias)
-      return Unknown("its features or bias could not be derived");
-    M.ParamShapes.push_back({"weight", {*Out, *In}});
-    if (*Bias)
-      M.ParamShapes.push_back({"bias", {*Out}});
-  } else {
-    auto In = Int("in_channels"), Out = Int("out_channels"),
-         Groups = Int("groups");
-    auto K = M.Options.Values.find("kernel_size");
-    if (!In || !Out || !Groups || !Bias || K == M.Options.Values.end() ||
-        K->second.K != ArgValue::Kind::IntList || !Groups->constant() ||
-        *Groups->constant() < 1)
-      return Unknown("its channels, kernel size, groups or bias could not "
-                     "be derived");
-    Shape W = {*Out, SymSize::floorDiv(*In, *Groups)};
-    W.insert(W.end(), K->second.List.begin(), K->second.List.end());
-    M.ParamShapes.push_back({"weight", W});
-    if (*Bias)
-      M.ParamShapes.push_back({"bias", {*Out}});
-  }
+  if (std::string Why = layerParameters(M); !Why.empty())
+    return Unknown(Why);
   // reset() makes the parameters with torch::empty, which throws on a
   // negative size: an integer symbol that is a parameter's size is a size,
   // as a factory's is (ArgBinder).
@@ -261,6 +260,27 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
         Env->markSizeLike(*N);
   return M;
 }
+
+/// The calls on D of the methods Names (eval, train; push_back).
+struct CallsOn : RecursiveASTVisitor<CallsOn> {
+  const ValueDecl *D;
+  std::set<std::string> Names;
+  std::vector<const CXXMemberCallExpr *> Calls;
+  CallsOn(const ValueDecl *D, std::set<std::string> Names)
+      : D(D), Names(std::move(Names)) {}
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
+    const CXXMethodDecl *MD = E->getMethodDecl();
+    if (!MD || !MD->getIdentifier() || !Names.count(MD->getName().str()))
+      return true;
+    const Expr *O = strip(E->getImplicitObjectArgument());
+    if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(O);
+        OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
+      O = strip(OCE->getArg(0));
+    if (O && namedDecl(O) == D)
+      Calls.push_back(E);
+    return true;
+  }
+};
 
 void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
                                       Flow F, bool Insertable) {
@@ -289,41 +309,106 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
     return Unknown("constructed in a loop or a branch");
   ModuleUses Uses(VD);
   Uses.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
-  if (Uses.Mentions != Uses.Harmless)
+  if (Uses.Mentions != Uses.Harmless) {
+    CallsOn PushBacks(VD, {"push_back", "extend", "insert"});
+    PushBacks.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
+    if (!PushBacks.Calls.empty())
+      return Unknown("layers added to it after its construction (push_back) "
+                     "are not followed yet");
     return Unknown("used other than by forward(), so its parameters may "
                    "have changed");
+  }
   ModuleValue M = layerFromConstruction(
       VD->getType(), VD->hasInit() ? VD->getInit() : nullptr, Name);
   M.Where = Where;
+  M.Local = VD;
   if (!M.Why.empty()) {
     Modules[key(VD)] = M;
     ParametersNotFollowed();
     return;
   }
   openStatement(DS, F, Insertable);
-  for (const auto &[PName, Sizes] : M.ParamShapes) {
-    OpOutcome Out = factory(Sizes, DType::Float32, Device{}, FillKind::Filled);
-    Out.Note = M.Layer + "'s " + PName + " (default dtype)";
-    // A later to(device) moves it: its size stays, its device is unknown.
-    if (Uses.DeviceMoves) {
-      Out.Value.Dev.reset();
-      Out.Value.markUnknown("module '" + Name +
-                            "' is moved to a device (to(device))");
-    }
-    ValueId V = apply(M.Layer, VD->getInit(), {}, Out);
-    I.hold(key(VD) + "." + PName, V);
-    M.Params[PName] = V;
-  }
+  allocateParameters(M, VD->getInit(), key(VD),
+                     Uses.DeviceMoves ? "module '" + Name +
+                                            "' is moved to a device "
+                                            "(to(device))"
+                                      : "");
   I.endStatement();
   Modules[key(VD)] = M;
+}
+
+void FunctionEvaluator::allocateParameters(ModuleValue &M, const Expr *Init,
+                                           const std::string &HoldKey,
+                                           const std::string &DeviceMoved) {
+  for (const auto &[PName, Sizes] : M.ParamShapes) {
+    OpOutcome Out =
+        factory(Sizes, M.paramType(PName), Device{}, FillKind::Filled);
+    Out.Note = M.Layer + "'s " + PName +
+               (M.Buffers.count(PName) ? " (buffer)" : " (default dtype)");
+    // A later to(device) moves it: its size stays, its device is unknown.
+    if (!DeviceMoved.empty()) {
+      Out.Value.Dev.reset();
+      Out.Value.markUnknown(DeviceMoved);
+    }
+    ValueId V = apply(M.Layer, Init, {}, Out);
+    if (!HoldKey.empty())
+      I.hold(HoldKey + "." + PName, V);
+    M.Params[PName] = V;
+  }
+}
+
+std::optional<bool> FunctionEvaluator::trainingMode(const ModuleValue &M,
+                                                    const Expr *Use,
+                                                    std::string &Why) {
+  if (M.Temporary)
+    return true;
+  if (!M.Local) {
+    Why = "its training mode is set outside this function";
+    return std::nullopt;
+  }
+  // Constructed in training mode; a mode call counts when it is a
+  // statement of the body itself (so it runs on every path) before Use.
+  CallsOn Calls(M.Local, {"eval", "train"});
+  Calls.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody());
+  bool Training = true;
+  for (const CXXMemberCallExpr *C : Calls.Calls) {
+    bool TopLevel = false;
+    for (const Stmt *St : Body ? Body->body() : llvm::ArrayRef<Stmt *>())
+      if (const auto *SE = dyn_cast<Expr>(St); SE && strip(SE) == C)
+        TopLevel = true;
+    if (!TopLevel) {
+      Why = "its mode is set in a branch, a loop or an expression";
+      return std::nullopt;
+    }
+    if (!SM.isBeforeInTranslationUnit(C->getBeginLoc(), Use->getBeginLoc()))
+      continue;
+    if (C->getMethodDecl()->getName() == "eval") {
+      Training = false;
+    } else if (C->getNumArgs() == 0 || isDefaultArg(C->getArg(0))) {
+      Training = true;
+    } else {
+      auto B = foldInteger(C->getArg(0));
+      if (!B) {
+        Why = "the mode train() is given could not be derived";
+        return std::nullopt;
+      }
+      Training = *B != 0;
+    }
+  }
+  return Training;
 }
 
 std::optional<ValueId>
 FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
                                  const Expr *Object,
                                  llvm::ArrayRef<const Expr *> Args) {
-  if (!Callee || !Object || Args.size() != 1 ||
-      !isTensorType(Args[0]->getType()))
+  // forward(input) and ConvTranspose's forward(input, output_size = {})
+  // with the default.
+  if (!Callee || !Object || Args.empty() ||
+      !isTensorType(Args[0]->getType()) ||
+      !std::all_of(Args.begin() + 1, Args.end(),
+                   [](const Expr *A) { return isDefaultArg(A); }))
     return std::nullopt;
   std::string Method = calleeName(Callee);
   if (Method != "forward" && Method != "operator()")
@@ -332,83 +417,37 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(O);
       OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
     O = strip(OCE->getArg(0));
-  const ValueDecl *D = namedDecl(O);
-  if (!D)
+  ModuleValue Temporary;
+  const ModuleValue *Found = nullptr;
+  if (const ValueDecl *D = namedDecl(O)) {
+    auto It = Modules.find(key(D));
+    if (It == Modules.end())
+      return std::nullopt;
+    Found = &It->second;
+  } else if (holderConstruction(O) && moduleLayer(O->getType())) {
+    // `torch::nn::ReLU()(x)`, `torch::nn::MaxPool2d(opts)->forward(x)`: a
+    // layer built for this call; its parameters are temporaries of the
+    // statement.
+    Temporary = layerFromConstruction(O->getType(), O,
+                                      "torch::nn::" + *moduleLayer(O->getType()));
+    Temporary.Temporary = true;
+    if (Temporary.Why.empty())
+      allocateParameters(Temporary, O, "", "");
+    Found = &Temporary;
+  } else {
     return std::nullopt;
-  auto It = Modules.find(key(D));
-  if (It == Modules.end())
-    return std::nullopt;
-  ModuleValue &Found = It->second;
-  std::optional<ValueId> Out = layerForward(Found, E, Callee, Args);
-  if (Out)
-    Found.Forwards.push_back({span(E->getSourceRange()).Line, *Out});
-  return Out;
-}
-
-std::optional<ValueId>
-FunctionEvaluator::layerForward(const ModuleValue &M, const Expr *E,
-                                const FunctionDecl *Callee,
-                                llvm::ArrayRef<const Expr *> Args) {
+  }
+  const ModuleValue &M = *Found;
   ValueId In = tensor(Args[0]);
   if (!M.Why.empty())
     return unmodelledCall(M.Layer, E, {In}, M.Why);
-  OpCall C;
-  C.Version = Opts.Version;
-  auto Param = [&](const char *N) {
-    auto P = M.Params.find(N);
-    ArgValue A;
-    if (P != M.Params.end())
-      A = tensorArgument(P->second, I.value(P->second));
-    A.Type = ArgType::OptTensor;
-    return A;
-  };
-  C.Args.push_back(tensorArgument(In, I.value(In)));
-  C.Args.push_back(Param("weight"));
-  C.Args.push_back(Param("bias"));
-  if (M.Layer == "Linear") {
-    C.Op = lookupOp("linear");
-    C.Written = "linear";
-  } else {
-    std::string Conv = M.Layer == "Conv1d"   ? "conv1d"
-                       : M.Layer == "Conv2d" ? "conv2d"
-                                             : "conv3d";
-    C.Op = lookupOp(Conv);
-    C.Written = Conv;
-    auto Opt = [&](const char *N) -> const ArgValue * {
-      auto V = M.Options.Values.find(N);
-      return V == M.Options.Values.end() ? nullptr : &V->second;
-    };
-    const ArgValue *Stride = Opt("stride"), *Padding = Opt("padding"),
-                   *Dilation = Opt("dilation"), *Groups = Opt("groups"),
-                   *Mode = Opt("padding_mode");
-    if (!Stride || !Padding || !Dilation || !Groups || !Mode ||
-        Mode->Str != std::optional<std::string>("zeros") || Stride->K != ArgValue::Kind::IntList ||
-        Dilation->K != ArgValue::Kind::IntList)
-      return unmodelledCall(M.Layer, E, {In},
-                            "module '" + M.Name +
-                                "': its padding mode or strides are not "
-                                "modelled");
-    C.Args.push_back(listArgument(Stride->List));
-    if (Padding->K == ArgValue::Kind::IntList) {
-      C.Overload = 0;
-      C.Args.push_back(listArgument(Padding->List));
-    } else {
-      C.Overload = 1;
-      C.Args.push_back(*Padding); // "same" / "valid"
-    }
-    C.Args.push_back(listArgument(Dilation->List));
-    C.Args.push_back(*Groups);
-  }
-  if (!C.Op)
-    return std::nullopt;
-  CallSite S;
-  S.E = E;
-  S.Callee = Callee;
-  RuleResult R = applyRule(C);
-  std::vector<ValueId> Values = applyResult(S, C, R);
-  if (Values.empty())
-    return unmodelledCall(M.Layer, E, {In}, "forward gave no result");
-  return Values.front();
+  std::string Why;
+  std::optional<bool> Training = trainingMode(M, E, Why);
+  ValueId Out = layerForward(M, M.Params, "", In, E, Callee, Training, Why);
+  // The summary's forward outputs, per module the function names.
+  if (const ValueDecl *D = namedDecl(O))
+    Modules[key(D)].Forwards.push_back({span(E->getSourceRange()).Line, Out});
+  return Out;
 }
 
 std::vector<ModuleSummary>
@@ -431,9 +470,12 @@ FunctionEvaluator::moduleSummaries() const {
     if (M.Why.empty()) {
       std::optional<SymSize> Elements = SymSize(0), Bytes = SymSize(0);
       for (const auto &[PName, Sizes] : M.ParamShapes) {
-        S.Parameters.push_back({PName, Sizes, DType::Float32});
+        if (M.Buffers.count(PName))
+          continue; // buffers() holds it, not parameters()
+        DType Type = M.paramType(PName);
+        S.Parameters.push_back({PName, Sizes, Type});
         Elements = addSizes(Elements, checkedNumel(Sizes));
-        Bytes = addSizes(Bytes, denseBytes(Sizes, DType::Float32));
+        Bytes = addSizes(Bytes, denseBytes(Sizes, Type));
       }
       S.ParameterElements = Elements;
       S.ParameterBytes = Bytes;

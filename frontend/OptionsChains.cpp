@@ -194,7 +194,10 @@ ArgValue readValue(FunctionEvaluator &FE, const Expr *E, QualType T) {
     }
   }
   ArgType Type = ArgType::Any;
-  if (isTensorType(T))
+  // std::string options (GELUOptions' approximate = "none"): the literal.
+  if (R == "std::basic_string")
+    Type = ArgType::Str;
+  else if (isTensorType(T))
     Type = ArgType::OptTensor; // `Tensor()` and `{}` are no tensor
   else if (U->isBooleanType())
     Type = ArgType::Bool;
@@ -343,22 +346,46 @@ readOptionsFromArguments(FunctionEvaluator &FE, QualType OptionsType,
   if (!RD || !RD->hasDefinition())
     return std::nullopt;
   RD = RD->getDefinition();
+  // The constructor that takes this many arguments (the rest defaulted:
+  // `ReLUOptions(bool inplace = false)` for `torch::nn::ReLU()`); of
+  // several (UnflattenOptions(int64_t dim, ...) and (std::string dimname,
+  // ...)), the one whose integer parameters take the integer arguments.
   const CXXConstructorDecl *Ctor = nullptr;
-  for (const CXXConstructorDecl *C : RD->ctors())
-    if (!C->isCopyOrMoveConstructor() && C->getNumParams() == Args.size())
+  for (const CXXConstructorDecl *C : RD->ctors()) {
+    if (C->isCopyOrMoveConstructor() || C->getNumParams() < Args.size() ||
+        C->getMinRequiredArguments() > Args.size())
+      continue;
+    bool Fits = true;
+    for (unsigned K = 0; K < Args.size(); ++K) {
+      QualType PT = C->getParamDecl(K)->getType().getNonReferenceType();
+      bool IntArg = Args[K]->getType()->isIntegerType();
+      if (PT->isIntegerType() && !Args[K]->getType()->isArithmeticType())
+        Fits = false;
+      if (IntArg && (PT->isPointerType() ||
+                     recordName(PT) == "std::basic_string"))
+        Fits = false;
+    }
+    if (Fits && (!Ctor || C->getNumParams() == Args.size()))
       Ctor = C;
+  }
   if (!Ctor)
     return std::nullopt;
   NamedArgs N;
   N.Record = recordName(OptionsType);
-  for (unsigned K = 0; K < Args.size(); ++K) {
+  for (unsigned K = 0; K < Ctor->getNumParams(); ++K) {
     const ParmVarDecl *P = Ctor->getParamDecl(K);
     if (!P->getDeclName().isIdentifier() || P->getName().empty()) {
       N.Complete = false;
       N.Why = "a constructor parameter has no name";
       continue;
     }
-    N.Values[P->getName().str()] = readValue(FE, Args[K], P->getType());
+    if (K < Args.size()) {
+      N.Values[P->getName().str()] = readValue(FE, Args[K], P->getType());
+    } else if (const Expr *Default = P->getDefaultArg()) {
+      ArgValue V = readValue(FE, Default, P->getType());
+      V.Defaulted = true;
+      N.Values[P->getName().str()] = V;
+    }
   }
   std::map<std::string, const FieldDecl *> Fields;
   torchArgFields(RD, Fields);

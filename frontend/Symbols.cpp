@@ -110,6 +110,13 @@ struct MutationScan : RecursiveASTVisitor<MutationScan> {
     // the module's forward: what forward takes is what may change.
     if (const FunctionDecl *Forward = holderForward(CE, FD))
       FD = Forward;
+    // SequentialImpl::forward(InputTypes&&...) copies its inputs into
+    // AnyValues for its first module: the caller's variables stay bound.
+    if (const auto *MD = dyn_cast<CXXMethodDecl>(FD);
+        MD && MD->getIdentifier() && MD->getName() == "forward" &&
+        MD->getParent()->getQualifiedNameAsString() ==
+            "torch::nn::SequentialImpl")
+      return true;
     for (unsigned K = Shift; K < CE->getNumArgs(); ++K)
       if (K - Shift < FD->getNumParams())
         byReference(FD->getParamDecl(K - Shift)->getType(), CE->getArg(K));
@@ -274,10 +281,15 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     return unchangedTensorParameter(E, Mutated);
   }
   /// `fc->forward(x)` / `fc(x)` of a layer on parameter x.
-  void layerInput(QualType Holder, const Expr *Input) {
+  void layerInput(const Expr *Object, const Expr *Input) {
     const ParmVarDecl *P = unchanged(Input);
-    auto Layer = moduleLayer(Holder);
+    auto Layer = moduleLayer(Object->getType());
     if (!P || !Layer || Out[P].LayerRank)
+      return;
+    // A Sequential's input is its first layer's.
+    if (*Layer == "Sequential")
+      Layer = sequentialFirstLayer(Object);
+    if (!Layer)
       return;
     if (auto R = batchedInputRank(*Layer)) {
       Out[P].LayerRank = R;
@@ -286,17 +298,19 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
   }
   bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *OC) {
     if (OC->getOperator() == OO_Call && OC->getNumArgs() == 2)
-      layerInput(OC->getArg(0)->getType(), OC->getArg(1));
+      layerInput(OC->getArg(0), OC->getArg(1));
     return true;
   }
   bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
     const CXXMethodDecl *MD = MC->getMethodDecl();
     if (MD && MD->getIdentifier() && MD->getName() == "forward" &&
-        MC->getNumArgs() == 1) {
+        MC->getNumArgs() >= 1 &&
+        std::all_of(MC->arg_begin() + 1, MC->arg_end(),
+                    [](const Expr *A) { return isDefaultArg(A); })) {
       const Expr *O = strip(MC->getImplicitObjectArgument());
       if (const auto *Arrow = dyn_cast_or_null<CXXOperatorCallExpr>(O);
           Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
-        layerInput(Arrow->getArg(0)->getType(), MC->getArg(0));
+        layerInput(Arrow->getArg(0), MC->getArg(0));
     }
     const ParmVarDecl *P = unchanged(MC->getImplicitObjectArgument());
     if (!MD || !P || !MD->getIdentifier())

@@ -182,9 +182,11 @@ Tri packedInOrder(const Shape &Sizes, const Shape &Strides,
     Tri One = sizeEq(Sizes[I], 1);
     if (One == Tri::True)
       continue;
-    if (One == Tri::Unknown)
-      return Tri::Unknown;
     Tri Same = sizeEq(Strides[I], Expected);
+    // A dim that may be of size 1 (x.size(2) / 2) but has the packed
+    // stride is packed either way: Expected * 1 is Expected.
+    if (One == Tri::Unknown && Same != Tri::True)
+      return Tri::Unknown;
     if (Same != Tri::True)
       return Same;
     Expected = Expected * Sizes[I];

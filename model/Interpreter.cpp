@@ -47,6 +47,14 @@ void Interpreter::endStatement() {
   InStatement = false;
 }
 
+void Interpreter::dropTemporary(StorageId S) {
+  auto It = std::find(Temporaries.begin(), Temporaries.end(), S);
+  if (It == Temporaries.end())
+    return;
+  Temporaries.erase(It);
+  release(S);
+}
+
 void Interpreter::enterScope() { Scopes.emplace_back(); }
 
 void Interpreter::exitScope() {

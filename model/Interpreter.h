@@ -68,6 +68,12 @@ public:
   /// Keeps Value's storage alive under Key until Key's scope ends, without
   /// a row in the report (the elements of a std::vector<Tensor> local).
   void hold(const std::string &Key, ValueId Value);
+  /// Frees one of the open statement's temporaries before the statement
+  /// ends: a result an op consumed that nothing else holds (a
+  /// Sequential's intermediate results, dropped as its forward moves on,
+  /// as its `input = module(input)` loop does). No effect on a storage
+  /// that is not a temporary of the statement.
+  void dropTemporary(StorageId S);
   /// Like hold, but the storage stays alive until the function returns
   /// (a heap handle made by `new`), whatever scope is open now.
   void holdUntilReturn(const std::string &Key, ValueId Value);

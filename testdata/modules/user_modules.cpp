@@ -72,7 +72,8 @@ torch::Tensor AutoencoderImpl::encode(torch::Tensor x) {
 }
 
 torch::Tensor AutoencoderImpl::forward(torch::Tensor x) {
-  TORCH_CHECK(x.dim() == 2, "x must be (batch, image_size)");
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat,
+              "x must be (batch, image_size) float");
   auto code = encode(x);
   auto reconstruction = torch::sigmoid(dec->forward(code));
   auto squared_error = (reconstruction - x).pow(2);

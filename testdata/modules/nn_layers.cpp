@@ -1,0 +1,286 @@
+// Built-in torch::nn layers beyond Linear and Conv (issue 13): activation
+// modules, pooling, Flatten/Unflatten/Identity, the norms, Embedding,
+// Dropout in training and eval mode, ConvTranspose, layers built inside
+// the expression that runs them, and Sequential (in a function and as
+// brace-initialised members of a user module, the way
+// prabhuomkar/pytorch-cpp writes its ConvNet, here for 3x32x32 images).
+// Each forward is the layer's functional op with its parameters.
+//
+// Input shapes and constructor arguments for the differential test:
+// testdata/modules/inputs.json.
+#include <torch/torch.h>
+
+torch::Tensor activation_layers() {
+  torch::nn::ReLU relu;
+  torch::nn::LeakyReLU leaky(torch::nn::LeakyReLUOptions().negative_slope(0.2));
+  torch::nn::GELU gelu;
+  torch::nn::SiLU silu;
+  torch::nn::Sigmoid sigmoid;
+  torch::nn::Tanh tanh_layer;
+  torch::nn::ReLU6 relu6;
+  torch::nn::ELU elu(torch::nn::ELUOptions().alpha(0.5));
+  torch::nn::Hardtanh clip(torch::nn::HardtanhOptions().min_val(-2.0).max_val(2.0));
+  torch::nn::Softmax softmax(1);
+  torch::nn::LogSoftmax log_softmax(1);
+  auto x = torch::randn({8, 16});
+  auto a = relu(x);
+  auto b = leaky->forward(x);
+  auto c = gelu(b);
+  auto d = silu(c);
+  auto e = sigmoid->forward(d);
+  auto f = tanh_layer(e);
+  auto g = relu6(f);
+  auto h = elu(g);
+  auto i = clip(h);
+  auto probs = softmax(i);
+  auto log_probs = log_softmax->forward(i);
+  return probs + log_probs + a;
+}
+
+torch::Tensor activations_on_a_parameter(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 2, "x must be (batch, features)");
+  torch::nn::ReLU relu;
+  torch::nn::GELU gelu;
+  torch::nn::Softmax softmax(-1);
+  auto r = relu(x);
+  auto g = gelu->forward(r);
+  auto p = softmax(g);
+  return p;
+}
+
+torch::Tensor pooling_layers() {
+  torch::nn::MaxPool2d max_pool(torch::nn::MaxPool2dOptions(2));
+  torch::nn::AvgPool2d avg_pool(torch::nn::AvgPool2dOptions(3).stride(2).padding(1));
+  torch::nn::AdaptiveAvgPool2d global_pool(torch::nn::AdaptiveAvgPool2dOptions({1, 1}));
+  torch::nn::MaxPool1d max_pool_1d(torch::nn::MaxPool1dOptions(3).stride(2));
+  torch::nn::AvgPool1d avg_pool_1d(2);
+  torch::nn::Flatten flatten;
+  torch::nn::Unflatten unflatten(torch::nn::UnflattenOptions(1, {4, 4}));
+  torch::nn::Identity identity;
+  auto images = torch::randn({4, 16, 32, 32});
+  auto pooled = max_pool(images);
+  auto averaged = avg_pool->forward(pooled);
+  auto global = global_pool(averaged);
+  auto flat = flatten(global);
+  auto grid = unflatten->forward(flat);
+  auto same = identity(grid);
+  auto signal = torch::randn({2, 8, 50});
+  auto peaks = max_pool_1d(signal);
+  auto smooth = avg_pool_1d(peaks);
+  return same.sum() + smooth.sum();
+}
+
+torch::Tensor pooling_on_a_parameter(const torch::Tensor& x) {
+  torch::nn::MaxPool2d pool(torch::nn::MaxPool2dOptions(2).stride(2));
+  torch::nn::AdaptiveAvgPool2d squeeze(torch::nn::AdaptiveAvgPool2dOptions({1, 1}));
+  torch::nn::Flatten flatten;
+  auto pooled = pool->forward(x);
+  auto squeezed = squeeze(pooled);
+  auto features = flatten(squeezed);
+  return features;
+}
+
+torch::Tensor norm_layers() {
+  torch::nn::BatchNorm2d bn2d(16);
+  torch::nn::BatchNorm1d bn1d(torch::nn::BatchNorm1dOptions(32).affine(false));
+  torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({32}));
+  torch::nn::GroupNorm gn(torch::nn::GroupNormOptions(4, 16));
+  auto images = torch::randn({4, 16, 8, 8});
+  auto normalized = bn2d(images);
+  auto grouped = gn->forward(images);
+  auto tokens = torch::randn({4, 10, 32});
+  auto layer_normed = ln(tokens);
+  auto rows = torch::randn({6, 32});
+  auto batch_normed = bn1d->forward(rows);
+  return normalized.sum() + grouped.sum() + layer_normed.sum() + batch_normed.sum();
+}
+
+torch::Tensor norms_in_eval_mode(const torch::Tensor& x) {
+  torch::nn::BatchNorm2d bn(torch::nn::BatchNorm2dOptions(8).eps(1e-3));
+  bn->eval();
+  auto y = bn(x);
+  auto z = torch::relu(y);
+  return z;
+}
+
+torch::Tensor embedding_layers() {
+  torch::nn::Embedding embed(100, 16);
+  torch::nn::Embedding padded(torch::nn::EmbeddingOptions(50, 8).padding_idx(0));
+  auto ids = torch::randint(0, 50, {4, 10});
+  auto vectors = embed(ids);
+  auto padded_vectors = padded->forward(ids);
+  auto pooled = vectors.mean(1);
+  return pooled.sum() + padded_vectors.sum();
+}
+
+torch::Tensor dropout_layers() {
+  torch::nn::Dropout dropout(0.3);
+  torch::nn::Dropout eval_dropout(torch::nn::DropoutOptions(0.5));
+  torch::nn::Dropout2d channel_dropout(0.2);
+  eval_dropout->eval();
+  auto x = torch::randn({4, 8, 6, 6});
+  auto dropped = dropout(x);
+  auto kept = eval_dropout->forward(x);
+  auto channels = channel_dropout(x);
+  return dropped + kept + channels;
+}
+
+torch::Tensor transposed_convolutions() {
+  torch::nn::ConvTranspose2d up(torch::nn::ConvTranspose2dOptions(16, 8, 2).stride(2));
+  torch::nn::ConvTranspose1d up_1d(torch::nn::ConvTranspose1dOptions(4, 2, 3).stride(2).padding(1).output_padding(1).bias(false));
+  auto features = torch::randn({2, 16, 5, 5});
+  auto upsampled = up(features);
+  auto sequence = torch::randn({3, 4, 7});
+  auto longer = up_1d->forward(sequence);
+  return upsampled.sum() + longer.sum();
+}
+
+torch::Tensor temporary_layers(const torch::Tensor& x) {
+  auto pooled = torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2))->forward(x);
+  auto activated = torch::nn::ReLU()(pooled);
+  auto projected = torch::nn::Linear(8, 4)(activated);
+  return projected;
+}
+
+torch::Tensor sequential_layers() {
+  torch::nn::Sequential mlp(torch::nn::Linear(4, 8), torch::nn::ReLU(),
+                            torch::nn::Dropout(0.5), torch::nn::Linear(8, 2));
+  torch::nn::Sequential head(torch::nn::Linear(2, 3), torch::nn::Softmax(1));
+  mlp->eval();
+  auto x = torch::randn({5, 4});
+  auto hidden = mlp->forward(x);
+  auto probs = head->forward(hidden);
+  return probs;
+}
+
+struct ConvNetImpl : torch::nn::Module {
+  explicit ConvNetImpl(int64_t num_classes) : fc(8 * 8 * 32, num_classes) {
+    register_module("layer1", layer1);
+    register_module("layer2", layer2);
+    register_module("fc", fc);
+  }
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Sequential layer1{
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 16, 5).stride(1).padding(2)),
+      torch::nn::BatchNorm2d(16),
+      torch::nn::ReLU(),
+      torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2).stride(2))};
+  torch::nn::Sequential layer2{
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 5).stride(1).padding(2)),
+      torch::nn::BatchNorm2d(32),
+      torch::nn::ReLU(),
+      torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2).stride(2))};
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(ConvNet);
+
+torch::Tensor ConvNetImpl::forward(torch::Tensor x) {
+  TORCH_CHECK(x.dim() == 4 && x.size(1) == 3 && x.size(2) == 32 && x.size(3) == 32, "x must be (N, 3, 32, 32)");
+  auto out = layer1->forward(x);
+  out = layer2->forward(out);
+  out = out.view({-1, 8 * 8 * 32});
+  auto scores = fc->forward(out);
+  return scores;
+}
+
+struct TextClassifierImpl : torch::nn::Module {
+  TextClassifierImpl(int64_t vocab_size, int64_t embed_dim, int64_t num_classes)
+      : embed(vocab_size, embed_dim),
+        norm(torch::nn::LayerNormOptions({embed_dim})),
+        dropout(0.1),
+        head(embed_dim, num_classes) {
+    register_module("embed", embed);
+    register_module("norm", norm);
+    register_module("dropout", dropout);
+    register_module("head", head);
+  }
+  torch::Tensor forward(torch::Tensor tokens);
+
+  torch::nn::Embedding embed;
+  torch::nn::LayerNorm norm;
+  torch::nn::Dropout dropout;
+  torch::nn::Linear head;
+};
+TORCH_MODULE(TextClassifier);
+
+torch::Tensor TextClassifierImpl::forward(torch::Tensor tokens) {
+  TORCH_CHECK(tokens.dim() == 2, "tokens must be (batch, length)");
+  auto vectors = embed(tokens);
+  auto normed = norm->forward(vectors);
+  auto pooled = normed.mean(1);
+  auto regularized = dropout(pooled);
+  auto logits = head(regularized);
+  return logits;
+}
+
+torch::Tensor classifier_head_in_eval(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == 32, "x must be (N, 32)");
+  torch::nn::Sequential head(torch::nn::Linear(32, 16), torch::nn::BatchNorm1d(16),
+                             torch::nn::ReLU(), torch::nn::Dropout(0.2),
+                             torch::nn::Linear(16, 4));
+  head->train(false);
+  auto logits = head->forward(x);
+  auto probs = torch::softmax(logits, 1);
+  auto top = probs.argmax(1);
+  return top;
+}
+
+torch::Tensor norms_on_a_parameter(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 3 && x.size(1) == 8, "x must be (N, 8, L)");
+  torch::nn::BatchNorm1d bn(8);
+  torch::nn::GroupNorm gn(torch::nn::GroupNormOptions(2, 8).affine(false));
+  torch::nn::Dropout dropout(torch::nn::DropoutOptions().p(0.25));
+  auto normalized = bn->forward(x);
+  auto grouped = gn(normalized);
+  auto dropped = dropout(grouped);
+  auto channels_last = dropped.transpose(1, 2);
+  return channels_last;
+}
+
+torch::Tensor token_embeddings(const torch::Tensor& ids) {
+  TORCH_CHECK(ids.dim() == 2, "ids must be (batch, length)");
+  torch::nn::Embedding embed(torch::nn::EmbeddingOptions(100, 32));
+  torch::nn::LayerNorm norm(torch::nn::LayerNormOptions({32}).eps(1e-6));
+  torch::nn::Linear to_vocab(32, 100);
+  auto vectors = embed(ids);
+  auto normed = norm(vectors);
+  auto logits = to_vocab(normed);
+  auto log_probs = torch::nn::LogSoftmax(-1)(logits);
+  auto flat = log_probs.view({-1, 100});
+  return flat;
+}
+
+torch::Tensor upsampling_block(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 4 && x.size(1) == 8, "x must be (N, 8, H, W)");
+  torch::nn::Sequential up(
+      torch::nn::ConvTranspose2d(torch::nn::ConvTranspose2dOptions(8, 4, 2).stride(2)),
+      torch::nn::BatchNorm2d(4), torch::nn::ReLU(),
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(4, 4, 3).padding(1)));
+  auto y = up->forward(x);
+  auto pooled = torch::nn::AvgPool2d(torch::nn::AvgPool2dOptions(2))(y);
+  auto skip = pooled + torch::nn::Conv2d(torch::nn::Conv2dOptions(8, 4, 1))(x);
+  return skip;
+}
+
+struct MlpImpl : torch::nn::Module {
+  MlpImpl(int64_t in_features, int64_t hidden, int64_t out_features)
+      : body(torch::nn::Linear(in_features, hidden), torch::nn::ReLU(),
+             torch::nn::Linear(hidden, hidden), torch::nn::GELU()),
+        out(hidden, out_features) {
+    register_module("body", body);
+    register_module("out", out);
+  }
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Sequential body;
+  torch::nn::Linear out;
+};
+TORCH_MODULE(Mlp);
+
+torch::Tensor MlpImpl::forward(torch::Tensor x) {
+  auto features = body->forward(x);
+  auto scores = out(features);
+  auto probs = torch::nn::Softmax(1)(scores);
+  return probs;
+}
