@@ -253,6 +253,9 @@ public:
     const clang::VarDecl *Local = nullptr;
     /// A temporary built in the expression that runs it: in training mode.
     bool Temporary = false;
+    /// Adds what parameters() returns of it (not its buffers) to S's
+    /// parameters, elements and bytes, named Prefix + name.
+    void addParameters(const std::string &Prefix, ModuleSummary &S) const;
     DType paramType(const std::string &P) const {
       auto It = ParamTypes.find(P);
       return It == ParamTypes.end() ? DType::Float32 : It->second;

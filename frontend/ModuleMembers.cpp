@@ -242,7 +242,9 @@ void FunctionEvaluator::declareMemberModules() {
     IntVars[key(P)] = Env->integer(Name);
   }
 
-  // Every method of the class this file defines, for the members' uses.
+  // Every method of the class this file defines, for the members' uses
+  // (decls() has each method the class declares; hasBody finds its
+  // definition, in the class or out of it, as NetImpl::forward in a .cpp).
   std::vector<const Stmt *> Bodies;
   for (const Decl *D : RD->decls()) {
     const auto *M = dyn_cast<CXXMethodDecl>(D);
@@ -252,18 +254,8 @@ void FunctionEvaluator::declareMemberModules() {
     if (M && M->hasBody(Def) && Def->getBody())
       Bodies.push_back(Def->getBody());
   }
-  // Methods defined outside the class body (NetImpl::forward in a .cpp).
-  for (const CXXMethodDecl *M : RD->methods()) {
-    const FunctionDecl *Def = nullptr;
-    if (M->hasBody(Def) && Def->getBody() &&
-        std::find(Bodies.begin(), Bodies.end(), Def->getBody()) == Bodies.end())
-      Bodies.push_back(Def->getBody());
-  }
   const FunctionDecl *CtorDef = nullptr;
   const Stmt *CtorBody = Ctor->hasBody(CtorDef) ? CtorDef->getBody() : nullptr;
-  if (CtorBody &&
-      std::find(Bodies.begin(), Bodies.end(), CtorBody) == Bodies.end())
-    Bodies.push_back(CtorBody);
 
   for (const FieldDecl *F : Layers) {
     std::string Name = F->getName().str();
@@ -372,33 +364,23 @@ void FunctionEvaluator::summarizeObject(
   if (Why.empty() && All.Count > Counted)
     Why = "its constructor registers more than its layer members "
           "(register_parameter, register_buffer, or in a branch)";
-  std::optional<SymSize> Elements = SymSize(0), Bytes = SymSize(0);
+  O.ParameterElements = O.ParameterBytes = SymSize(0);
   for (const FieldDecl *F : Layers) {
     const ModuleValue &M = Modules[key(F)];
-    if (!Registered.Fields.count(F)) {
-      // Not registered: its parameters exist but parameters() leaves them
-      // out; the listing below says so by leaving it out as well.
+    // Not registered: its parameters exist, but parameters() leaves them
+    // out, and so does the object's row.
+    if (!Registered.Fields.count(F))
       continue;
-    }
     if (!M.Why.empty()) {
       if (Why.empty())
         Why = M.Why;
       continue;
     }
-    for (const auto &[PName, Sizes] : M.ParamShapes) {
-      if (M.Buffers.count(PName))
-        continue; // buffers() holds it, not parameters()
-      DType Type = M.paramType(PName);
-      O.Parameters.push_back({M.Name + "." + PName, Sizes, Type});
-      std::optional<SymSize> N = checkedNumel(Sizes);
-      Elements = addSizes(Elements, N);
-      Bytes = addSizes(Bytes, denseBytes(Sizes, Type));
-    }
+    M.addParameters(M.Name + ".", O);
   }
-  if (Why.empty() && Elements && Bytes) {
-    O.ParameterElements = Elements;
-    O.ParameterBytes = Bytes;
-  } else {
+  if (!Why.empty() || !O.ParameterElements || !O.ParameterBytes) {
+    O.ParameterElements.reset();
+    O.ParameterBytes.reset();
     O.Why = Why.empty() ? "a parameter's size is not known" : Why;
   }
 }

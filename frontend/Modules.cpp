@@ -450,6 +450,18 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   return Out;
 }
 
+void FunctionEvaluator::ModuleValue::addParameters(const std::string &Prefix,
+                                                  ModuleSummary &S) const {
+  for (const auto &[PName, Sizes] : ParamShapes) {
+    if (Buffers.count(PName))
+      continue; // buffers() holds it, not parameters()
+    DType Type = paramType(PName);
+    S.Parameters.push_back({Prefix + PName, Sizes, Type});
+    S.ParameterElements = addSizes(S.ParameterElements, checkedNumel(Sizes));
+    S.ParameterBytes = addSizes(S.ParameterBytes, denseBytes(Sizes, Type));
+  }
+}
+
 std::vector<ModuleSummary>
 FunctionEvaluator::moduleSummaries() const {
   std::vector<ModuleSummary> Out;
@@ -468,18 +480,9 @@ FunctionEvaluator::moduleSummaries() const {
     S.Forwards = M.Forwards;
     S.Why = M.Why;
     if (M.Why.empty()) {
-      std::optional<SymSize> Elements = SymSize(0), Bytes = SymSize(0);
-      for (const auto &[PName, Sizes] : M.ParamShapes) {
-        if (M.Buffers.count(PName))
-          continue; // buffers() holds it, not parameters()
-        DType Type = M.paramType(PName);
-        S.Parameters.push_back({PName, Sizes, Type});
-        Elements = addSizes(Elements, checkedNumel(Sizes));
-        Bytes = addSizes(Bytes, denseBytes(Sizes, Type));
-      }
-      S.ParameterElements = Elements;
-      S.ParameterBytes = Bytes;
-      if (!Bytes)
+      S.ParameterElements = S.ParameterBytes = SymSize(0);
+      M.addParameters("", S);
+      if (!S.ParameterBytes)
         S.Why = "a parameter's size does not fit in int64";
     }
     Out.push_back(std::move(S));
