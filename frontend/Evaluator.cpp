@@ -83,10 +83,25 @@ std::string lambdaTraceName(const FunctionDecl &FD) {
          std::to_string(SM.getExpansionLineNumber(Closure->getLocation()));
 }
 
+/// FD's trace; run again when the first run showed the rank of a parameter
+/// it did not know (a view of it to the product of its own sizes), so that
+/// its later uses are answered too. The second run states that rank.
+static FunctionTrace analyzeNamed(ASTContext &Ctx, const FunctionDecl &FD,
+                                  const AnalysisOptions &Opts,
+                                  const std::string &Name) {
+  FunctionEvaluator First(Ctx, FD, Opts, Name);
+  FunctionTrace T = First.run();
+  std::map<std::string, int64_t> Hints = First.viewRankHints();
+  if (Hints.empty())
+    return T;
+  FunctionEvaluator Second(Ctx, FD, Opts, Name);
+  Second.setRankHints(std::move(Hints));
+  return Second.run();
+}
+
 FunctionTrace analyzeFunction(ASTContext &Ctx, const FunctionDecl &FD,
                               const AnalysisOptions &Opts) {
-  FunctionEvaluator Eval(Ctx, FD, Opts, lambdaTraceName(FD));
-  return Eval.run();
+  return analyzeNamed(Ctx, FD, Opts, lambdaTraceName(FD));
 }
 
 std::vector<FunctionTrace> analyzeTranslationUnit(ASTContext &Ctx,
@@ -125,10 +140,8 @@ std::vector<FunctionTrace> analyzeTranslationUnit(ASTContext &Ctx,
     if (SM.isWrittenInMainFile(SM.getExpansionLoc(D->getLocation())))
       Collect.TraverseDecl(D);
   std::vector<FunctionTrace> Traces;
-  for (const auto &[FD, Name] : Collect.Found) {
-    FunctionEvaluator Eval(Ctx, *FD, Opts, Name);
-    Traces.push_back(Eval.run());
-  }
+  for (const auto &[FD, Name] : Collect.Found)
+    Traces.push_back(analyzeNamed(Ctx, *FD, Opts, Name));
   return Traces;
 }
 

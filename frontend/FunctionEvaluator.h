@@ -131,6 +131,17 @@ public:
           span(FD.getSourceRange())) {}
 
   FunctionTrace run();
+  /// Tensor parameters of unknown rank whose view to a full shape showed
+  /// their rank (viewRankHints), for a second run of the same function.
+  void setRankHints(std::map<std::string, int64_t> Hints) {
+    RankHints = std::move(Hints);
+  }
+  /// After run(): each tensor parameter of unknown rank whose element count
+  /// the code showed to be the product of its first k sizes
+  /// (`x.view({x.size(0), x.size(1) / 4, 4, x.size(2)})` goes on only
+  /// then), with k: on the default assumption that a size is at least 2,
+  /// such a parameter has exactly k dims.
+  std::map<std::string, int64_t> viewRankHints() const;
 
   // The rest is the evaluator's own, spread over the room files of
   // frontend/ (each names what it defines at its top).
@@ -352,6 +363,9 @@ public:
   int CallDepth = 0;
   /// Each tensor parameter's value as the body starts, and its storage.
   std::map<const clang::ParmVarDecl *, ValueId> ParameterValues;
+  /// Tensor parameters of unknown rank, by name (viewRankHints reads them).
+  std::vector<std::string> UnknownRankParameters;
+  std::map<std::string, int64_t> RankHints;
   /// The tensors each return statement returns; nullopt: not followed.
   std::vector<std::optional<std::vector<ValueId>>> Returns;
   /// Parameters whose tensor the body changed (rebound by reference,

@@ -10,11 +10,15 @@
 //   size of the name x at a later line is read from x's current value,
 //   never from the symbol.
 // - Rank comes from exact evidence: a top-level check (`TORCH_CHECK(x.dim()
-//   == 4)`) or a permute of the parameter. The largest dimension the code
-//   reads is no rank (code that reads x.size(1) runs on a 4-d x too); a
-//   parameter of unknown rank still has its sizes as symbols (`x.size(1)`)
-//   while its name holds it. A parameter the code assigns to gets evidence
-//   from checks only: its later uses may be of another tensor.
+//   == 4)`), or an op that throws on any other rank (permute, mm, bmm,
+//   embedding's weight) applied to the parameter or to what rank-keeping
+//   ops made of it (`x.unfold(2, 3, 1).permute({...})`). The largest
+//   dimension the code reads is no rank (code that reads x.size(1) runs on
+//   a 4-d x too); a parameter of unknown rank still has its sizes as
+//   symbols (`x.size(1)`) while its name holds it, and its element count
+//   `x.numel()`, so a view of it to a full shape is answered. A parameter
+//   the code assigns to gets evidence from checks only: its later uses may
+//   be of another tensor.
 // - The defaults PyTorch itself makes are stated once per parameter: it is
 //   contiguous and owns its storage exactly.
 // - An integer variable has a value only when nothing in the function can
@@ -261,6 +265,7 @@ namespace {
 /// What the code says about a tensor parameter's rank and dtype.
 struct ParameterEvidence {
   std::optional<int64_t> ExactRank; // a check, a permute, mm / bmm
+  bool RankConflict = false;        // two uses need different ranks
   bool Transposed = false;          // x.t(): 2-d, or t() is the identity
   /// x is the input of a layer's forward: the rank the layer documents
   /// for a batch (Linear: (N, in_features)), and the layer.
@@ -279,6 +284,67 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
 
   const ParmVarDecl *unchanged(const Expr *E) {
     return unchangedTensorParameter(E, Mutated);
+  }
+  /// The unchanged tensor parameter E is computed from by ops whose result
+  /// rank is the input's plus a fixed amount (`a.to(kFloat)`: 0,
+  /// `x.unfold(2, 3, 1)`: +1), through locals nothing changes after their
+  /// initialiser; with that amount. So `auto a32 = a.to(kFloat); a32.mm(b)`
+  /// fixes a's rank as `a.mm(b)` would.
+  std::optional<std::pair<const ParmVarDecl *, int64_t>>
+  rankRoot(const Expr *E, int Depth = 0) {
+    if (!E || Depth > 16)
+      return std::nullopt;
+    E = strip(E);
+    // A copy of a tensor (the copy constructor) is the tensor.
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(E);
+        CE && CE->getNumArgs() == 1 && isTensorType(CE->getType()))
+      return rankRoot(CE->getArg(0), Depth + 1);
+    if (const ParmVarDecl *P = unchanged(E))
+      return std::make_pair(P, int64_t(0));
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+      const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+      if (!V || isa<ParmVarDecl>(V) || !V->hasLocalStorage() ||
+          V->getType()->isReferenceType() || !isTensorType(V->getType()) ||
+          Mutated.count(cast<ValueDecl>(V->getCanonicalDecl())))
+        return std::nullopt;
+      return rankRoot(V->getInit(), Depth + 1);
+    }
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
+    const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
+    if (!MD || !MD->getIdentifier() || !isTensorType(MC->getType()))
+      return std::nullopt;
+    StringRef N = MD->getName();
+    int64_t Delta;
+    // Conversions, copies and views that keep every dimension.
+    if (N == "to" || N == "contiguous" || N == "clone" || N == "detach" ||
+        N == "float" || N == "double" || N == "half" || N == "bfloat16" ||
+        N == "cpu" || N == "cuda" || N == "transpose" || N == "narrow" ||
+        N == "abs" || N == "neg" || N == "exp" || N == "relu" ||
+        N == "sigmoid" || N == "tanh" || N == "softmax" ||
+        N == "log_softmax")
+      Delta = 0;
+    else if (N == "unfold" || N == "unsqueeze")
+      Delta = 1;
+    else
+      return std::nullopt;
+    auto Root = rankRoot(MC->getImplicitObjectArgument(), Depth + 1);
+    if (!Root)
+      return std::nullopt;
+    Root->second += Delta;
+    return Root;
+  }
+  /// The expression E has exactly Rank dimensions, or LibTorch throws.
+  void exactRank(const Expr *E, int64_t Rank) {
+    auto Root = rankRoot(E);
+    if (!Root || Rank - Root->second < 0)
+      return;
+    ParameterEvidence &Ev = Out[Root->first];
+    int64_t R = Rank - Root->second;
+    // Two uses that disagree: one of them throws, on some path; which is
+    // not read here, so neither is evidence.
+    if (Ev.ExactRank && *Ev.ExactRank != R)
+      Ev.RankConflict = true;
+    Ev.ExactRank = R;
   }
   /// `fc->forward(x)` / `fc(x)` of a layer on parameter x.
   void layerInput(const Expr *Object, const Expr *Input) {
@@ -301,6 +367,27 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
       layerInput(OC->getArg(0), OC->getArg(1));
     return true;
   }
+  /// at::mm / at::bmm (the same checks as the methods), and embedding,
+  /// whose weight "must be 2-D" (Embedding.cpp).
+  bool VisitCallExpr(CallExpr *CE) {
+    if (isa<CXXMemberCallExpr>(CE) || isa<CXXOperatorCallExpr>(CE))
+      return true;
+    const FunctionDecl *FD = CE->getDirectCallee();
+    if (!FD || !isLibTorchDecl(FD) || !FD->getIdentifier())
+      return true;
+    StringRef N = FD->getName();
+    bool Functional =
+        FD->getQualifiedNameAsString().find("nn::functional") != std::string::npos;
+    if ((N == "mm" || N == "bmm") && CE->getNumArgs() == 2) {
+      int64_t R = N == "mm" ? 2 : 3;
+      exactRank(CE->getArg(0), R);
+      exactRank(CE->getArg(1), R);
+    } else if (N == "embedding" && CE->getNumArgs() >= 2) {
+      // at::embedding(weight, indices, ...); F::embedding(input, weight, ...).
+      exactRank(CE->getArg(Functional ? 1 : 0), 2);
+    }
+    return true;
+  }
   bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
     const CXXMethodDecl *MD = MC->getMethodDecl();
     if (MD && MD->getIdentifier() && MD->getName() == "forward" &&
@@ -312,18 +399,18 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
           Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
         layerInput(Arrow->getArg(0), MC->getArg(0));
     }
-    const ParmVarDecl *P = unchanged(MC->getImplicitObjectArgument());
-    if (!MD || !P || !MD->getIdentifier())
+    if (!MD || !MD->getIdentifier())
       return true;
     StringRef N = MD->getName();
+    const Expr *Object = MC->getImplicitObjectArgument();
     // mm and bmm throw unless both operands are matrices / batches.
     if ((N == "mm" || N == "bmm") && MC->getNumArgs() == 1) {
       int64_t R = N == "mm" ? 2 : 3;
-      Out[P].ExactRank = R;
-      if (const ParmVarDecl *Other = unchanged(MC->getArg(0)))
-        Out[Other].ExactRank = R;
+      exactRank(Object, R);
+      exactRank(MC->getArg(0), R);
     }
-    if (N == "t" && MC->getNumArgs() == 0)
+    if (const ParmVarDecl *P = unchanged(Object); P && N == "t" &&
+                                                   MC->getNumArgs() == 0)
       Out[P].Transposed = true;
     // permute needs exactly one index per dimension, or LibTorch throws.
     if (N == "permute" && MC->getNumArgs() == 1) {
@@ -331,7 +418,7 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
       for (int K = 0; K < 6 && L; ++K) {
         L = strip(L);
         if (const auto *IL = dyn_cast<InitListExpr>(L)) {
-          Out[P].ExactRank = IL->getNumInits();
+          exactRank(Object, IL->getNumInits());
           break;
         }
         if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(L))
@@ -473,6 +560,9 @@ void FunctionEvaluator::declareParameters() {
     for (const Stmt *S : CS->body())
       if (auto C = checkedCondition(S))
         checkedParameterFacts(C->first, C->second, Checked);
+  for (auto &[P, Ev] : Evidence)
+    if (Ev.RankConflict)
+      Ev.ExactRank.reset();
   for (const auto &[P, RT] : Checked) {
     if (RT.first)
       Evidence[P].ExactRank = RT.first;
@@ -510,6 +600,12 @@ void FunctionEvaluator::declareParameters() {
       bool AssumedLayerRank = !Rank && Ev.LayerRank;
       if (AssumedLayerRank)
         Rank = Ev.LayerRank;
+      // A first run showed it from a view (viewRankHints): stated.
+      bool AssumedFromView = false;
+      if (auto Hint = RankHints.find(Name); !Rank && Hint != RankHints.end()) {
+        Rank = Hint->second;
+        AssumedFromView = true;
+      }
       TensorValue V;
       std::optional<SymSize> Bytes;
       // Without a check its dtype is the caller's: x.scalar_type(), whose
@@ -527,9 +623,23 @@ void FunctionEvaluator::declareParameters() {
       if (Name.empty() || !Rank) {
         V = unknownTensor(
             "parameter '" + Name +
-            "': its rank is not known (no dim() check, no indexed "
-            "dimension)");
+            "': its rank is not known (no dim() check, and no op "
+            "that fixes it)");
         SetDType();
+        // Its element count is still a symbol and, like any parameter, it
+        // is assumed packed: a view or reshape of it to a full shape
+        // (`x.view({B, T, H, D})`) is answered without its rank.
+        if (!Name.empty()) {
+          if (Unchanged)
+            UnknownRankParameters.push_back(Name);
+          V.PackedNumel = Env->tensorNumel(Name);
+          V.Offset = SymSize(0);
+          Env->assume(Name + ".is_contiguous()");
+          if (auto Item = V.itemBytes())
+            Bytes = mulSizes(*V.PackedNumel, *Item);
+          Env->assume(Name + ".storage().nbytes() == " + Name +
+                      ".numel() * " + Name + ".element_size()");
+        }
       } else {
         Shape Sizes;
         for (int64_t K = 0; K < *Rank; ++K)
@@ -537,7 +647,7 @@ void FunctionEvaluator::declareParameters() {
         V.Sizes = Sizes;
         V.Strides = contiguousStrides(Sizes);
         V.Offset = SymSize(0);
-        if (AssumedMatrix || AssumedLayerRank)
+        if (AssumedMatrix || AssumedLayerRank || AssumedFromView)
           Env->assume(Name + ".dim() == " + std::to_string(*Rank));
         Env->assume(Name + ".is_contiguous()");
         Bytes = V.logicalBytes();
@@ -555,6 +665,26 @@ void FunctionEvaluator::declareParameters() {
         IntVars[key(P)] = Env->integer(Name);
     }
   }
+}
+
+std::map<std::string, int64_t> FunctionEvaluator::viewRankHints() const {
+  std::map<std::string, int64_t> Hints;
+  for (const std::string &Name : UnknownRankParameters) {
+    SymSize Numel = Env->simplify(Env->tensorNumel(Name));
+    if (Numel.isConstant())
+      continue;
+    // The product of the first k sizes, for the k that matches (a view
+    // names each size at most once; 8 bounds the search).
+    SymSize Product(1);
+    for (int64_t K = 1; K <= 8; ++K) {
+      Product = Product * Env->tensorSize(Name, K - 1);
+      if (Env->simplify(Product) == Numel) {
+        Hints[Name] = K;
+        break;
+      }
+    }
+  }
+  return Hints;
 }
 
 /// V converted to the integer type To: the same value when To holds it

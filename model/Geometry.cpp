@@ -509,8 +509,10 @@ Tri inferSize(const Shape &Target, const SymSize &Numel, Shape &Result) {
       return NonNegative;
     NewSize = NewSize * Target[D];
   }
+  // The view goes on only where the element counts agree (LibTorch throws
+  // otherwise): stated when the facts do not already say so.
   if (!InferDim)
-    return sizeEq(Numel, NewSize);
+    return requireEq(Numel, NewSize);
   if (auto C = NewSize.constant(); C && *C == 0)
     return Tri::False;
   if (auto CN = Numel.constant(), CS = NewSize.constant(); CN && CS) {

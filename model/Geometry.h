@@ -93,7 +93,9 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
 
 /// at::infer_size: resolves one -1 against Numel. False when the shape is
 /// invalid (two -1s, a negative size, or a product that does not match);
-/// Unknown when that is not decidable.
+/// Unknown when that is not decidable. A symbolic product that must match
+/// (or divide, for a -1) for the program to go on is stated as an
+/// assumption in the ShapeEnv in force (Decide.h's require*).
 Tri inferSize(const Shape &Target, const SymSize &Numel, Shape &Result);
 
 /// at::infer_dense_strides: a dense layout keeping the input's dim order;

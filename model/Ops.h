@@ -86,6 +86,8 @@ OpOutcome matrixTranspose(const TensorValue &In);
 OpOutcome permute(const TensorValue &In, const DimList &Order);
 /// view(shape): a view or, when computeStride fails, a run-time error.
 OpOutcome viewAs(const TensorValue &In, const Shape &Target);
+/// view of a packed tensor given as its flat self (packedAsFlat).
+OpOutcome viewPacked(const TensorValue &Flat, const Shape &Target);
 OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index);
 /// slice(dim, start, end, step) with Python semantics for missing bounds.
 OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<int64_t> Start,

@@ -23,6 +23,12 @@ std::optional<SymSize> denseBytes(const Shape &Sizes, DType Type);
 
 struct TensorValue {
   std::optional<Shape> Sizes;
+  /// The element count of a tensor whose rank is not known but which is
+  /// packed (contiguous from Offset): a parameter of unknown rank,
+  /// `x.numel()`. Set only while Sizes is not. Such a tensor is laid out
+  /// exactly as a 1-d [numel] one (packedAsFlat), so a view or reshape to a
+  /// full shape is decided; everything else about its shape stays unknown.
+  std::optional<SymSize> PackedNumel;
   std::optional<Shape> Strides;
   std::optional<SymSize> Offset; // storage_offset, in elements
   std::optional<DType> Type;
@@ -95,6 +101,11 @@ inline void keepDType(TensorValue &Out, const TensorValue &In) {
   Out.Type = In.Type;
   Out.TypeOf = In.Type ? std::string() : In.TypeOf;
 }
+
+/// In as the 1-d tensor of its PackedNumel elements with stride 1 (the same
+/// memory, the same answer to every view and reshape), or nullopt when In's
+/// sizes are known or it is not known to be packed.
+std::optional<TensorValue> packedAsFlat(const TensorValue &In);
 
 /// A fully known, freshly laid out tensor (contiguous, offset 0).
 TensorValue makeContiguous(const Shape &Sizes, DType Type, Device Dev);

@@ -24,6 +24,13 @@ using namespace detail;
 // reshape (TensorShape.cpp): _reshape_alias when computeStride succeeds,
 // otherwise _unsafe_view(clone(Contiguous)).
 OpOutcome reshape(const TensorValue &In, const Shape &Target) {
+  // A packed tensor of unknown rank is always viewable: an alias.
+  if (auto Flat = packedAsFlat(In)) {
+    OpOutcome Out = viewPacked(*Flat, Target);
+    if (Out.Kind == OpKind::View)
+      Out.Note = "viewable: returns an alias";
+    return Out;
+  }
   if (!In.Sizes) {
     OpOutcome Out = unmodelled("reshape");
     Out.Value = TensorValue();

@@ -81,8 +81,32 @@ OpOutcome permute(const TensorValue &In, const DimList &Order) {
   return Out;
 }
 
+// view_impl of a packed tensor (its flat self, packedAsFlat): computeStride
+// gives the packed strides of any shape with its element count, whether it
+// is empty (the max(size, 1) products of its numel == 0 branch) or not, so
+// emptiness need not be decided.
+OpOutcome viewPacked(const TensorValue &Flat, const Shape &Target) {
+  OpOutcome Out = viewOf(Flat);
+  Shape Sizes;
+  const SymSize &N = Flat.Sizes->front();
+  Tri Valid = inferSize(Target, N, Sizes);
+  if (Valid == Tri::Unknown)
+    return undecidedOutcome(Out, "whether shape '" + dimsText(Target) +
+                                     "' is valid for input of size " +
+                                     sizeText(N) + " is not known");
+  if (Valid == Tri::False)
+    return throws("shape '" + dimsText(Target) + "' is invalid for input of size " +
+                  sizeText(N));
+  Out.Value.Sizes = Sizes;
+  Out.Value.Strides = contiguousStrides(Sizes);
+  Out.Value.Offset = Flat.Offset;
+  return Out;
+}
+
 // view_impl (TensorShape.cpp).
 OpOutcome viewAs(const TensorValue &In, const Shape &Target) {
+  if (auto Flat = packedAsFlat(In))
+    return viewPacked(*Flat, Target);
   OpOutcome Out = viewOf(In);
   if (!needLayout(In, Out))
     return Out;
@@ -471,7 +495,8 @@ OpOutcome unfold(const TensorValue &In, int64_t Dim, int64_t Size,
   if (!D)
     return throws(rangeError(Rank));
   SymSize MaxSize = Rank == 0 ? SymSize(1) : (*In.Sizes)[*D];
-  Tri TooBig = sizeGt(SymSize(Size), MaxSize);
+  // The window fits, or LibTorch throws: stated when not decided.
+  Tri TooBig = !requireLe(SymSize(Size), MaxSize);
   if (TooBig == Tri::Unknown)
     return undecidedOutcome(Out, undecided(">", SymSize(Size), MaxSize));
   if (TooBig == Tri::True)

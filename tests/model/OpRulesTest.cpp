@@ -16,11 +16,14 @@
 // rules with real LibTorch at scale; this file shows that a rule can be
 // tested on its own, and is where an op's unit case goes when it is added
 // (OpTable.def: one entry, one rule, one test).
+#include "model/Decide.h"
 #include "model/Ops.h"
+#include "model/ShapeEnv.h"
 #include "model/ops/OpTable.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
 
 using namespace tma;
@@ -223,6 +226,39 @@ TEST(OpRules, ReshapeViewsWhenItCanAndCopiesWhenItCannot) {
   expectGeometry(Copy, {2, 12}, {12, 1}, 0, DType::Float32);
   EXPECT_EQ(Copy.ReadBytes, std::optional<int64_t>(96));
   EXPECT_EQ(Copy.WrittenBytes, std::optional<int64_t>(96));
+}
+
+TEST(OpRules, ViewAndReshapeOfAPackedTensorOfUnknownRank) {
+  // A parameter x whose rank nothing fixes: only its element count x.numel()
+  // and that it is packed are known. Viewing it as (x.size(0), H, -1) is a
+  // view whether its rank is 2 or 5; the -1 is numel / (x.size(0) * H), on
+  // the stated assumption that it divides.
+  ShapeEnv Env;
+  DecisionScope Decisions(Env);
+  SymSize N = Env.tensorNumel("x"), B = Env.tensorSize("x", 0), H = Env.integer("H");
+  Env.addFact(SymRelation::gt(H, 0)); // TORCH_CHECK(H > 0)
+  TensorValue X;
+  X.PackedNumel = N;
+  X.Offset = SymSize(0);
+  X.Type = DType::Float32;
+  X.Dev = Device{};
+  ArgValue Target;
+  Target.K = ArgValue::Kind::IntList;
+  Target.List = Shape{B, H, SymSize(-1)};
+  for (const char *Op : {"view", "reshape"}) {
+    OpOutcome Out = run(bind(Op, 0, {tensorArg(X), Target}));
+    EXPECT_EQ(Out.Kind, OpKind::View) << Op;
+    Shape Sizes{B, H, SymSize::floorDiv(N, B * H)};
+    EXPECT_EQ(Out.Value.Sizes, std::optional<Shape>(Sizes)) << Op;
+    EXPECT_EQ(Out.Value.Strides, std::optional<Shape>(contiguousStrides(Sizes))) << Op;
+    EXPECT_TRUE(Out.Value.UnknownReason.empty()) << Out.Value.UnknownReason;
+  }
+  std::vector<std::string> Assumed = Env.assumptions();
+  EXPECT_NE(std::find(Assumed.begin(), Assumed.end(), "x.numel() % (H * x.size(0)) == 0"),
+            Assumed.end());
+  // Anything but a full shape stays unknown: its rank is needed.
+  OpOutcome T = run(bind("transpose", 0, {tensorArg(X), intArg(0), intArg(1)}));
+  EXPECT_FALSE(T.Value.Sizes);
 }
 
 // ---- contiguous: self vs copy -----------------------------------------------------
