@@ -463,9 +463,16 @@ void printMarkdown(llvm::raw_ostream &OS,
       if (M.Parent.empty())
         Modules.push_back({&T, &M});
   if (!Modules.empty()) {
+    // Training code adds two columns: the gradients after backward() and
+    // each optimizer's state after step().
+    bool Training = false;
+    for (const auto &[T, M] : Modules)
+      Training |= M->HasGradients || !M->Optimizers.empty();
     OS << "\n<details><summary>Module parameters</summary>\n\n"
-          "| function | module | layer | parameters | bytes |\n"
-          "|---|---|---|---:|---:|\n";
+          "| function | module | layer | parameters | bytes |"
+       << (Training ? " gradient bytes | optimizer state |" : "")
+       << "\n|---|---|---|---:|---:|" << (Training ? "---:|---|" : "")
+       << "\n";
     for (const auto &[T, M] : Modules) {
       const ShapeEnv *Env = T->Env.get();
       auto Text = [&](const std::optional<SymSize> &V, bool Bytes) {
@@ -480,7 +487,18 @@ void printMarkdown(llvm::raw_ostream &OS,
       OS << "| `" << markdownCell(T->Name) << "` | `" << markdownCell(M->Name)
          << "` | " << markdownCell(M->Layer) << " | "
          << markdownCell(Text(M->ParameterElements, false)) << " | "
-         << markdownCell(Text(M->ParameterBytes, true)) << " |\n";
+         << markdownCell(Text(M->ParameterBytes, true)) << " |";
+      if (Training) {
+        std::string State;
+        for (const ModuleSummary::Optimizer &O : M->Optimizers)
+          State += (State.empty() ? "" : ", ") + O.Type + " `" + O.Name +
+                   "`: " + Text(O.StateBytes, true);
+        OS << " "
+           << (M->HasGradients ? markdownCell(Text(M->GradientBytes, true))
+                               : std::string())
+           << " | " << markdownCell(State) << " |";
+      }
+      OS << "\n";
     }
     OS << "\n</details>\n";
   }

@@ -204,9 +204,19 @@ void printModules(llvm::raw_ostream &OS, const FunctionTrace &T) {
     return;
   const ShapeEnv *Env = T.Env.get();
   OS << "  modules:\n";
+  // Training code adds the gradients after backward() and the optimizer
+  // state after step() (docs/modules.md); other functions keep the five
+  // columns.
+  bool Training = false;
+  for (const ModuleSummary &M : T.Modules)
+    Training |= M.HasGradients || !M.Optimizers.empty();
   std::vector<std::vector<std::string>> Rows = {
       {"  module", "layer", "parameters", "parameter bytes",
        "forward outputs"}};
+  if (Training) {
+    Rows[0].push_back("gradient bytes");
+    Rows[0].push_back("optimizer state");
+  }
   std::vector<std::string> Reasons;
   for (const ModuleSummary &M : T.Modules) {
     std::string Name = M.Parent.empty() ? M.Name : M.Parent + "." + M.Name;
@@ -222,6 +232,21 @@ void printModules(llvm::raw_ostream &OS, const FunctionTrace &T) {
                     bytesText(M.ParameterBytes, Env), Outputs});
     if (!M.ParameterBytes && !M.Why.empty())
       Reasons.push_back("    ? " + Name + ": " + M.Why);
+    if (!Training)
+      continue;
+    Rows.back().push_back(M.HasGradients ? bytesText(M.GradientBytes, Env)
+                                         : "");
+    std::string State;
+    for (const ModuleSummary::Optimizer &O : M.Optimizers) {
+      State += (State.empty() ? "" : ", ") + O.Type + " " + O.Name + ": " +
+               bytesText(O.StateBytes, Env);
+      if (!O.StateBytes && !O.Why.empty())
+        Reasons.push_back("    ? " + Name + " optimizer state: " + O.Why);
+    }
+    Rows.back().push_back(State);
+    if (M.HasGradients && !M.GradientBytes && !M.GradientWhy.empty() &&
+        M.GradientWhy != M.Why)
+      Reasons.push_back("    ? " + Name + " gradients: " + M.GradientWhy);
   }
   printRows(OS, Rows);
   for (const std::string &R : Reasons)
@@ -256,6 +281,25 @@ llvm::json::Value modulesJSON(const FunctionTrace &T) {
         {"forwards", std::move(Forwards)}};
     if (!M.ParameterBytes && !M.Why.empty())
       O["unknown_reason"] = M.Why;
+    // Training code only (docs/report-schema.md): absent otherwise.
+    if (M.HasGradients) {
+      O["gradient_bytes"] = optJSON(M.GradientBytes);
+      if (!M.GradientBytes && !M.GradientWhy.empty())
+        O["gradient_unknown_reason"] = M.GradientWhy;
+    }
+    if (!M.Optimizers.empty()) {
+      llvm::json::Array Opts;
+      for (const ModuleSummary::Optimizer &Op : M.Optimizers) {
+        llvm::json::Object J{{"name", Op.Name},
+                             {"type", Op.Type},
+                             {"line", Op.Line},
+                             {"state_bytes", optJSON(Op.StateBytes)}};
+        if (!Op.StateBytes && !Op.Why.empty())
+          J["unknown_reason"] = Op.Why;
+        Opts.push_back(std::move(J));
+      }
+      O["optimizers"] = std::move(Opts);
+    }
     Out.push_back(std::move(O));
   }
   return Out;

@@ -103,6 +103,10 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     declareModule(VD, DS, F, Insertable);
     return;
   }
+  if (!T->isReferenceType() && isOptimizerType(T)) {
+    declareOptimizer(VD, DS, F, Insertable);
+    return;
+  }
   if (isOptionsType(T)) {
     OptionVars[key(VD)] = options(Init);
     return;

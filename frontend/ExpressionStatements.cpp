@@ -176,6 +176,9 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
       return Done;
     }
   }
+  // loss.backward(), opt.step(), opt.zero_grad() (Training.cpp).
+  if (trainingStatement(E, S, F, Insertable))
+    return Done;
   if (isTensorType(S->getType())) {
     openStatement(E, F, Insertable);
     tensor(S);

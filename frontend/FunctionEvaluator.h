@@ -16,6 +16,7 @@
 //   Modules.cpp        torch::nn layers a function builds or runs
 //   Layers.cpp         each built-in layer: its parameters and forward op
 //   ModuleMembers.cpp  the layers a user module's constructor builds
+//   Training.cpp       backward()'s gradients, optimizers and their state
 //   OptionsChains.cpp  torch::nn options objects as named values
 //   Declarations.cpp   declarations: tensors, lists, tuples, options, ...
 //   Statements.cpp     statement order and control flow, with lifetimes
@@ -319,6 +320,54 @@ public:
   /// (Why says why) when that is not known.
   std::optional<bool> trainingMode(const ModuleValue &M, const Expr *Use,
                                    std::string &Why);
+
+  // Training (Training.cpp): gradients after backward(), optimizers over
+  // a module's parameters and their state after step().
+  /// Whether a tensor (a .grad, an optimizer state entry) exists for a
+  /// parameter at the current point of the body.
+  struct Holding {
+    enum State { No, Yes, Maybe } H = No;
+    std::string Why; ///< Maybe: why it is not known
+  };
+  /// Per module key, per parameter name: whether its .grad is defined.
+  std::map<std::string, std::map<std::string, Holding>> Grads;
+  /// A backward() was called (or may have been: GradsWhy).
+  bool BackwardSeen = false;
+  /// Non-empty: no gradient is known in this function, and why.
+  std::string GradsWhy;
+  struct OptimizerValue {
+    std::string Name, Type;
+    unsigned Line = 0;
+    std::string ModuleKey; ///< the module whose parameters() it holds
+    std::string Why;       ///< non-empty: its state is not known
+    /// Tensors of its state per parameter, each of the parameter's shape
+    /// and dtype; AtConstruction: made by the constructor for every
+    /// parameter (Adagrad), else by the first step() for a parameter
+    /// with a .grad.
+    unsigned PerParameter = 0;
+    bool AtConstruction = false;
+    std::map<std::string, Holding> State;
+  };
+  std::map<std::string, OptimizerValue> Optimizers;
+  std::vector<std::string> OptimizerOrder;
+  /// The backward / step / zero_grad calls evaluated as statements; any
+  /// other such call in the body leaves the gradients unknown.
+  std::set<const Expr *> TrainingCalls;
+  /// Whether T is a torch::optim optimizer (derives from Optimizer).
+  static bool isOptimizerType(QualType T);
+  void declareOptimizer(const VarDecl *VD, const DeclStmt *DS, Flow F,
+                        bool Insertable);
+  /// `loss.backward()`, `opt.step()`, `opt.zero_grad()`,
+  /// `fc->zero_grad()` as a statement: true when handled.
+  bool trainingStatement(const Expr *E, const Expr *S, Flow F,
+                         bool Insertable);
+  /// Whether the function has training code (a backward(), an
+  /// optimizer); then why no gradient is known in it, or "".
+  std::optional<std::string> trainingScope() const;
+  /// Fills the training columns of the summary row S of the module built
+  /// here under Key; Why: trainingScope()'s.
+  void summarizeTraining(const std::string &Key, ModuleSummary &S,
+                         const std::string &Why) const;
 
   // Calls into functions the translation unit defines (Calls.cpp).
   /// The body Callee runs when it is the project's own code (not

@@ -467,6 +467,7 @@ FunctionEvaluator::moduleSummaries() const {
   std::vector<ModuleSummary> Out;
   if (ObjectModule)
     Out.push_back(*ObjectModule);
+  std::optional<std::string> Training = trainingScope();
   for (const std::string &K : ModuleOrder) {
     auto It = Modules.find(K);
     if (It == Modules.end())
@@ -485,6 +486,8 @@ FunctionEvaluator::moduleSummaries() const {
       if (!S.ParameterBytes)
         S.Why = "a parameter's size does not fit in int64";
     }
+    if (Training && M.Local)
+      summarizeTraining(K, S, *Training);
     Out.push_back(std::move(S));
   }
   return Out;

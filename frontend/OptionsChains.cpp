@@ -254,7 +254,11 @@ const Expr *fieldDefault(const FieldDecl *F) {
 
 bool isNNOptionsType(QualType T) {
   std::string R = recordName(T);
-  return R.compare(0, 11, "torch::nn::") == 0 && endsWith(R, "Options");
+  // torch::optim's options (SGDOptions(0.01).momentum(0.9)) are built the
+  // same way: a constructor, TORCH_ARG setters and defaults.
+  return (R.compare(0, 11, "torch::nn::") == 0 ||
+          R.compare(0, 14, "torch::optim::") == 0) &&
+         endsWith(R, "Options");
 }
 
 std::optional<NamedArgs> readOptionsChain(FunctionEvaluator &FE,

@@ -40,7 +40,8 @@ namespace tma {
 class FunctionEvaluator;
 
 /// Whether T names a torch::nn options class (torch::nn::Conv2dOptions,
-/// torch::nn::functional::Conv2dFuncOptions, ...).
+/// torch::nn::functional::Conv2dFuncOptions, ...) or a torch::optim one
+/// (torch::optim::AdamOptions).
 bool isNNOptionsType(clang::QualType T);
 
 /// The options of a torch::nn options object E (an expression of an

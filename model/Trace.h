@@ -208,6 +208,23 @@ struct ModuleSummary {
     ValueId Output = NoValue;
   };
   std::vector<Forward> Forwards;
+  /// Training (docs/modules.md): whether the function calls backward() or
+  /// builds an optimizer over its parameters; then the bytes of the .grad
+  /// tensors its parameters hold once backward() has run (nullopt with
+  /// GradientWhy when unknown).
+  bool HasGradients = false;
+  std::optional<SymSize> GradientBytes;
+  std::string GradientWhy;
+  /// An optimizer constructed over its parameters(), and the bytes of the
+  /// tensors its state() holds for them once step() has run.
+  struct Optimizer {
+    std::string Name; ///< the variable: "opt"
+    std::string Type; ///< "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"
+    unsigned Line = 0;
+    std::optional<SymSize> StateBytes;
+    std::string Why;
+  };
+  std::vector<Optimizer> Optimizers;
 };
 
 struct FunctionTrace {

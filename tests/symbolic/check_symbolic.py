@@ -285,6 +285,101 @@ def compare_run(cmp, fn, report_fn, params, measured):
         cmp.tensor(where, row, obs, env)
 
 
+class Training:
+    """Issue 13's module summary in free functions, against the layers and
+    optimizers the harness kept: each layer's parameter bytes (sum of
+    p.nbytes() over parameters()) and gradient bytes (sum of
+    p.grad().nbytes() over parameters with a gradient, when the function
+    has returned), and each optimizer's state bytes (nbytes of the tensors
+    in its state() after its last step())."""
+
+    def __init__(self):
+        self.layers = set()             # (fn, name)
+        self.params_answered = set()
+        self.grads_measured = set()     # layers of functions with training rows
+        self.grads_answered = set()
+        self.optimizers = set()         # (fn, name)
+        self.optimizers_answered = set()
+
+    def report(self):
+        if not self.layers and not self.optimizers:
+            return
+        print("layers built by functions: %d; parameter bytes compared for %d; gradient bytes "
+              "compared for %d of %d in training code; optimizer state bytes compared for %d of %d%s"
+              % (len(self.layers), len(self.params_answered), len(self.grads_answered),
+                 len(self.grads_measured), len(self.optimizers_answered), len(self.optimizers),
+                 "" if self.optimizers_answered == self.optimizers else
+                 "; not answered: " + ", ".join("%s %s" % o for o in sorted(
+                     self.optimizers - self.optimizers_answered))))
+
+    def planted(self, report_by_fn, results):
+        """One answered state byte count, perturbed by one, must disagree."""
+        for fn, params, measured in results:
+            for obs in measured.get("optimizers", []):
+                row = optimizer_row(report_by_fn.get(fn), obs["name"])
+                if row is None or row.get("state_bytes") is None:
+                    continue
+                value = row["state_bytes"]
+                bad = value + 1 if isinstance(value, int) else "(%s) + 1" % value
+                cmp = Comparison()
+                cmp.scalar("planted", "state_bytes", bad, obs["state_bytes"],
+                           environment(params, measured["module"]))
+                if not cmp.disagreements:
+                    return ["a planted wrong optimizer state (%s) was not caught" % bad]
+                print("planted wrong optimizer state caught")
+                return []
+        return []
+
+
+def module_row(report_fn, name, line):
+    for r in (report_fn or {}).get("modules", []):
+        if r["name"] == name and r["line"] == line and r.get("parent") is None:
+            return r
+    return None
+
+
+def optimizer_row(report_fn, name):
+    for r in (report_fn or {}).get("modules", []):
+        for o in r.get("optimizers", []):
+            if o["name"] == name:
+                return o
+    return None
+
+
+def compare_layers(cmp, fn, report_fn, params, measured, training):
+    env = environment(params, measured["module"])
+    for obs in measured.get("layers", []):
+        key = (fn, obs["name"])
+        training.layers.add(key)
+        row = module_row(report_fn, obs["name"], obs["line"])
+        if row is None:
+            continue
+        where = "%s:%d module %s (draw %s)" % (fn, obs["line"], obs["name"], measured["draw"])
+        if row.get("parameter_bytes") is not None:
+            training.params_answered.add(key)
+            cmp.scalar(where, "parameter_bytes", row["parameter_bytes"], obs["parameter_bytes"], env)
+        if "gradient_bytes" in row:
+            training.grads_measured.add(key)
+            if row["gradient_bytes"] is not None:
+                training.grads_answered.add(key)
+                cmp.scalar(where, "gradient_bytes", row["gradient_bytes"],
+                           obs["gradient_bytes"], env)
+        elif obs["gradient_bytes"]:
+            # No training columns: the report says nothing of gradients,
+            # which LibTorch has.
+            cmp.wrong(where, "gradient_bytes", None, obs["gradient_bytes"],
+                      "the summary has no gradient column")
+    for obs in measured.get("optimizers", []):
+        key = (fn, obs["name"])
+        training.optimizers.add(key)
+        row = optimizer_row(report_fn, obs["name"])
+        if row is None or row.get("state_bytes") is None:
+            continue
+        training.optimizers_answered.add(key)
+        cmp.scalar("%s:%d optimizer %s (draw %s)" % (fn, obs["line"], obs["name"], measured["draw"]),
+                   "state_bytes", row["state_bytes"], obs["state_bytes"], env)
+
+
 def describe(params):
     parts = []
     ctor = ["%s=%d" % (p["name"], p["value"]) for p in params if p["kind"] == "construct"]
@@ -360,6 +455,8 @@ def main():
     ap.add_argument("--min-tensors", type=int, default=120)
     ap.add_argument("--min-answered", type=float, default=0.0,
                     help="required share of named tensors fully answered (0..1)")
+    ap.add_argument("--min-optimizers", type=int, default=0,
+                    help="optimizers whose state bytes must be compared")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
 
@@ -396,6 +493,7 @@ def main():
     tensors = {}  # (fn, name, line) -> report row or None
     observed_rows = set()
     modules = []  # (fn, draw, parameter bytes) for issue 13's module bytes check
+    training = Training()
     module_bytes_answered = set()
     for (fn, index, params), m in zip(runs, measured):
         if m["error"] is not None:
@@ -423,6 +521,7 @@ def main():
                                             fn, index, describe(params), a))
                 except ExprError as e:
                     problems.append("%s: assumption %r cannot be evaluated: %s" % (fn, a, e))
+        compare_layers(cmp, fn, report_fn, params, m, training)
         compare_run(cmp, fn, report_fn, params, m)
         results.append((fn, params, m))
         rows = {(r["name"], r["line"]): r for r in (report_fn or {}).get("tensors", [])}
@@ -467,10 +566,12 @@ def main():
                   "" if len(module_bytes_answered) == len(methods) else
                   "; not answered: " + ", ".join(f for f in methods
                                                  if f not in module_bytes_answered)))
+    training.report()
     for u in unobserved:
         print("note: report row never reached on LibTorch: %s" % u)
 
     planted_failures, planted = planted_checks(report_by_fn, results)
+    planted_failures += training.planted(report_by_fn, results)
     if planted:
         print("planted wrong answers caught: %s" % ", ".join(sorted(planted)))
     else:
@@ -488,6 +589,10 @@ def main():
         failed = True
     if n < args.min_tensors:
         print("FAIL: %d named tensors, the corpus must have at least %d" % (n, args.min_tensors))
+        failed = True
+    if len(training.optimizers_answered) < args.min_optimizers:
+        print("FAIL: optimizer state compared for %d optimizers, at least %d required" % (
+            len(training.optimizers_answered), args.min_optimizers))
         failed = True
     if n and full < args.min_answered * n:
         print("FAIL: %.1f%% answered, at least %.1f%% required" % (

@@ -18,7 +18,12 @@ counts as unanswered. After each binding statement `auto q = ...;` (or a
 reassignment `h = ...;` of a name declared before) it inserts, on the same
 line, `::tma_sym::record("fn", "q", line, q);`. record() is a no-op for
 values that are not tensors (sizes, vectors, options), so the C++ compiler,
-not this script, decides which bindings are tensors.
+not this script, decides which bindings are tensors. After a torch::nn
+layer's declaration (`torch::nn::Linear fc(...);`) it inserts
+`::tma_sym::recordLayer("fc", line, fc);` (the module is read when the
+function has returned: parameter and gradient bytes), and after
+`opt.step();` `::tma_sym::recordOptimizer("opt", line, opt);` (the bytes of
+its state).
 
 Each file is pasted into its own namespace after a #line directive, so
 compiler errors point into testdata/symbolic/. main() reads the draws (the
@@ -35,6 +40,12 @@ import sys
 
 DECL = re.compile(r"^(\s*)(?:const\s+)?(?:auto|at::Tensor|torch::Tensor|Tensor)\s+([A-Za-z_]\w*)\s*=(?!=)")
 ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*)\s*=(?!=)")
+# A torch::nn layer the function declares (`torch::nn::Linear fc(784, 10);`):
+# the harness keeps the module to read its parameters and their gradients
+# once the function has returned.
+LAYER = re.compile(r"^(\s*)torch::nn::[A-Z]\w*\s+([A-Za-z_]\w*)\s*[({]")
+# `opt.step();`: the optimizer's state is read right after it.
+STEP = re.compile(r"^(\s*)([A-Za-z_]\w*)\.step\(\s*\)\s*;")
 # A function definition starts at column 0 with a return type and a name.
 # The name is captured qualified, so a method defined out of its class
 # (`torch::Tensor TwoLayerNetImpl::forward(torch::Tensor x) {`) is recorded
@@ -114,6 +125,16 @@ def instrument(path, text, wanted):
                 # and a probe pasted into a class body does not compile.
                 # Indented lines at depth 0 are a signature's continuation.
                 function = None
+        elif function and (LAYER.match(line) or STEP.match(line)):
+            m = LAYER.match(line)
+            probe = "recordLayer"
+            if not m:
+                m = STEP.match(line)
+                probe = "recordOptimizer"
+            start = offsets[number - 1] + len(m.group(1))
+            end = statement_end(text, start)
+            inserts.append((end, " ::tma_sym::%s(%s, %d, %s);" % (
+                probe, cpp_string(m.group(2)), number, m.group(2))))
         elif function and not stripped.startswith(("for", "if", "while", "return", "//")):
             m = DECL.match(line)
             name = None

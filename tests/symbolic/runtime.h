@@ -15,6 +15,14 @@
 //    "params": [{"name", "shape", "dtype", "storage_bytes"}...],
 //    "module": null | {"parameters": [M...], "buffers": [M...],
 //                      "parameter_bytes": <sum of nbytes over parameters>},
+//    "layers": [{"name", "line", "parameter_bytes", "gradient_bytes"}...]
+//              each torch::nn layer the function declares, read when it
+//              has returned (gradient_bytes: sum of p.grad().nbytes() over
+//              parameters with a gradient),
+//    "optimizers": [{"name", "line", "state_bytes", "gradient_bytes",
+//                    "entries"}...] each optimizer after its last step():
+//              the nbytes of the tensors in its state(), its parameters'
+//              gradients, the number of state entries,
 //    "tensors": [{"name", "line", "shape", "strides", "storage_offset",
 //                 "dtype", "storage_bytes", "contiguous", "base"}...]}
 // with M = {"name" (dotted, "fc1.weight"), "shape", "dtype", "nbytes",
@@ -55,11 +63,22 @@ struct Seen {
   std::string Name;
 };
 
+struct Layer {
+  std::string Name;
+  unsigned Line;
+  std::shared_ptr<torch::nn::Module> Module;
+};
+
 struct Run {
   std::vector<Seen> Storages;
   std::vector<std::string> Tensors;
   std::vector<std::string> Params;
   std::string Module = "null"; // recordModule's JSON object
+  /// The torch::nn layers the function declares, kept alive past its
+  /// return, so their parameters' gradients are read when it has run.
+  std::vector<Layer> Layers;
+  /// Per optimizer variable: its JSON object after its last step().
+  std::vector<std::pair<std::string, std::string>> Optimizers;
 };
 
 inline Run *&current() {
@@ -206,6 +225,90 @@ inline void recordModule(const torch::nn::Module &M) {
               ",\"parameter_bytes\":" + std::to_string(Bytes) + "}";
 }
 
+/// After a layer's declaration `torch::nn::Linear fc(...);`: the module,
+/// kept for recordLayers (an empty holder, `{nullptr}`, has none).
+template <class Impl>
+inline void recordLayer(const char *Name, unsigned Line,
+                        const torch::nn::ModuleHolder<Impl> &H) {
+  Run *R = current();
+  if (!R || H.is_empty())
+    return;
+  R->Layers.push_back({Name, Line, H.ptr()});
+}
+
+inline int64_t gradientBytes(const std::vector<at::Tensor> &Params) {
+  int64_t Bytes = 0;
+  for (const at::Tensor &P : Params)
+    if (P.grad().defined())
+      Bytes += static_cast<int64_t>(P.grad().nbytes());
+  return Bytes;
+}
+
+/// When the function has returned: each layer's sum of p.nbytes() over
+/// parameters() and of p.grad().nbytes() over those with a gradient.
+inline std::string recordLayers(const Run &R) {
+  std::string Out = "[";
+  for (size_t I = 0; I < R.Layers.size(); ++I) {
+    const Layer &L = R.Layers[I];
+    std::vector<at::Tensor> Params = L.Module->parameters();
+    int64_t Bytes = 0;
+    for (const at::Tensor &P : Params)
+      Bytes += static_cast<int64_t>(P.nbytes());
+    Out += std::string(I ? "," : "") + "{\"name\":" + quote(L.Name) +
+           ",\"line\":" + std::to_string(L.Line) +
+           ",\"parameter_bytes\":" + std::to_string(Bytes) +
+           ",\"gradient_bytes\":" + std::to_string(gradientBytes(Params)) + "}";
+  }
+  return Out + "]";
+}
+
+/// The tensors of one parameter's optimizer state, by the state's type;
+/// a type not listed throws, so a new optimizer is not silently 0 bytes.
+inline int64_t stateBytes(const torch::optim::OptimizerParamState &S) {
+  int64_t Bytes = 0;
+  auto Add = [&](const at::Tensor &T) {
+    if (T.defined())
+      Bytes += static_cast<int64_t>(T.nbytes());
+  };
+  using namespace torch::optim;
+  if (auto *P = dynamic_cast<const SGDParamState *>(&S)) {
+    Add(P->momentum_buffer());
+  } else if (auto *P = dynamic_cast<const AdamParamState *>(&S)) {
+    Add(P->exp_avg()), Add(P->exp_avg_sq()), Add(P->max_exp_avg_sq());
+  } else if (auto *P = dynamic_cast<const AdamWParamState *>(&S)) {
+    Add(P->exp_avg()), Add(P->exp_avg_sq()), Add(P->max_exp_avg_sq());
+  } else if (auto *P = dynamic_cast<const RMSpropParamState *>(&S)) {
+    Add(P->square_avg()), Add(P->momentum_buffer()), Add(P->grad_avg());
+  } else if (auto *P = dynamic_cast<const AdagradParamState *>(&S)) {
+    Add(P->sum());
+  } else {
+    throw std::runtime_error("an optimizer state the harness does not read");
+  }
+  return Bytes;
+}
+
+/// After `opt.step();`: the bytes of every tensor in opt.state(), and of
+/// the gradients of its parameters.
+inline void recordOptimizer(const char *Name, unsigned Line,
+                            torch::optim::Optimizer &O) {
+  Run *R = current();
+  if (!R)
+    return;
+  int64_t State = 0;
+  for (const auto &Entry : O.state())
+    State += stateBytes(*Entry.second);
+  std::string J = "{\"name\":" + quote(Name) + ",\"line\":" + std::to_string(Line) +
+                  ",\"state_bytes\":" + std::to_string(State) +
+                  ",\"gradient_bytes\":" + std::to_string(gradientBytes(O.parameters())) +
+                  ",\"entries\":" + std::to_string(O.state().size()) + "}";
+  for (auto &P : R->Optimizers)
+    if (P.first == Name) {
+      P.second = J; // the last step()'s
+      return;
+    }
+  R->Optimizers.push_back({Name, J});
+}
+
 inline at::Tensor makeTensor(std::istringstream &In, std::string &Name) {
   std::string DType, Fill;
   In >> Name >> DType >> Fill;
@@ -286,7 +389,11 @@ inline int run(const Entry *Entries, size_t Count) {
       }
       std::string Out = "{\"function\":" + quote(E->Function) + ",\"file\":" + quote(E->File) +
                         ",\"draw\":" + quote(Draw) + ",\"error\":" + Error +
-                        ",\"module\":" + R.Module + ",\"params\":[";
+                        ",\"module\":" + R.Module + ",\"layers\":" + recordLayers(R) +
+                        ",\"optimizers\":[";
+      for (size_t I = 0; I < R.Optimizers.size(); ++I)
+        Out += (I ? "," : "") + R.Optimizers[I].second;
+      Out += "],\"params\":[";
       for (size_t I = 0; I < R.Params.size(); ++I)
         Out += (I ? "," : "") + R.Params[I];
       Out += "],\"tensors\":[";

@@ -1,0 +1,43 @@
+// Which tensors a backward() from a loss reaches (issue 13): the module
+// summary's gradient bytes are the bytes of the parameters it reaches.
+//
+// LibTorch's autograd gives a parameter a .grad when the loss was computed
+// from it by differentiable ops. The trace records, for each value, the op
+// that made it and that op's tensor inputs, so the reach is the loss's
+// ancestors in the trace, walked back through ops autograd differentiates:
+//
+//  1. an integer or bool tensor carries no gradient (autograd never makes
+//     one require grad): the walk stops at it;
+//  2. a factory (randn, zeros_like) makes a leaf that does not require
+//     grad; detach() returns a tensor without history: the walk stops;
+//  3. every other table op is differentiable in all its floating-point
+//     tensor inputs (derivatives.yaml; ops whose derivative is zero, such
+//     as sign or floor, still give a .grad, of zeros);
+//  4. an op the analysis does not model, or a call it reports as one op
+//     (a helper of the project, whose body may detach), is a value whose
+//     history is not known: what lies behind it may or may not be reached,
+//     so the walk says so (Uncertain) instead of guessing;
+//  5. an in-place op on a storage the walk visited, that the walk did not
+//     reach itself, may have rebased that tensor's history (autograd
+//     rewrites a view's base on an in-place write): Uncertain too.
+//
+// Reached values are certain; values not reached are certainly not reached
+// only when Uncertain is empty.
+#pragma once
+
+#include "model/Trace.h"
+
+#include <set>
+#include <string>
+
+namespace tma {
+
+struct GradientReach {
+  std::set<ValueId> Reached;
+  /// Non-empty: why a value outside Reached may still be reached.
+  std::string Uncertain;
+};
+
+GradientReach gradientReach(const FunctionTrace &T, ValueId Loss);
+
+} // namespace tma
