@@ -236,7 +236,7 @@ std::vector<InputDraw> drawInputs(const FunctionTrace &T, const DrawOptions &Opt
       Reason = "parameter " + Shown +
                ": its rank is not known, so no input can be made (a check such as "
                "TORCH_CHECK(" + (P.Name.empty() ? std::string("x") : P.Name) +
-               ".dim() == 3) states it)";
+               ".dim() == N) states it)";
       return {};
     }
     Tensors.push_back({K, static_cast<int64_t>(V->Sizes->size()), V->Type});
