@@ -526,6 +526,21 @@ int main(int argc, const char **argv) {
       if (FA.CompileErrors)
         errs() << "tensor-accountant: error: '" << FA.File
                << "' did not compile; fix the errors above\n";
+    // The user's values (the config's, then --assume) are the inputs of
+    // the functions with parameters that they bind (docs/verify.md).
+    for (tma::FileAnalysis &FA : Run.Files) {
+      if (FA.CompileErrors)
+        continue;
+      std::string ConfigError;
+      tma::CheckConfig Config = ConfigFor(FA.File, ConfigError);
+      std::vector<tma::AssumeBinding> Bindings =
+          ConfigError.empty() ? tma::configBindings(Config, ConfigError)
+                                    .value_or(std::vector<tma::AssumeBinding>())
+                              : std::vector<tma::AssumeBinding>();
+      Bindings.insert(Bindings.end(), CommandLineBindings.begin(),
+                      CommandLineBindings.end());
+      tma::applyBindings(FA.Traces, Bindings);
+    }
     int RC = tma::runVerification(Run.Files, VO, outs(), errs());
     return Run.Failed ? std::max(RC, 1) : RC;
   }

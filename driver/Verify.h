@@ -3,9 +3,12 @@
 //
 // The tool never runs user code on its own: these paths run only when the
 // user asks, in a temporary directory, with limits per function. Only
-// functions whose analysis saw tensor work are called; functions the harness
-// cannot call (parameters, methods, templates) are listed as not
-// verifiable; on cpu and cuda, functions whose predicted peak is over
+// functions whose analysis saw tensor work are called; a function with
+// parameters is called once per draw of inputs made from what the analysis
+// knows (driver/VerifyInputs.h), and its predictions are the report's
+// expressions evaluated under that draw; functions the harness cannot call
+// (methods, templates, parameters no input can be made for) are listed as
+// not verifiable, with the reason; on cpu and cuda, functions whose predicted peak is over
 // --verify-max-bytes (or unknown) are skipped rather than allocated, and the
 // same limit is enforced at run time on every run on the CPU, whatever the
 // prediction said. The compiler and the harness die with the tool (verify/
@@ -14,6 +17,7 @@
 // replaces the files an earlier --emit-harness wrote there and nothing else.
 #pragma once
 
+#include "driver/VerifyInputs.h"
 #include "frontend/Action.h"
 #include "verify/Harness.h"
 
@@ -34,6 +38,7 @@ struct VerifyOptions {
   unsigned TimeoutSeconds = 60; // per function
   int64_t MaxBytes = int64_t(1) << 30;
   bool JSON = false;        // --format=json: the verdicts as one JSON document
+  DrawOptions Draws;        // inputs of functions with parameters
 };
 
 /// A function --verify does not call, and why.
@@ -41,12 +46,28 @@ struct SkippedFunction {
   std::string File, Function, Reason;
 };
 
+/// A function the harness calls: without arguments (no Draws), or once per
+/// draw of inputs.
+struct PlannedFunction {
+  const FunctionTrace *T = nullptr;
+  std::vector<InputDraw> Draws;
+};
+
 /// The harness input for one analysed file: probes after every binding
 /// statement that can take one, device expressions to redirect, and the
-/// functions to call. Skipped lists functions left out, with the reason.
+/// functions to call. Skipped lists functions left out, with the reason;
+/// Planned (when given) receives the functions called, in order.
 verify::HarnessFile harnessFileFor(const FileAnalysis &FA, const std::string &Text,
                                    const VerifyOptions &Opts,
-                                   std::vector<SkippedFunction> &Skipped);
+                                   std::vector<SkippedFunction> &Skipped,
+                                   std::vector<PlannedFunction> *Planned = nullptr);
+
+/// The predicted report of one function (toJSON's object) under a draw of
+/// inputs: every size, stride, offset and byte count that is a C++
+/// expression becomes its value (null, with the reason in unknown_reason,
+/// when it has none), a `p.scalar_type()` dtype becomes the input's, and
+/// the object gets "draw" and "inputs".
+void instantiatePrediction(llvm::json::Object &F, const InputDraw &D, int DrawIndex);
 
 /// Whether the analysis saw tensor work in T (an op, a tensor bound, or
 /// something it could not derive): only such functions are called.

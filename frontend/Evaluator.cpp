@@ -16,9 +16,34 @@ FunctionTrace FunctionEvaluator::run() {
   T.HasParameters = FD.getNumParams() > 0;
   const auto *MD = dyn_cast<CXXMethodDecl>(&FD);
   bool IsMember = MD && !MD->isStatic();
-  if (!T.HasParameters && !IsMember && !FD.isMain() &&
-      !FD.getDeclContext()->isDependentContext())
+  // A free function can be called from the harness's file scope; one with
+  // parameters only when --verify can make its arguments (driver/Verify),
+  // and never a template's (its arguments would have to pick the
+  // specialisation).
+  if (!IsMember && !FD.isMain() && !FD.getDeclContext()->isDependentContext() &&
+      (!T.HasParameters || FD.getTemplatedKind() == FunctionDecl::TK_NonTemplate))
     T.CallableName = FD.getQualifiedNameAsString();
+  for (const ParmVarDecl *P : FD.parameters()) {
+    FunctionTrace::Param Param;
+    Param.Name = P->getName().str();
+    QualType PT = P->getType();
+    QualType Bare = PT.getNonReferenceType();
+    Param.Type = PT.getAsString(Ctx.getPrintingPolicy());
+    if (isTensorType(PT)) {
+      Param.K = FunctionTrace::Param::Tensor;
+      Param.RValueRef = PT->isRValueReferenceType();
+    } else if (Bare->isIntegerType() && !Bare->isBooleanType() &&
+               !Bare->isEnumeralType() &&
+               (!PT->isReferenceType() || Bare.isConstQualified())) {
+      // A non-const reference is an output the function may write: not
+      // an input --verify can stand for.
+      Param.K = FunctionTrace::Param::Integer;
+      // The canonical spelling (`long` for int64_t) names the type from
+      // any scope, as the harness's cast must.
+      Param.Type = Bare.getCanonicalType().getUnqualifiedType().getAsString();
+    }
+    T.Params.push_back(std::move(Param));
+  }
   // Every size decision of this function's rules consults its ShapeEnv.
   DecisionScope Decisions(*Env);
   T.Env = Env;

@@ -233,6 +233,22 @@ struct FunctionTrace {
   std::string CallableName;  // how to call it from file scope; empty if not
   SourceSpan Where;
   bool HasParameters = false;
+  /// The parameters in order, so that --verify can make inputs and call
+  /// the function (docs/verify.md): what kind of argument each takes.
+  struct Param {
+    enum Kind {
+      Tensor,  ///< at::Tensor by value, const&, & or &&
+      Integer, ///< a built-in integer type by value or const& (not bool)
+      Other,   ///< anything else: --verify cannot make it
+    };
+    std::string Name;
+    Kind K = Other;
+    /// The type as C++ spells it with no typedef (`long`, `at::Tensor &`),
+    /// for messages and for the harness's integer casts.
+    std::string Type;
+    bool RValueRef = false; ///< `at::Tensor &&`: the call must std::move
+  };
+  std::vector<Param> Params;
   /// The function's symbols, facts and assumptions (ShapeEnv); every
   /// symbolic size in the trace is over its symbols. Null when the
   /// function has none.

@@ -1,8 +1,10 @@
 // Comparing the tool's report with what LibTorch measured.
 //
 // The rules, in the order they are applied:
-//  1. Functions are matched by name; when several measured functions share a
-//     name (two files both define block1) the one from the same file wins.
+//  1. Functions are matched by name and by "draw" (the inputs a function
+//     with parameters ran with; absent for one called without arguments);
+//     when several measured functions share a name (two files both define
+//     block1) the one from the same file wins.
 //  2. Tensors are matched by (name, line), and within that key by order of
 //     occurrence, so `hidden` bound twice on different lines and a binding
 //     probed once per loop iteration both pair up sensibly (a single
@@ -61,11 +63,14 @@ const char *outcomeName(Verdict::Outcome O) {
 }
 
 json::Value toJSON(const Verdict &V) {
-  return json::Object{{"file", V.File}, {"function", V.Function}, {"name", V.Name},
-                      {"line", static_cast<int64_t>(V.Line)},
-                      {"field", V.Field},       {"predicted", V.Predicted},
-                      {"measured", V.Measured}, {"result", outcomeName(V.Result)},
-                      {"note", V.Note}};
+  json::Object O{{"file", V.File}, {"function", V.Function}, {"name", V.Name},
+                 {"line", static_cast<int64_t>(V.Line)},
+                 {"field", V.Field},       {"predicted", V.Predicted},
+                 {"measured", V.Measured}, {"result", outcomeName(V.Result)},
+                 {"note", V.Note}};
+  if (V.Draw >= 0)
+    O["draw"] = V.Draw;
+  return O;
 }
 
 namespace {
@@ -135,17 +140,22 @@ bool isNull(const json::Value *V) {
 
 using Key = std::pair<std::string, unsigned>; // (name, line)
 
+/// Which draw of inputs a function ran (or is predicted) with; -1: none.
+int64_t drawOf(const json::Object &O) {
+  return O.getInteger("draw").value_or(-1);
+}
+
 /// The measured function for a predicted one, preferring the same file.
 const json::Object *findMeasured(const json::Array *Measured,
                                  const std::string &Function,
-                                 const std::string &File,
+                                 const std::string &File, int64_t Draw,
                                  std::vector<bool> &Used) {
   if (!Measured)
     return nullptr;
   std::optional<size_t> Best;
   for (size_t I = 0; I < Measured->size(); ++I) {
     const json::Object *M = (*Measured)[I].getAsObject();
-    if (!M || Used[I] || str(*M, "function") != Function)
+    if (!M || Used[I] || str(*M, "function") != Function || drawOf(*M) != Draw)
       continue;
     std::string MFile = str(*M, "file");
     bool SameFile = MFile == File || llvm::sys::path::filename(MFile) ==
@@ -436,7 +446,12 @@ void compareFunction(const json::Object &PF, const json::Object *MF,
              (Note.empty() ? std::string() : ": " + Note);
   } else {
     V.Result = Verdict::Mismatch;
-    V.Note = "LibTorch threw; the report did not predict it";
+    // With made inputs the throw is a condition the report should have
+    // stated (docs/symbolic.md: what LibTorch would otherwise throw on).
+    V.Note = drawOf(PF) >= 0
+                 ? "LibTorch threw with these inputs, which satisfy every fact and "
+                   "assumption the report states: an assumption is missing"
+                 : "LibTorch threw; the report did not predict it";
   }
   Out.push_back(std::move(V));
 }
@@ -457,8 +472,12 @@ std::vector<Verdict> compare(const json::Value &Predicted, const json::Value &Me
     const json::Object *PF = V.getAsObject();
     if (!PF)
       continue;
-    const json::Object *MF = findMeasured(MFs, str(*PF, "function"), str(*PF, "file"), Used);
+    const json::Object *MF =
+        findMeasured(MFs, str(*PF, "function"), str(*PF, "file"), drawOf(*PF), Used);
+    size_t First = Out.size();
     compareFunction(*PF, MF, MeasuredMode, Out);
+    for (size_t K = First; K < Out.size(); ++K)
+      Out[K].Draw = static_cast<int>(drawOf(*PF));
   }
   return Out;
 }

@@ -52,12 +52,36 @@ struct DeviceSite {
   } K = DeviceTypeExpr;
 };
 
+/// An argument the harness makes right before a call (docs/verify.md,
+/// "Functions with parameters").
+struct HarnessInput {
+  std::string Name; ///< the parameter's name: its probe's and a base's name
+  bool IsTensor = false;
+  // A tensor: fresh and contiguous on the run's device (empty on meta,
+  // zeros elsewhere), its storage named after the parameter (a base).
+  std::vector<int64_t> Sizes;
+  std::string ScalarType; ///< c10::ScalarType enumerator: "Float", "Long"
+  bool Move = false; ///< passed with std::move (an && parameter)
+  // An integer.
+  std::string IntegerType; ///< a C++ type that names itself anywhere: "long"
+  int64_t Value = 0;
+};
+
+/// One call of a function with made arguments: one per draw of inputs.
+struct HarnessCall {
+  std::string Function; ///< qualified, callable from global scope
+  int Draw = 0;         ///< the draw's index, in the output's "draw"
+  std::string Inputs;   ///< the draw for people: `x (2, 3) float32, n=2`
+  std::vector<HarnessInput> Args;
+};
+
 struct HarnessFile {
   std::string Path; ///< used in #line directives and in the "file" output
   std::string Text; ///< the file's full text; offsets refer to it
   std::vector<ProbeSite> Probes;
   std::vector<DeviceSite> Devices;
   std::vector<std::string> Functions; ///< parameterless functions to call, in order
+  std::vector<HarnessCall> Calls;     ///< calls with made arguments, after them
 };
 
 enum class Mode { Meta, CPU, CUDA };
@@ -176,6 +200,9 @@ struct Verdict {
   /// observed tensor the report lacks), or function level: "throws",
   /// "peak_live_bytes" and "allocated_bytes" (CPU runs only).
   std::string Field;
+  /// The draw of inputs the function ran with ("draw" in both reports);
+  /// -1 for a function called without arguments.
+  int Draw = -1;
   std::string Predicted, Measured; ///< JSON text; strings without quotes
   enum Outcome { Match, Mismatch, Unverified } Result = Unverified;
   std::string Note;
@@ -184,7 +211,10 @@ struct Verdict {
 /// Predicted: the tool's JSON report (report-schema.md; tensors also carry
 /// "storage_offset" and optionally "unknown_reason", and from --verify
 /// "probed" and "conditional"; a function may carry "throws"). Measured:
-/// the harness output. Tensors are matched by (function, name, line) and by
+/// the harness output. Functions are matched by name and "draw" (a function
+/// with parameters runs once per draw of inputs; the predictions for each
+/// draw are the report's expressions evaluated under it, driver/Verify.cpp).
+/// Tensors are matched by (function, name, line) and by
 /// order of occurrence within that key. On a CPU run the functions' peak
 /// and allocated bytes are compared too, allowing 16 B per allocation for
 /// LibTorch's scalar wrappers (Compare.cpp, rule 6).

@@ -166,12 +166,46 @@ std::string probeStatement(const ProbeSite &P) {
          ", " + std::to_string(P.Line) + ", " + P.Name + ");";
 }
 
-std::string callExpression(const std::string &Function, size_t FileIndex,
-                           bool Wrapped) {
+std::string calleeName(const std::string &Function, size_t FileIndex, bool Wrapped) {
   llvm::StringRef F(Function);
   F.consume_front("::");
   std::string Prefix = Wrapped ? "::tma_u" + std::to_string(FileIndex) + "::" : "::";
-  return Prefix + F.str() + "()";
+  return Prefix + F.str();
+}
+
+std::string callExpression(const std::string &Function, size_t FileIndex,
+                           bool Wrapped) {
+  return calleeName(Function, FileIndex, Wrapped) + "()";
+}
+
+/// The body of a call's entry: make each argument (a tensor's storage is
+/// registered under the parameter's name, so a view of it has that base),
+/// mark the inputs made (what they hold counts against the memory limit,
+/// but not as the function's allocations), then call. The locals are
+/// named tma_aN, not after the parameters, so no name in the user's code
+/// can collide with them.
+std::string callBody(const HarnessCall &C, size_t FileIndex, bool Wrapped) {
+  std::string Body;
+  std::string Args;
+  for (size_t K = 0; K < C.Args.size(); ++K) {
+    const HarnessInput &A = C.Args[K];
+    std::string Local = "tma_a" + std::to_string(K);
+    if (A.IsTensor) {
+      std::string Sizes;
+      for (size_t D = 0; D < A.Sizes.size(); ++D)
+        Sizes += (D ? ", " : "") + std::to_string(A.Sizes[D]) + "LL";
+      Body += " at::Tensor " + Local + " = ::tma_probe::make_input(" +
+              cppString(A.Name) + ", std::vector<int64_t>{" + Sizes +
+              "}, c10::ScalarType::" + A.ScalarType + ");";
+    } else {
+      Body += " " + A.IntegerType + " " + Local + " = static_cast<" + A.IntegerType +
+              ">(" + std::to_string(A.Value) + "LL);";
+    }
+    Args += (K ? ", " : "") + (A.Move ? "std::move(" + Local + ")" : Local);
+  }
+  Body += " ::tma_probe::inputs_ready(); (void)" + calleeName(C.Function, FileIndex, Wrapped) +
+          "(" + Args + ");";
+  return Body;
 }
 
 } // namespace
@@ -252,10 +286,18 @@ std::string generateHarness(const std::vector<HarnessFile> &Files, Mode M) {
   for (size_t I = 0; I < Files.size(); ++I)
     for (const std::string &Fn : Files[I].Functions) {
       Out += "    {" + std::to_string(I) + "u, " + cppString(Files[I].Path) + ", " +
-             cppString(Fn) + ", [] { (void)" + callExpression(Fn, I, Wrap) + "; }},\n";
+             cppString(Fn) + ", [] { (void)" + callExpression(Fn, I, Wrap) +
+             "; }, -1, nullptr},\n";
       ++Count;
     }
-  Out += "    {0u, nullptr, nullptr, nullptr}, // keeps the array non-empty\n};\n\n";
+  for (size_t I = 0; I < Files.size(); ++I)
+    for (const HarnessCall &C : Files[I].Calls) {
+      Out += "    {" + std::to_string(I) + "u, " + cppString(Files[I].Path) + ", " +
+             cppString(C.Function) + ", [] {" + callBody(C, I, Wrap) + " }, " +
+             std::to_string(C.Draw) + ", " + cppString(C.Inputs) + "},\n";
+      ++Count;
+    }
+  Out += "    {0u, nullptr, nullptr, nullptr, -1, nullptr}, // keeps the array non-empty\n};\n\n";
   Out += "int main(int argc, char **argv) {\n"
          "  return ::tma_probe::harness_main(argc, argv, tma_entries, " +
          std::to_string(Count) + ", ::tma_probe::Mode::" +

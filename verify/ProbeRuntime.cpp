@@ -43,6 +43,14 @@
 //     hangs is killed at its limit and the next one starts with a full one.
 //  8. A probe in a loop fires every iteration; after 10000 probes in one run
 //     the rest are counted ("dropped_probes") but not written.
+//  9. A function with parameters is called with inputs the entry makes
+//     inside the run (so a meta -> CPU rerun makes them again on the CPU):
+//     make_input() registers each tensor's storage under the parameter's
+//     name, so a view of it is named by that base (the report has no row
+//     for a parameter, so it is not probed); inputs_ready() then
+//     starts the function's own peak and allocation counts, while the live
+//     inputs still count against --max-live-bytes. Each call is its own
+//     entry, with the draw's index and a description in its output.
 #include "verify/ProbeRuntime.h"
 
 namespace tma::verify {
@@ -95,6 +103,8 @@ struct Entry {
   const char *File;
   const char *Function;
   void (*Fn)();
+  int Draw;           // the draw of inputs; -1: called without arguments
+  const char *Inputs; // the draw for people; null without arguments
 };
 
 #ifndef TORCH_VERSION
@@ -319,6 +329,7 @@ struct RunState {
   std::vector<Probed> Seen;        // this run's probed storages, in order
   c10::DeviceType Device = c10::DeviceType::Meta;
   int64_t CudaBaseline = 0;
+  int64_t PeakBaseline = 0;        // live CPU bytes not the function's own
 };
 inline RunState &state() {
   static RunState S;
@@ -454,6 +465,36 @@ inline void record(const char *Function, const char *Name, unsigned Line,
 #endif
   emit("T " + J + "}");
 }
+/// A tensor argument of a function with parameters (design, item 9).
+inline at::Tensor make_input(const char *Name, const std::vector<int64_t> &Sizes,
+                             c10::ScalarType Type) {
+  at::TensorOptions Opts = at::TensorOptions().dtype(Type).device(runtime_device());
+  // No shape depends on the contents; zeros are valid indices too.
+  at::Tensor T = runtime_device() == c10::DeviceType::Meta ? at::empty(Sizes, Opts)
+                                                            : at::zeros(Sizes, Opts);
+  RunState &S = state();
+  if (T.has_storage())
+    S.Seen.push_back(Probed{T.storage().getWeakStorageImpl(), Name});
+  return T;
+}
+/// The inputs are made: what is allocated from here on is the function's.
+inline void inputs_ready() {
+  RunState &S = state();
+  AllocCounters &C = counters();
+  {
+    std::lock_guard<std::mutex> Lock(C.M);
+    S.PeakBaseline = C.Live;
+    C.Peak = C.Live;
+    C.Bytes = C.Calls = C.SinceBytes = C.SinceCalls = 0;
+  }
+#if defined(TMA_PROBE_CUDA_STATS)
+  if (S.Device == c10::DeviceType::CUDA) {
+    cuda_reset_peak();
+    S.CudaBaseline = cuda_allocated_now();
+  }
+#endif
+}
+
 /// Bindings that are not tensors (options, modules, vectors) are not probed.
 template <class T,
           typename std::enable_if<!std::is_convertible<const T &, const at::Tensor &>::value,
@@ -504,6 +545,7 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
   {
     std::lock_guard<std::mutex> Lock(C.M);
     Baseline = C.Live;
+    S.PeakBaseline = Baseline;
     C.Peak = C.Live;
     C.Bytes = C.Calls = C.SinceBytes = C.SinceCalls = 0;
     // Live bytes this run may add; what the parent's statics hold is not
@@ -548,7 +590,7 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
     R.MetaGap = false;
   {
     std::lock_guard<std::mutex> Lock(C.M);
-    R.Peak = C.Peak - Baseline;
+    R.Peak = C.Peak - S.PeakBaseline;
     R.Bytes = C.Bytes;
     R.Calls = C.Calls;
   }
@@ -626,6 +668,8 @@ inline std::string run_entry(const Entry &E, Mode M, double Limit) {
   bool HasDeadline = Limit > 0;
   double SecondsLeft = Limit;
   std::string Head = "{\"file\":" + json_quote(E.File) + ",\"function\":" + json_quote(E.Function);
+  if (E.Inputs)
+    Head += ",\"draw\":" + std::to_string(E.Draw) + ",\"inputs\":" + json_quote(E.Inputs);
   int Fds[2];
   if (pipe(Fds) != 0)
     return Head + ",\"device\":null,\"error\":" + json_quote(std::string("pipe failed: ") + std::strerror(errno)) + ",\"tensors\":[]}";

@@ -77,16 +77,24 @@ def main():
     failures = []
     counts = {"right": 0, "known wrong": 0, "blind": 0}
     ran = set()
+    # A function with parameters runs once per draw of inputs: it is judged
+    # once, wrong when any of its draws is.
+    wrong_by_name = {}
+    order = []
     for fn in report["functions"]:
         name = fn["function"]
+        if name not in wrong_by_name:
+            wrong_by_name[name] = []
+            order.append(name)
         ran.add(name)
-        wrong = []
+        wrong = wrong_by_name[name]
+        draw = (" with " + fn["inputs"] + ":") if fn.get("inputs") else ""
         for v in fn["verdicts"]:
             if v["result"] == "mismatch":
                 what = v["field"] if not v["name"] else "%s (line %d) %s" % (
                     v["name"], v["line"], v["field"])
-                wrong.append("%s: predicted %s, measured %s %s"
-                             % (what, v["predicted"], v["measured"],
+                wrong.append("%s%s: predicted %s, measured %s %s"
+                             % (draw, what, v["predicted"], v["measured"],
                                 ("(" + v["note"] + ")") if v["note"] else ""))
         error = fn.get("error") or ""
         if fn.get("stopped"):
@@ -101,6 +109,8 @@ def main():
                 failures.append(name)
                 print("UNSAFE: %s held %s bytes, over --verify-max-bytes"
                       % (name, v["measured"]))
+    for name in order:
+        wrong = wrong_by_name[name]
         listed = known.get(name)
         if wrong and listed:
             counts["known wrong"] += 1

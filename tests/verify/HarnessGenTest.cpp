@@ -121,7 +121,7 @@ TEST(HarnessGen, LineDirectivesKeepTheUserLines) {
 TEST(HarnessGen, SingleFileIsNotWrapped) {
   std::string Out = generateHarness({blockFile()}, Mode::Meta);
   EXPECT_EQ(Out.find("namespace tma_u0"), std::string::npos);
-  EXPECT_NE(Out.find("{0u, \"src/block.cpp\", \"block1\", [] { (void)::block1(); }}"),
+  EXPECT_NE(Out.find("{0u, \"src/block.cpp\", \"block1\", [] { (void)::block1(); }, -1, nullptr}"),
             std::string::npos);
   EXPECT_NE(Out.find("harness_main(argc, argv, tma_entries, 1, "), std::string::npos);
 }
@@ -209,7 +209,7 @@ TEST(HarnessGen, NoFunctionsStillGivesAValidTable) {
   HarnessFile F = blockFile();
   F.Functions.clear();
   std::string Out = generateHarness({F}, Mode::Meta);
-  EXPECT_NE(Out.find("{0u, nullptr, nullptr, nullptr}"), std::string::npos);
+  EXPECT_NE(Out.find("{0u, nullptr, nullptr, nullptr, -1, nullptr}"), std::string::npos);
   EXPECT_NE(Out.find("tma_entries, 0, "), std::string::npos);
 }
 
