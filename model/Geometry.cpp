@@ -509,8 +509,10 @@ Tri inferSize(const Shape &Target, const SymSize &Numel, Shape &Result) {
       return NonNegative;
     NewSize = NewSize * Target[D];
   }
+  // The view goes on only where the sizes' product is the element count
+  // (LibTorch throws otherwise): required, as the -1 case's divisibility.
   if (!InferDim)
-    return sizeEq(Numel, NewSize);
+    return requireEq(Numel, NewSize);
   if (auto C = NewSize.constant(); C && *C == 0)
     return Tri::False;
   if (auto CN = Numel.constant(), CS = NewSize.constant(); CN && CS) {

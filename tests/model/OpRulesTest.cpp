@@ -669,6 +669,45 @@ ArgValue dtypeArg(DType T) {
   return A;
 }
 
+TEST(OpRulesSymbolic, ChunkOfASymbolicDimStatesTheEvenSplit) {
+  // qkv.chunk(3, -1) of (B, 3C'): LibTorch gives ceil(n / ceil(n / 3))
+  // pieces, 3 for n = 6 and 2 for n = 4; the list's length must be a
+  // number, so the answer specialises to n % 3 == 0, stated.
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  TensorValue Qkv = parameter(Env, "qkv", 2);
+  RuleResult R = applyRule(bind("chunk", 0, {tensorArg(Qkv), intArg(3), intArg(-1)}));
+  ASSERT_EQ(R.Outcomes.size(), 3u);
+  SymSize N = Env.tensorSize("qkv", 1), B = Env.tensorSize("qkv", 0);
+  for (int K = 0; K < 3; ++K) {
+    const OpOutcome &P = R.Outcomes[K];
+    EXPECT_EQ(P.Kind, OpKind::View);
+    EXPECT_EQ(P.Value.Sizes, std::optional<Shape>(Shape{B, SymSize::floorDiv(N, 3)}));
+    EXPECT_EQ(P.Value.Strides, std::optional<Shape>(Shape{N, SymSize(1)}));
+    EXPECT_EQ(Env.simplify(*P.Value.Offset), Env.simplify(SymSize::floorDiv(N, 3) * K));
+  }
+  std::vector<std::string> A = Env.assumptions();
+  EXPECT_NE(std::find(A.begin(), A.end(), "qkv.size(1) % 3 == 0"), A.end())
+      << ::testing::PrintToString(A);
+}
+
+TEST(OpRulesSymbolic, ChunkWithAKnownRemainderIsNotAssumedEven) {
+  // A fact that says the dim is not a multiple: nothing is assumed against
+  // it, and the count of pieces is not a number.
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  TensorValue X = parameter(Env, "x", 1);
+  Env.addFact(SymRelation::eq(SymSize::mod(Env.tensorSize("x", 0), 3), 1));
+  RuleResult R = applyRule(bind("chunk", 0, {tensorArg(X), intArg(3), intArg(0)}));
+  ASSERT_EQ(R.Outcomes.size(), 1u);
+  EXPECT_FALSE(R.Outcomes[0].Value.Sizes.has_value());
+  EXPECT_NE(R.Outcomes[0].Value.UnknownReason.find("is not a number"), std::string::npos)
+      << R.Outcomes[0].Value.UnknownReason;
+  std::vector<std::string> A = Env.assumptions();
+  EXPECT_EQ(std::find(A.begin(), A.end(), "x.size(0) % 3 == 0"), A.end())
+      << ::testing::PrintToString(A);
+}
+
 TEST(OpRulesSymbolic, ArangeOfASymbolicEnd) {
   // torch::arange(T, lengths.options()) with T = hidden.size(1): T
   // elements of lengths' dtype; arange(s, e, 2): ceil((e - s) / 2), and
