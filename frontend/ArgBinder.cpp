@@ -321,6 +321,8 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
       A.Floating = N->Floating;
     }
     A.LiteralType = scalarLiteralType(S);
+    if (S->getType()->isIntegerType() && !S->getType()->isBooleanType())
+      A.Integral = sizeValue(S);
     return Done(ArgValue::Kind::Scalar);
   }
   case ArgType::ScalarType:
@@ -328,6 +330,12 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
     OptDType O = optionalDType(E);
     if (!O.Present)
       return A;
+    if (!O.Value && !O.TypeOf.empty()) {
+      // Not a dtype a rule can read as one: unknown to every rule but
+      // those that follow a parameter's dtype (ArgValue::TypeOf).
+      A.TypeOf = O.TypeOf;
+      return Unknown("the dtype is " + O.TypeOf + ".scalar_type(), the caller's");
+    }
     if (!O.Value)
       return Unknown("the dtype could not be derived");
     A.Type_ = *O.Value;

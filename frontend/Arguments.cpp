@@ -490,6 +490,13 @@ FunctionEvaluator::OptDType FunctionEvaluator::optionalDType(const Expr *E) {
           E, [](const Expr *X) { return X->getType()->isEnumeralType(); })) {
     R.Present = true;
     R.Value = scalarType(S);
+    // `a.scalar_type()`: a's dtype when known (a check fixed it), else
+    // the parameter it follows.
+    if (!R.Value)
+      if (auto Of = dtypeOfTensor(S)) {
+        R.Value = Of->first;
+        R.TypeOf = Of->second;
+      }
   }
   return R;
 }

@@ -526,6 +526,8 @@ public:
   struct OptDType {
     bool Present = false;
     std::optional<DType> Value;
+    /// `p.scalar_type()` of a tensor whose dtype is parameter p's: p.
+    std::string TypeOf;
   };
   OptDType optionalDType(const Expr *E);
 

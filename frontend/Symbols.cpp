@@ -197,6 +197,37 @@ unchangedTensorParameter(const Expr *E,
   return P;
 }
 
+/// The unchanged tensor parameter whose sizes() the list E is: `x.sizes()`
+/// itself, or a local IntArrayRef the body never changes, initialised with
+/// it (`auto sizes = x.sizes();`). Null otherwise.
+const ParmVarDecl *
+parameterSizes(const Expr *E, const std::set<const ValueDecl *> &Mutated,
+               int Depth = 0) {
+  auto Strip = [](const Expr *X) {
+    X = ignoreCastsAndParens(X);
+    return X ? X->IgnoreParenImpCasts() : nullptr;
+  };
+  E = E ? Strip(E) : nullptr;
+  while (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(E)) {
+    if (CE->getNumArgs() != 1) // the ArrayRef's copy
+      return nullptr;
+    E = Strip(CE->getArg(0));
+  }
+  if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(E)) {
+    if (!MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier() ||
+        MC->getMethodDecl()->getName() != "sizes" || MC->getNumArgs() != 0)
+      return nullptr;
+    return unchangedTensorParameter(MC->getImplicitObjectArgument(), Mutated);
+  }
+  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || isa<ParmVarDecl>(VD) || Depth > 0 ||
+      Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())) ||
+      recordName(VD->getType().getNonReferenceType()) != "c10::ArrayRef")
+    return nullptr;
+  return parameterSizes(VD->getInit(), Mutated, Depth + 1);
+}
+
 /// Whether S, run, always leaves by an exception or a call that does not
 /// return: the body of TORCH_CHECK's `if`, or `{ throw ...; }`.
 bool alwaysThrows(const Stmt *S) {
@@ -825,6 +856,11 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     auto K = foldInteger(OCE->getArg(1));
     if (List && K && *K >= 0 && *K < static_cast<int64_t>(List->size()))
       return (*List)[*K];
+    // sizes[k] of the caller's tensor's sizes (`auto sizes = x.sizes()`),
+    // its rank unknown: x.size(k), as x.size(k) itself reads.
+    if (!List && K && *K >= 0 && !Caller)
+      if (const ParmVarDecl *P = parameterSizes(OCE->getArg(0), Mutated))
+        return Env->tensorSize(P->getName().str(), *K);
     return std::nullopt;
   }
   const auto *MC = dyn_cast<CXXMemberCallExpr>(E);

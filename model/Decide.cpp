@@ -62,11 +62,54 @@ Tri sizeDivides(const SymSize &B, const SymSize &A) {
   return Current->decide(SymRelation::multiple(A, B));
 }
 
+/// A == B with the symbols both sides are multiples of divided out, where
+/// the symbol is not 0 (facts, or the 0/1 specialisation, recorded): the
+/// same condition there, stated the way the code reads. `B * T * (w / 3)
+/// == B * T * C` (a view of a chunk as heads) is stated `w / 3 == C`.
+static SymRelation withoutCommonFactors(const SymSize &A, const SymSize &B) {
+  SymSize L = Current->simplify(A), R = Current->simplify(B);
+  for (const std::string &Name : L.symbols()) {
+    SymSize F = SymSize::symbol(Name);
+    SymSize QL = SymSize::floorDiv(L, F), QR = SymSize::floorDiv(R, F);
+    if (QL.isError() || QR.isError() || !(QL * F).identical(L) ||
+        !(QR * F).identical(R) || QL.constant() || QR.constant())
+      continue;
+    if (Current->decide(SymRelation::ne(F, 0)) != Tri::True)
+      continue;
+    L = QL;
+    R = QR;
+  }
+  // An exact quotient (the facts say c divides s) stated multiplied out:
+  // `w / 3 == C` is `w == 3 * C`, which the ShapeEnv can use as a
+  // substitution (w becomes 3 * C, and w / 3 then C), where it cannot
+  // substitute the quotient.
+  auto MultiplyOut = [](SymSize &Q, SymSize &Other) {
+    const detail::SymExpr *E = Q.expr();
+    if (!E || E->Error != SymErrorKind::None || E->Terms.size() != 1)
+      return false;
+    const detail::SymTerm &T = E->Terms[0];
+    if (T.Coeff != 1 || T.Factors.size() != 1 || T.Factors[0].Exp != 1)
+      return false;
+    const detail::SymAtom &A = *T.Factors[0].Atom;
+    if (A.Kind != detail::AtomKind::FloorDiv ||
+        Current->decideFromFacts(SymRelation::ne(A.Args[1], 0)) != Tri::True ||
+        Current->decideFromFacts(SymRelation::multiple(A.Args[0], A.Args[1])) !=
+            Tri::True)
+      return false;
+    Q = A.Args[0];
+    Other = Other * A.Args[1];
+    return true;
+  };
+  if (!MultiplyOut(L, R))
+    MultiplyOut(R, L);
+  return SymRelation::eq(L, R);
+}
+
 Tri requireEq(const SymSize &A, const SymSize &B) {
   Tri T = sizeEq(A, B);
   if (T != Tri::Unknown || !Current)
     return T;
-  Current->assume(SymRelation::eq(A, B));
+  Current->assume(withoutCommonFactors(A, B));
   return Tri::True;
 }
 

@@ -107,6 +107,9 @@ OpOutcome clone(const TensorValue &In, MemoryFormat Fmt);
 /// Tensor::to(...) and its spellings (toType, type_as, cpu(), cuda()).
 struct ToTarget {
   std::optional<DType> Type;   // unset: keep
+  /// Type unset: the dtype of this parameter (`x.scalar_type()`, the
+  /// caller's), or empty.
+  std::string TypeOf;
   std::optional<Device> Dev;   // unset: keep
   bool TypeUnknown = false;    // a dtype was given but could not be derived
   bool DeviceUnknown = false;

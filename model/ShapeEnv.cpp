@@ -311,7 +311,9 @@ struct RangeProver {
     Iv R = intervals(S);
     if (!S.isSymbolic() || S.expr()->Terms.size() < 2)
       return R;
-    std::map<std::string, Iv> Shifted;
+    // The shifted symbols, next to the fresh ones already in use.
+    std::map<std::string, Iv> Shifted = Fresh ? *Fresh : std::map<std::string, Iv>();
+    size_t FreshCount = Shifted.size();
     std::vector<std::pair<const SymAtom *, SymSize>> Replacement;
     auto Replace = [&](const SymAtom &A) -> SymSize {
       for (auto &P : Replacement)
@@ -337,11 +339,82 @@ struct RangeProver {
       }
       Sum = Sum + Prod;
     }
-    if (Shifted.empty() || Sum.isError())
-      return R;
-    RangeProver Inner{Env, M, &Shifted};
-    Iv R2 = Inner.intervals(Sum);
-    return {std::max(R.Lo, R2.Lo), std::min(R.Hi, R2.Hi)};
+    if (Shifted.size() > FreshCount && !Sum.isError()) {
+      RangeProver Inner{Env, M, &Shifted};
+      Iv R2 = Inner.intervals(Sum);
+      R = {std::max(R.Lo, R2.Lo), std::min(R.Hi, R2.Hi)};
+    }
+    Iv R3 = quotients(S);
+    return {std::max(R.Lo, R3.Lo), std::min(R.Hi, R3.Hi)};
+  }
+
+  /// Intervals after writing a symbol s that occurs next to its quotient
+  /// q = s / c (c a positive constant) as c * q + r, 0 <= r < c (r = 0
+  /// where the facts say c divides s), so that s - s / 3 >= 0 and
+  /// s - 2 * (s / 3) >= 0 are proven: plain intervals lose the link
+  /// between s and s / 3. q's lower bound comes from s's.
+  Iv quotients(const SymSize &S) const {
+    if (Fresh || !S.isSymbolic())
+      return {};
+    struct Split {
+      std::string Sym, Q, R;
+      SymSize C; ///< the divisor
+    };
+    std::vector<Split> Splits;
+    std::map<std::string, Iv> Ranges;
+    for (const SymTerm &T : S.expr()->Terms)
+      for (const SymFactor &F : T.Factors) {
+        const SymAtom &A = *F.Atom;
+        if (A.Kind != AtomKind::FloorDiv)
+          continue;
+        auto Name = A.Args[0].symbolName();
+        if (!Name || std::any_of(Splits.begin(), Splits.end(),
+                                 [&](const Split &P) { return P.Sym == *Name; }))
+          continue;
+        // A symbolic divisor d only where the facts say d divides s and
+        // d >= 1: s = d * q exactly.
+        bool Divides = Env.knownMultiple(A.Args[0], A.Args[1]) == Tri::True;
+        Iv D = intervals(A.Args[1]);
+        auto C = A.Args[1].constant();
+        if (C ? *C < 1 : (!Divides || D.Lo < 1))
+          continue;
+        std::string Tag = std::to_string(Splits.size());
+        Split P{*Name, "\x01q" + Tag, "\x01r" + Tag, A.Args[1]};
+        Iv Sym = symbol(*Name);
+        Iv Q = atom(A);
+        // s >= 1 and s = d * q: q >= 1 (and q >= ceil(lo / c)).
+        if (Divides && !isInf(Sym.Lo) && Sym.Lo > 0)
+          Q.Lo = std::max<I128>(Q.Lo, C ? (Sym.Lo + *C - 1) / *C : 1);
+        else if (C && !isInf(Sym.Lo) && Sym.Lo > 0)
+          Q.Lo = std::max<I128>(Q.Lo, Sym.Lo / *C);
+        Ranges[P.Q] = Q;
+        Ranges[P.R] = {0, Divides ? 0 : I128(*C - 1)};
+        Splits.push_back(P);
+      }
+    if (Splits.empty())
+      return {};
+    SymSize Sum = 0;
+    for (const SymTerm &T : S.expr()->Terms) {
+      SymSize Prod = T.Coeff;
+      for (const SymFactor &F : T.Factors) {
+        const SymAtom &A = *F.Atom;
+        SymSize V = atomValue(A);
+        for (const Split &P : Splits) {
+          if (A.Kind == AtomKind::Symbol && A.Name == P.Sym)
+            V = P.C * SymSize::symbol(P.Q) + SymSize::symbol(P.R);
+          else if (A.Kind == AtomKind::FloorDiv && A.Args[0].symbolName() == P.Sym &&
+                   A.Args[1].identical(P.C))
+            V = SymSize::symbol(P.Q);
+        }
+        for (uint32_t E = 0; E < F.Exp; ++E)
+          Prod = Prod * V;
+      }
+      Sum = Sum + Prod;
+    }
+    if (Sum.isError())
+      return {};
+    RangeProver Inner{Env, M, &Ranges};
+    return Inner.range(Sum);
   }
 };
 
@@ -739,8 +812,15 @@ Tri ShapeEnv::decideWith(const SymRelation &R, const Mode &M) const {
     return nonNegative(reduce(Rt - L), M);
   case SymRelation::Lt:
     return nonNegative(reduce(Rt - L - SymSize(1)), M);
-  case SymRelation::Multiple:
-    return knownMultiple(L, Rt);
+  case SymRelation::Multiple: {
+    Tri T = knownMultiple(L, Rt);
+    // A remainder the facts show is not 0 (`TORCH_CHECK(n % 3 == 1)`):
+    // not a multiple, so that nothing assumes it is.
+    if (T == Tri::Unknown && !Rt.isError() && Rt.constant() != 0 &&
+        isZero(reduce(SymSize::mod(L, Rt)), M) == Tri::False)
+      return Tri::False;
+    return T;
+  }
   }
   return Tri::Unknown;
 }

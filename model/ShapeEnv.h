@@ -17,10 +17,12 @@
 //     exactly the symbols it was needed for (greedily minimised) and the
 //     report lists it (`x.size(1) >= 2`). A decision neither settles is
 //     Unknown: never a silent guess.
-//  4. Ranges are proven two ways and the tighter bound wins: interval
-//     arithmetic over the atoms, and the same after shifting every atom to
+//  4. Ranges are proven three ways and the tighter bound wins: interval
+//     arithmetic over the atoms; the same after shifting every atom to
 //     its lower bound (a = lo + a', a' >= 0), which proves things like
-//     B*T - B >= 0 that plain intervals cannot.
+//     B*T - B >= 0 that plain intervals cannot; and after writing a symbol
+//     next to its quotient as s = c*q + r (0 <= r < c, r = 0 where c is
+//     known to divide s), which proves w - 2*(w/3) >= 0.
 //  5. Bindings (--assume B=16) never change the formulas; they only give
 //     numbers, and violations() says which facts or assumptions a binding
 //     breaks.

@@ -78,10 +78,14 @@ OpOutcome elementwise(const std::string &Op,
       break;
     }
   Out.Value.Dev = Dev;
-  // An unknown operand's own reason explains the most.
-  for (const ElemOperand &O : Ops)
-    if (!O.IsScalar && !O.T.UnknownReason.empty())
-      Out.Value.markUnknown(O.T.UnknownReason);
+  // An unknown operand's own reason explains the most: first that of an
+  // operand whose shape or dtype is unknown (what the result then misses),
+  // then any other (a parameter's device, the caller's).
+  for (bool Missing : {true, false})
+    for (const ElemOperand &O : Ops)
+      if (!O.IsScalar && !O.T.UnknownReason.empty() &&
+          Missing == (!O.T.hasLayout() || !O.T.dtypeKnown()))
+        Out.Value.markUnknown(O.T.UnknownReason);
   if (!Dev)
     Out.Value.markUnknown("device of an input is unknown");
   // The common dtype, then what the op makes of it.

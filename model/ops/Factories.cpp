@@ -143,6 +143,35 @@ namespace tma {
 
 using namespace detail;
 
+// arange over integers of which some are symbolic (`arange(T)` where `auto
+// T = x.size(1)`), with a constant step: RangeFactories.cpp's size
+// ceil((end - start) / step), exact for integers. LibTorch throws when the
+// bounds disagree with the step's sign: required (stated when the facts do
+// not show it). nullopt: not this case; an empty optional inside: throws.
+static std::optional<std::optional<SymSize>>
+symbolicArangeSize(const std::vector<const ArgValue *> &Scalars) {
+  if (Scalars.empty() || Scalars.size() > 3)
+    return std::nullopt;
+  for (const ArgValue *S : Scalars)
+    if (!S->Integral)
+      return std::nullopt;
+  bool Two = Scalars.size() >= 2;
+  SymSize Start = Two ? *Scalars[0]->Integral : SymSize(0);
+  SymSize End = Two ? *Scalars[1]->Integral : *Scalars[0]->Integral;
+  auto Step = Scalars.size() == 3 ? Scalars[2]->Integral->constant()
+                                  : std::optional<int64_t>(1);
+  if (!Step || *Step == 0)
+    return std::nullopt; // step 0 throws; a symbolic step is not modelled
+  SymSize Span = *Step > 0 ? End - Start : Start - End;
+  Tri Ordered = requireLe(SymSize(0), Span);
+  if (Ordered == Tri::Unknown)
+    return std::nullopt;
+  if (Ordered == Tri::False)
+    return std::optional<SymSize>();
+  SymSize N = SymSize::ceilDiv(Span, SymSize(*Step > 0 ? *Step : -*Step));
+  return std::optional<SymSize>(N);
+}
+
 static RuleResult factoryRule(const OpCall &C) {
   const std::string &Name = C.Written;
   std::vector<const ArgValue *> Lists, Scalars, Ints;
@@ -212,6 +241,12 @@ static RuleResult factoryRule(const OpCall &C) {
       else
         return one(throws("upper bound and larger bound inconsistent with "
                           "step sign"), Name);
+    } else if (auto N = symbolicArangeSize(Scalars)) {
+      if (!*N)
+        return one(throws("upper bound and larger bound inconsistent with "
+                          "step sign"), Name);
+      ValueType = DType::Int64;
+      Sizes = Shape{**N};
     } else {
       ShapeReason = "arange bounds could not be derived";
     }

@@ -152,21 +152,49 @@ OpOutcome clone(const TensorValue &In, MemoryFormat Fmt) {
 }
 
 // to() (TensorConversions.cpp): to_will_alias, else _to_copy.
+//
+// A target dtype that is a parameter's (`x.to(p.scalar_type())`, p's dtype
+// the caller's) is the same as the input's when the input follows p too.
+// For an input of a known bool or integral dtype it differs when p is
+// floating, which is stated (`p.is_floating_point()`, the assumption
+// sum/mean/softmax of p's dtype make as well): the cast then copies. Any
+// other pairing is not decided: the copy would be a guess.
 OpOutcome to(const TensorValue &In, const ToTarget &Target) {
+  bool TargetFollows = !Target.Type && !Target.TypeOf.empty();
+  auto SetOutType = [&](TensorValue &V) {
+    if (Target.Type || TargetFollows) {
+      V.Type = Target.Type;
+      V.TypeOf = TargetFollows ? Target.TypeOf : std::string();
+    } else {
+      keepDType(V, In);
+    }
+  };
   if (Target.TypeUnknown || Target.DeviceUnknown) {
     OpOutcome Out = unmodelled("to");
     Out.Value.Sizes = In.Sizes;
-    Out.Value.Type = Target.TypeUnknown ? std::nullopt : Target.Type ? Target.Type : In.Type;
+    if (Target.TypeUnknown)
+      Out.Value.Type.reset();
+    else
+      SetOutType(Out.Value);
     Out.Value.Dev = Target.DeviceUnknown ? std::nullopt : Target.Dev ? Target.Dev : In.Dev;
     Out.Value.UnknownReason.clear();
-    Out.Value.markUnknown("target of to() could not be derived, so whether it "
-                          "copies is unknown");
+    Out.Value.markUnknown(Target.TypeUnknown
+                              ? "target of to() could not be derived, so "
+                                "whether it copies is unknown"
+                              : "the target device of to() is not known, so "
+                                "whether it copies is unknown");
     return Out;
   }
   std::optional<bool> SameType, SameDevice;
-  if (!Target.Type)
+  if (!Target.Type && !TargetFollows)
     SameType = true;
-  else if (In.Type)
+  else if (TargetFollows) {
+    if (!In.Type && In.TypeOf == Target.TypeOf)
+      SameType = true;
+    else if (In.Type && !isFloating(*In.Type) && !isComplex(*In.Type) &&
+             requireFloatingParameter(Target.TypeOf))
+      SameType = false;
+  } else if (In.Type)
     SameType = *In.Type == *Target.Type;
   if (!Target.Dev)
     SameDevice = true;
@@ -183,18 +211,44 @@ OpOutcome to(const TensorValue &In, const ToTarget &Target) {
       FormatOk = (ChannelsLast == Tri::True) ==
                  (Target.Fmt == MemoryFormat::ChannelsLast);
   }
-  std::optional<DType> OutType = Target.Type ? Target.Type : In.Type;
   std::optional<Device> OutDev = Target.Dev ? Target.Dev : In.Dev;
   if (!SameType || !SameDevice || !FormatOk) {
     OpOutcome Out = unmodelled("to");
     Out.Value.Sizes = In.Sizes;
-    Out.Value.Type = OutType;
+    SetOutType(Out.Value);
     Out.Value.Dev = OutDev;
     Out.Value.UnknownReason.clear();
-    Out.Value.markUnknown(In.UnknownReason.empty()
-                              ? "dtype or device of the input is unknown, so "
-                                "whether to() copies is unknown"
-                              : In.UnknownReason);
+    // The input's own reason when its shape is unknown too (the first
+    // cause); otherwise the question to() could not settle.
+    std::string Why;
+    if (!SameType) {
+      std::string From = In.Type ? dtypeName(*In.Type)
+                         : !In.TypeOf.empty() ? In.TypeOf + ".scalar_type()"
+                                              : "unknown";
+      std::string To = Target.Type ? dtypeName(*Target.Type)
+                       : TargetFollows ? Target.TypeOf + ".scalar_type()"
+                                       : dtypeName(*In.Type);
+      Why = "whether the input's dtype (" + From + ") is already " + To +
+            " is not known, so whether to() copies is unknown";
+    } else if (!SameDevice) {
+      Why = "the input's device is not known, so whether to() copies is "
+            "unknown";
+    } else {
+      Why = "the input's memory format is not known, so whether to() "
+            "copies is unknown";
+    }
+    Out.Value.markUnknown(In.Sizes || In.UnknownReason.empty() ? Why
+                                                               : In.UnknownReason);
+    // Whether it copies or not, a dense input at offset 0 gives the same
+    // geometry: self, or _to_copy's empty_strided with self's strides
+    // (Preserve keeps a non-overlapping dense layout).
+    if (In.hasLayout() && Target.Fmt == MemoryFormat::Preserve &&
+        sizeEq(*In.Offset, 0) == Tri::True)
+      if (auto Kept = preserveFormatStrides(*In.Sizes, *In.Strides);
+          Kept && *Kept == *In.Strides) {
+        Out.Value.Strides = In.Strides;
+        Out.Value.Offset = SymSize(0);
+      }
     return Out;
   }
   if (*SameType && *SameDevice && !Target.Copy && *FormatOk)
@@ -210,10 +264,15 @@ OpOutcome to(const TensorValue &In, const ToTarget &Target) {
       Strides = contiguousStrides(*In.Sizes);
     }
   }
-  OpOutcome Out = copyOf(In, Strides, OutType, OutDev);
-  if (!*SameType && In.Type && OutType)
+  TensorValue Typed;
+  SetOutType(Typed);
+  OpOutcome Out = copyOf(In, Strides, Typed.Type, OutDev, Typed.TypeOf);
+  if (!*SameType && In.Type && Target.Type)
     Out.Note = std::string("cast ") + dtypeName(*In.Type) + " -> " +
-               dtypeName(*OutType);
+               dtypeName(*Target.Type);
+  else if (!*SameType && In.Type && TargetFollows)
+    Out.Note = std::string("cast ") + dtypeName(*In.Type) + " -> " +
+               Target.TypeOf + ".scalar_type()";
   else if (!*SameDevice)
     Out.Note = "device transfer";
   else
@@ -265,6 +324,16 @@ RuleResult rule_clone(const OpCall &C) {
 // Tensor::to and its spellings. Overloads: to(options, non_blocking, copy,
 // fmt), to(device, dtype, non_blocking, copy, fmt), to(dtype, non_blocking,
 // copy, fmt), to(other, non_blocking, copy, fmt).
+/// A ScalarType argument as to()'s target: a dtype, a parameter's dtype
+/// (`x.scalar_type()`), or not derivable.
+static void dtypeTarget(const ArgValue &A, ToTarget &T) {
+  if (A.known())
+    T.Type = A.Type_;
+  else
+    T.TypeOf = A.TypeOf;
+  T.TypeUnknown = !T.Type && T.TypeOf.empty();
+}
+
 RuleResult rule_to(const OpCall &C) {
   ToTarget T;
   size_t Next = 2; // where non_blocking is
@@ -276,7 +345,8 @@ RuleResult rule_to(const OpCall &C) {
     } else if (C.arg(1).given()) {
       if (O.HasType) {
         T.Type = O.Type;
-        T.TypeUnknown = !O.Type;
+        T.TypeOf = O.Type ? std::string() : O.TypeOf;
+        T.TypeUnknown = !O.Type && T.TypeOf.empty();
       }
       if (O.HasDevice) {
         T.Dev = O.Dev;
@@ -294,15 +364,11 @@ RuleResult rule_to(const OpCall &C) {
     if (C.arg(1).known())
       T.Dev = C.arg(1).Dev;
     T.DeviceUnknown = !T.Dev;
-    if (C.arg(2).known())
-      T.Type = C.arg(2).Type_;
-    T.TypeUnknown = !T.Type;
+    dtypeTarget(C.arg(2), T);
     Next = 3;
     break;
   case 2:
-    if (C.arg(1).known())
-      T.Type = C.arg(1).Type_;
-    T.TypeUnknown = !T.Type;
+    dtypeTarget(C.arg(1), T);
     break;
   default: {
     const TensorValue &Other = C.arg(1).TV;
@@ -330,9 +396,7 @@ RuleResult rule_to(const OpCall &C) {
 
 RuleResult rule_toType(const OpCall &C) {
   ToTarget T;
-  if (C.arg(1).known())
-    T.Type = C.arg(1).Type_;
-  T.TypeUnknown = !T.Type;
+  dtypeTarget(C.arg(1), T);
   return one(to(C.self().TV, T));
 }
 

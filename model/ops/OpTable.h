@@ -173,7 +173,15 @@ struct ArgValue {
   std::optional<double> Number;  // Scalar: its value when a constant
   bool Floating = false;         // Scalar: written as a floating value
   std::optional<DType> LiteralType; // Scalar: the C++ literal's dtype
+  /// Scalar of a C++ integer type: its value, a number or a symbolic size
+  /// (`T` where `auto T = x.size(1)`); nullopt when not derivable.
+  std::optional<SymSize> Integral;
   DType Type_ = DType::Float32;
+  /// A ScalarType argument that is a tensor parameter's dtype
+  /// (`x.scalar_type()`, x's dtype the caller's): the parameter. The
+  /// argument is then Unknown (there is no Type_ to read), so only rules
+  /// that look here follow it.
+  std::string TypeOf;
   Device Dev;
   tma::MemoryFormat Fmt = tma::MemoryFormat::Preserve;
   OptionsValue Options;

@@ -135,7 +135,15 @@ std::vector<OpOutcome> chunk(const TensorValue &In, int64_t Chunks,
     return splitWithSizes(In, Shape(Chunks, 0), *D);
   // `chunks` equal pieces when they divide the dim (the symbolic case that
   // split's ceil(N / ceil(N / chunks)) pieces cannot count).
-  if (!N.isConstant() && sizeDivides(Chunks, N) == Tri::True)
+  //
+  // A symbolic dim that the facts neither show divisible nor not: the
+  // number of pieces is a list length, which has to be a number, and it is
+  // `chunks` for some N and fewer for others (chunk(3) of 4 gives 2). Like
+  // torch's ShapeEnv, which guards on that count, the answer specialises,
+  // here to the even split the code almost always relies on (the pieces
+  // of qkv.chunk(3, -1) are then viewed as equal heads): stated as
+  // `N % chunks == 0`, so every answer after it holds under it.
+  if (!N.isConstant() && requireDivides(Chunks, N) == Tri::True)
     return splitWithSizes(In, Shape(Chunks, SymSize::floorDiv(N, Chunks)), *D);
   return split(In, SymSize::ceilDiv(N, Chunks), *D);
 }

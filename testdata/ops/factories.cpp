@@ -51,7 +51,7 @@ void factory_throws() {
   auto bad = torch::zeros({2, -1});
 }
 
-// Sizes the tool cannot derive.
+// Sizes from an integer parameter (a symbol, issue 12), one not derivable.
 void factory_unknown(int64_t n) {
   auto a = torch::zeros({n, 3});
   auto b = torch::arange(n);

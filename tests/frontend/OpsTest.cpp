@@ -466,7 +466,17 @@ TEST_F(OpsTest, UnknownsHaveReasons) {
     ASSERT_TRUE(A.StorageBytes);
     EXPECT_EQ(A.StorageBytes->toCpp(), "n * 12");
   }
-  ExpectUnknown("factory_unknown", "b", "arange bounds could not be derived");
+  // arange(n) of the symbol n: n int64 elements (its bounds agree with the
+  // step: n >= 0 is what zeros({n, 3}) already required).
+  {
+    RowFacts B = row(fn("factory_unknown"), "b");
+    ASSERT_TRUE(B.Value->Sizes);
+    EXPECT_EQ(B.Value->Sizes->size(), 1u);
+    EXPECT_EQ((*B.Value->Sizes)[0].toCpp(), "n");
+    EXPECT_EQ(B.Value->Type, std::optional<DType>(DType::Int64));
+    ASSERT_TRUE(B.StorageBytes);
+    EXPECT_EQ(B.StorageBytes->toCpp(), "n * 8");
+  }
   ExpectUnknown("branch_assigns", "y", "assigned in a branch");
   ExpectUnknown("loop_allocates", "after", "assigned inside a loop");
   ExpectUnknown("loop_views", "row", "select index could not be derived");

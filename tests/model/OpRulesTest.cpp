@@ -663,4 +663,188 @@ TEST(OpRules, BinaryCrossEntropyFunctionalNeedsOneSize) {
   expectGeometry(None, {3, 4}, {1, 3}, 0, DType::Float32);
 }
 
+// ---- Symbolic sizes and parameters' dtypes (docs/symbolic.md) ---------------------
+//
+// The rules under a function's ShapeEnv, as the frontend installs it: a
+// decision the facts cannot settle is either stated as an assumption
+// (ShapeEnv::assumptions) or the answer is unknown.
+
+/// Parameter Name as the frontend declares it: one symbol per dim,
+/// contiguous, its dtype the caller's unless Type is given.
+TensorValue parameter(ShapeEnv &Env, const std::string &Name, int Rank,
+                      std::optional<DType> Type = std::nullopt) {
+  TensorValue V;
+  Shape Sizes;
+  for (int K = 0; K < Rank; ++K)
+    Sizes.push_back(Env.tensorSize(Name, K));
+  V.Sizes = Sizes;
+  V.Strides = contiguousStrides(Sizes);
+  V.Offset = SymSize(0);
+  V.Type = Type;
+  if (!Type)
+    V.TypeOf = Name;
+  return V;
+}
+
+/// `p.scalar_type()` as a ScalarType argument, p's dtype the caller's.
+ArgValue dtypeOfParameterArg(const std::string &Param) {
+  ArgValue A;
+  A.K = ArgValue::Kind::Unknown;
+  A.TypeOf = Param;
+  A.Reason = "the dtype is " + Param + ".scalar_type(), the caller's";
+  return A;
+}
+
+ArgValue dtypeArg(DType T) {
+  ArgValue A;
+  A.K = ArgValue::Kind::DType;
+  A.Type_ = T;
+  return A;
+}
+
+TEST(OpRulesSymbolic, ChunkOfASymbolicDimStatesTheEvenSplit) {
+  // qkv.chunk(3, -1) of (B, 3C'): LibTorch gives ceil(n / ceil(n / 3))
+  // pieces, 3 for n = 6 and 2 for n = 4; the list's length must be a
+  // number, so the answer specialises to n % 3 == 0, stated.
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  TensorValue Qkv = parameter(Env, "qkv", 2);
+  RuleResult R = applyRule(bind("chunk", 0, {tensorArg(Qkv), intArg(3), intArg(-1)}));
+  ASSERT_EQ(R.Outcomes.size(), 3u);
+  SymSize N = Env.tensorSize("qkv", 1), B = Env.tensorSize("qkv", 0);
+  for (int K = 0; K < 3; ++K) {
+    const OpOutcome &P = R.Outcomes[K];
+    EXPECT_EQ(P.Kind, OpKind::View);
+    EXPECT_EQ(P.Value.Sizes, std::optional<Shape>(Shape{B, SymSize::floorDiv(N, 3)}));
+    EXPECT_EQ(P.Value.Strides, std::optional<Shape>(Shape{N, SymSize(1)}));
+    EXPECT_EQ(Env.simplify(*P.Value.Offset), Env.simplify(SymSize::floorDiv(N, 3) * K));
+  }
+  std::vector<std::string> A = Env.assumptions();
+  EXPECT_NE(std::find(A.begin(), A.end(), "qkv.size(1) % 3 == 0"), A.end())
+      << ::testing::PrintToString(A);
+}
+
+TEST(OpRulesSymbolic, ChunkWithAKnownRemainderIsNotAssumedEven) {
+  // A fact that says the dim is not a multiple: nothing is assumed against
+  // it, and the count of pieces is not a number.
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  TensorValue X = parameter(Env, "x", 1);
+  Env.addFact(SymRelation::eq(SymSize::mod(Env.tensorSize("x", 0), 3), 1));
+  RuleResult R = applyRule(bind("chunk", 0, {tensorArg(X), intArg(3), intArg(0)}));
+  ASSERT_EQ(R.Outcomes.size(), 1u);
+  EXPECT_FALSE(R.Outcomes[0].Value.Sizes.has_value());
+  EXPECT_NE(R.Outcomes[0].Value.UnknownReason.find("is not a number"), std::string::npos)
+      << R.Outcomes[0].Value.UnknownReason;
+  std::vector<std::string> A = Env.assumptions();
+  EXPECT_EQ(std::find(A.begin(), A.end(), "x.size(0) % 3 == 0"), A.end())
+      << ::testing::PrintToString(A);
+}
+
+TEST(OpRulesSymbolic, ArangeOfASymbolicEnd) {
+  // torch::arange(T, lengths.options()) with T = hidden.size(1): T
+  // elements of lengths' dtype; arange(s, e, 2): ceil((e - s) / 2), and
+  // e >= s is what LibTorch needs to go on (stated).
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  SymSize T = Env.tensorSize("hidden", 1);
+  ArgValue End;
+  End.K = ArgValue::Kind::Scalar;
+  End.Scalar = ElemOperand::scalar(DType::Int64);
+  End.Integral = T;
+  ArgValue Opts;
+  Opts.K = ArgValue::Kind::Options;
+  Opts.Options.HasType = true;
+  Opts.Options.TypeOf = "lengths";
+  OpOutcome Out = run(bind("arange", 0, {End, Opts}, false,
+                           {ArgType::Scalar, ArgType::Options}));
+  EXPECT_EQ(Out.Kind, OpKind::Alloc);
+  EXPECT_EQ(Out.Value.Sizes, std::optional<Shape>(Shape{T}));
+  EXPECT_EQ(Out.Value.TypeOf, "lengths");
+  // Nothing about the bounds: a size is >= 0. (contiguousStrides' max(T, 1)
+  // takes the 0/1 specialisation, as for any factory of a symbolic size.)
+  EXPECT_EQ(Env.assumptions(), std::vector<std::string>{"hidden.size(1) >= 2"});
+
+  SymSize S = Env.integer("s"), E = Env.integer("e");
+  ArgValue Start = End, Stop = End, Step = End;
+  Start.Integral = S;
+  Stop.Integral = E;
+  Step.Integral = SymSize(2);
+  OpOutcome Stepped = run(bind("arange", 0, {Start, Stop, Step}, false,
+                               {ArgType::Scalar, ArgType::Scalar, ArgType::Scalar}));
+  EXPECT_EQ(Stepped.Value.Sizes, std::optional<Shape>(Shape{SymSize::ceilDiv(E - S, 2)}));
+  EXPECT_EQ(Stepped.Value.Type, std::optional<DType>(DType::Int64));
+  // LibTorch's requirement, then the factory's own (a size is >= 0), which
+  // the range prover does not derive from it.
+  EXPECT_EQ(Env.assumptions(),
+            (std::vector<std::string>{"hidden.size(1) >= 2", "0 <= e - s",
+                                      "0 <= (e + s + 1) / 2 - s"}));
+
+  // A symbolic step is not modelled: unknown, with the reason.
+  Step.Integral = Env.integer("k");
+  OpOutcome Unstepped = run(bind("arange", 0, {Start, Stop, Step}, false,
+                                 {ArgType::Scalar, ArgType::Scalar, ArgType::Scalar}));
+  EXPECT_FALSE(Unstepped.Value.Sizes.has_value());
+  EXPECT_EQ(Unstepped.Value.UnknownReason, "arange bounds could not be derived");
+}
+
+TEST(OpRulesSymbolic, ToAParametersDtype) {
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  // mask.to(hidden.scalar_type()) of a bool mask: a copy in hidden's
+  // dtype, under hidden.is_floating_point() (stated).
+  TensorValue Mask = dense({4, 5}, DType::Bool);
+  OpOutcome Cast = run(bind("to", 2, {tensorArg(Mask), dtypeOfParameterArg("hidden")}));
+  EXPECT_EQ(Cast.Kind, OpKind::Copy);
+  EXPECT_FALSE(Cast.Value.Type.has_value());
+  EXPECT_EQ(Cast.Value.TypeOf, "hidden");
+  EXPECT_EQ(Cast.WrittenBytes,
+            std::optional<SymSize>(SymSize(20) * SymSize::symbol("hidden.element_size()")));
+  EXPECT_EQ(Env.assumptions(), std::vector<std::string>{"hidden.is_floating_point()"});
+
+  // x.to(x.scalar_type()): the same dtype, self.
+  TensorValue X = parameter(Env, "x", 2);
+  OpOutcome Same = run(bind("to", 2, {tensorArg(X), dtypeOfParameterArg("x")}));
+  EXPECT_EQ(Same.Kind, OpKind::Self);
+  EXPECT_EQ(Same.Value.TypeOf, "x");
+
+  // scale.to(x.scalar_type()): equal for some callers, not for others:
+  // unknown whether it copies, but the dtype is x's.
+  TensorValue Scale = parameter(Env, "scale", 1);
+  OpOutcome Either = run(bind("to", 2, {tensorArg(Scale), dtypeOfParameterArg("x")}));
+  EXPECT_EQ(Either.Kind, OpKind::Unknown);
+  EXPECT_EQ(Either.Value.TypeOf, "x");
+  // Self or a Preserve copy of a dense input: the same geometry either way.
+  EXPECT_EQ(Either.Value.Sizes, Scale.Sizes);
+  EXPECT_EQ(Either.Value.Strides, Scale.Strides);
+  EXPECT_EQ(Either.Value.Offset, std::optional<SymSize>(SymSize(0)));
+  // Not so for a view at an offset: a copy starts at 0.
+  ArgValue One = intArg(1);
+  One.Size = SymSize(1); // narrow reads its start and length as sizes
+  TensorValue Tail = run(bind("narrow", 0, {tensorArg(Scale), intArg(0), One, One})).Value;
+  ASSERT_EQ(Tail.Offset, std::optional<SymSize>(SymSize(1)));
+  OpOutcome Moved = run(bind("to", 2, {tensorArg(Tail), dtypeOfParameterArg("x")}));
+  EXPECT_EQ(Moved.Kind, OpKind::Unknown);
+  EXPECT_FALSE(Moved.Value.Offset.has_value());
+  EXPECT_EQ(Either.Value.UnknownReason,
+            "whether the input's dtype (scale.scalar_type()) is already "
+            "x.scalar_type() is not known, so whether to() copies is unknown");
+
+  // A float32 tensor to a floating parameter's dtype: float32 is floating
+  // too, so nothing settles it.
+  OpOutcome Float = run(bind("to", 2, {tensorArg(dense({2})), dtypeOfParameterArg("hidden")}));
+  EXPECT_EQ(Float.Kind, OpKind::Unknown);
+
+  // rois.to(at::kLong), rois's dtype the caller's: int64 rois make it
+  // self; the reason says so (not the parameter's device).
+  TensorValue Rois = parameter(Env, "rois", 2);
+  Rois.markUnknown("parameter 'rois': its device is the caller's");
+  OpOutcome Long = run(bind("to", 2, {tensorArg(Rois), dtypeArg(DType::Int64)}));
+  EXPECT_EQ(Long.Kind, OpKind::Unknown);
+  EXPECT_EQ(Long.Value.Type, std::optional<DType>(DType::Int64));
+  EXPECT_EQ(Long.Value.UnknownReason,
+            "whether the input's dtype (rois.scalar_type()) is already int64 "
+            "is not known, so whether to() copies is unknown");
+}
+
 } // namespace

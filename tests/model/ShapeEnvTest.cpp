@@ -6,10 +6,12 @@
 // comparison, that answer holds for every draw of values satisfying the
 // facts and the assumptions it recorded.
 #include "model/Assume.h"
+#include "model/Decide.h"
 #include "model/ShapeEnv.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 using namespace tma;
@@ -393,4 +395,63 @@ TEST(AssumeTest, BrokenAssumptionsGiveNoNumbers) {
   EXPECT_TRUE(V[0].Stated);
   EXPECT_EQ(V[1].Cpp, "x.size(1) >= 2");
   EXPECT_FALSE(V[1].Stated);
+}
+
+TEST(ShapeEnvTest, QuotientsStayBelowWhatTheyDivide) {
+  // w / 3 <= w and 2 * (w / 3) <= w for any size w: interval arithmetic
+  // alone loses the link between w and w / 3 (w = 3q + r, 0 <= r < 3).
+  Env3 E;
+  SymSize W = E.Env.tensorSize("w", 0);
+  SymSize Q = SymSize::floorDiv(W, 3);
+  EXPECT_EQ(E.Env.decideFromFacts(SymRelation::le(Q, W)), Tri::True);
+  EXPECT_EQ(E.Env.decideFromFacts(SymRelation::le(Q * 2, W)), Tri::True);
+  EXPECT_EQ(E.Env.decideFromFacts(SymRelation::le(Q * 4, W)), Tri::Unknown);
+  // With 3 | w and w >= 2 (assumed), w / 3 >= 1, so w != w / 3.
+  E.Env.addFact(SymRelation::multiple(W, 3));
+  EXPECT_EQ(E.Env.decide(SymRelation::ne(W, Q)), Tri::True);
+  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"w.size(0) >= 2"});
+  // A symbolic divisor the facts show divides: C = h * (C / h), so
+  // C / h < C once h >= 2 (C >= 2: C / h >= 1).
+  SymSize H = E.Env.integer("h");
+  E.Env.markSizeLike("h");
+  E.Env.addFact(SymRelation::multiple(E.C, H));
+  EXPECT_EQ(E.Env.decide(SymRelation::lt(SymSize::floorDiv(E.C, H), E.C)), Tri::True);
+  // Without the fact nothing is claimed for a symbolic divisor.
+  SymSize K = E.Env.integer("k");
+  E.Env.markSizeLike("k");
+  EXPECT_EQ(E.Env.decide(SymRelation::lt(SymSize::floorDiv(E.T, K), E.T)), Tri::Unknown);
+}
+
+TEST(ShapeEnvTest, ARemainderTheFactsKnowIsNotAMultiple) {
+  // TORCH_CHECK(n % 3 == 1): n is no multiple of 3, so nothing may assume
+  // it is (requireDivides refuses).
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  SymSize N = Env.tensorSize("x", 0);
+  Env.addFact(SymRelation::eq(SymSize::mod(N, 3), 1));
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::multiple(N, 3)), Tri::False);
+  EXPECT_EQ(requireDivides(3, N), Tri::False);
+  EXPECT_TRUE(Env.assumptions().empty());
+}
+
+TEST(ShapeEnvTest, RequiredEqualitiesAreStatedSimply) {
+  // A view of a chunk of qkv as heads needs B * T * (w / 3) == B * T * C:
+  // stated without the factors B, T (not 0 under the 0/1 specialisation),
+  // and the exact quotient multiplied out, which makes it a substitution.
+  Env3 E;
+  DecisionScope Scope(E.Env);
+  SymSize W = E.Env.tensorSize("w", 0);
+  E.Env.assume(SymRelation::multiple(W, 3));
+  EXPECT_EQ(requireEq(E.B * E.T * SymSize::floorDiv(W, 3), E.B * E.T * E.C), Tri::True);
+  std::vector<std::string> A = E.Env.assumptions();
+  EXPECT_NE(std::find(A.begin(), A.end(), "w.size(0) == x.size(2) * 3"), A.end())
+      << ::testing::PrintToString(A);
+  EXPECT_EQ(E.Env.simplify(SymSize::floorDiv(W, 3)), E.C);
+  EXPECT_EQ(E.Env.simplify(W), E.C * 3);
+  // A factor that may be 0 is kept (B * x == B * y holds at B = 0).
+  ShapeEnv Plain;
+  DecisionScope Inner(Plain);
+  SymSize N = Plain.integer("n"), X = Plain.integer("x"), Y = Plain.integer("y");
+  EXPECT_EQ(requireEq(N * X, N * Y), Tri::True);
+  EXPECT_EQ(Plain.assumptions(), std::vector<std::string>{"n * x == n * y"});
 }
