@@ -137,6 +137,34 @@ Tri requireDivides(const SymSize &B, const SymSize &A) {
   return Tri::True;
 }
 
+Tri dimIsOne(const SymSize &S) {
+  Tri T = sizeEq(S, 1);
+  if (T != Tri::Unknown || !Current || S.isError())
+    return T;
+  Current->assume(SymRelation::ge(S, 2));
+  return Tri::False;
+}
+
+Tri shapeIsEmpty(const std::vector<SymSize> &Sizes) {
+  SymSize N = 1;
+  for (const SymSize &S : Sizes)
+    N = N * S;
+  Tri T = sizeEq(N, 0);
+  if (T != Tri::Unknown || !Current)
+    return T;
+  for (const SymSize &S : Sizes) {
+    Tri Zero = sizeEq(S, 0);
+    if (Zero == Tri::True)
+      return Tri::True;
+    if (Zero == Tri::Unknown) {
+      if (S.isError())
+        return Tri::Unknown;
+      Current->assume(SymRelation::ge(S, 2));
+    }
+  }
+  return Tri::False;
+}
+
 SymSize sizeMax(const SymSize &A, const SymSize &B) {
   if (Current)
     return Current->max(A, B);

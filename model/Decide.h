@@ -70,6 +70,16 @@ Tri requireDivides(const SymSize &B, const SymSize &A);
 /// answer is then unknown).
 bool requireCondition(const std::string &Cpp);
 
+/// Whether a tensor's dim of size S is 1, for the rules that treat size-1
+/// dims apart (contiguity, computeStride, broadcasting). Decided by the
+/// facts and defaults when they can; otherwise assumed not, stated as
+/// `S >= 2`: PyTorch's 0/1 specialisation, applied to the sizes computed
+/// from the inputs (`x.size(2) / n_head`) as to the inputs' own.
+Tri dimIsOne(const SymSize &S);
+/// Whether a tensor of these sizes has no elements, each undecided dim
+/// assumed non-empty the same way (`S >= 2`).
+Tri shapeIsEmpty(const std::vector<SymSize> &Sizes);
+
 /// max / min, resolved when a decision settles which side is larger.
 SymSize sizeMax(const SymSize &A, const SymSize &B);
 SymSize sizeMin(const SymSize &A, const SymSize &B);

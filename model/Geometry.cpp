@@ -184,7 +184,10 @@ Tri packedInOrder(const Shape &Sizes, const Shape &Strides,
       continue;
     Tri Same = sizeEq(Strides[I], Expected);
     // A dim that may be of size 1 (x.size(2) / 2) but has the packed
-    // stride is packed either way: Expected * 1 is Expected.
+    // stride is packed either way: Expected * 1 is Expected. Otherwise
+    // whether it is 1 matters: assumed not, stated (dimIsOne).
+    if (One == Tri::Unknown && Same == Tri::False)
+      One = dimIsOne(Sizes[I]);
     if (One == Tri::Unknown && Same != Tri::True)
       return Tri::Unknown;
     if (Same != Tri::True)
@@ -199,7 +202,9 @@ Tri packedInOrder(const Shape &Sizes, const Shape &Strides,
 Tri orEmpty(const Shape &Sizes, Tri Packed) {
   if (Packed == Tri::True)
     return Tri::True;
-  Tri Empty = sizeEq(numel(Sizes), 0);
+  // Only a verdict of not packed needs the tensor non-empty (stated when
+  // undecided, shapeIsEmpty); an undecided one stays undecided anyway.
+  Tri Empty = Packed == Tri::False ? shapeIsEmpty(Sizes) : sizeEq(numel(Sizes), 0);
   if (Empty == Tri::True)
     return Tri::True;
   if (Packed == Tri::False && Empty == Tri::False)
@@ -391,7 +396,7 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
     return Tri::True;
   }
   SymSize N = numel(OldSizes);
-  Tri Empty = sizeEq(N, 0);
+  Tri Empty = shapeIsEmpty(OldSizes);
   if (Empty == Tri::Unknown)
     return Tri::Unknown;
   if (Empty == Tri::False && !constantShape(OldSizes) &&
@@ -426,6 +431,8 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
       Tri One = sizeEq(OldSizes[TensorD - 1], 1);
       Tri Joined = sizeEq(OldStrides[TensorD - 1], TensorNumel * ChunkBaseStride);
       ChunkEnds = triAnd(!One, !Joined);
+      if (ChunkEnds == Tri::Unknown && One == Tri::Unknown && Joined == Tri::False)
+        ChunkEnds = triAnd(!dimIsOne(OldSizes[TensorD - 1]), !Joined);
     }
     if (ChunkEnds == Tri::Unknown)
       return Tri::Unknown;
@@ -435,6 +442,8 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
       Tri Short = sizeLt(ViewNumel, TensorNumel);
       Tri One = sizeEq(NewSizes[ViewD], 1);
       Tri Take = triOr(Short, One);
+      if (Take == Tri::Unknown && One == Tri::Unknown && Short == Tri::False)
+        Take = triOr(Short, dimIsOne(NewSizes[ViewD]));
       if (Take == Tri::Unknown)
         return Tri::Unknown;
       if (Take == Tri::False)
@@ -615,6 +624,21 @@ Tri broadcastShapes(const Shape &A, const Shape &B, Shape &Out) {
       continue;
     }
     Tri AOne = sizeEq(DA, 1), BOne = sizeEq(DB, 1);
+    // One side may be 1 and the other is not: the result is the other
+    // side either way (were they both not 1, they must be equal).
+    if (AOne == Tri::Unknown && BOne == Tri::False) {
+      Out[I] = DB;
+      continue;
+    }
+    if (BOne == Tri::Unknown && AOne == Tri::False) {
+      Out[I] = DA;
+      continue;
+    }
+    // Both may be 1: assumed not (stated), as an input's size is.
+    if (AOne == Tri::Unknown && BOne == Tri::Unknown) {
+      AOne = dimIsOne(DA);
+      BOne = dimIsOne(DB);
+    }
     if (AOne == Tri::True) {
       Out[I] = DB;
       continue;
