@@ -160,6 +160,12 @@ bool requireFloatingParameter(const std::string &Param) {
   return requireCondition(Param + ".is_floating_point()");
 }
 
+bool requireIndexParameter(const TensorValue &Index) {
+  if (Index.Type || Index.TypeOf.empty())
+    return true;
+  return requireCondition(Index.TypeOf + ".scalar_type() == at::kLong");
+}
+
 bool canCast(DType From, DType To) {
   // c10::canCast: no complex -> real, no floating -> integral, no
   // non-bool -> bool.

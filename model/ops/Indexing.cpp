@@ -266,6 +266,8 @@ OpOutcome indexSelect(const TensorValue &In, int64_t Dim,
                       const TensorValue &Index) {
   if (Index.Type && *Index.Type != DType::Int64 && *Index.Type != DType::Int32)
     return throws("index_select(): Expected dtype int32 or int64 for index");
+  if (!requireIndexParameter(Index))
+    return unknownCopy("whether the index is int64 is not known", In.Type, In.Dev);
   if (!In.Sizes || !Index.Sizes)
     return unknownCopy(shapeReason(In.Sizes ? Index : In), In.Type, In.Dev);
   if (Index.Sizes->size() > 1)
@@ -293,6 +295,9 @@ OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices) {
       *Indices.Type != DType::Int32)
     return throws("Expected tensor for argument #1 'indices' to have one of "
                   "the following scalar types: Long, Int");
+  if (!requireIndexParameter(Indices))
+    return unknownCopy("whether the indices are int64 is not known",
+                       Weight.Type, Weight.Dev);
   if (!Weight.Sizes || !Indices.Sizes)
     return unknownCopy(shapeReason(Weight.Sizes ? Indices : Weight),
                        Weight.Type, Weight.Dev);
@@ -320,6 +325,8 @@ OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices) {
 OpOutcome gather(const TensorValue &In, int64_t Dim, const TensorValue &Index) {
   if (Index.Type && *Index.Type != DType::Int64)
     return throws("gather(): Expected dtype int64 for index");
+  if (!requireIndexParameter(Index))
+    return unknownCopy("whether the index is int64 is not known", In.Type, In.Dev);
   if (!In.Sizes || !Index.Sizes)
     return unknownCopy(shapeReason(In.Sizes ? Index : In), In.Type, In.Dev);
   int64_t Rank = static_cast<int64_t>(In.Sizes->size());

@@ -38,6 +38,13 @@ std::optional<OpOutcome> sameDTypeOrThrow(const TensorValue &A,
 /// The answer needs parameter Param's dtype (a TensorValue::TypeOf) to be
 /// floating: stated as an assumption; false when it cannot be.
 bool requireFloatingParameter(const std::string &Param);
+/// An index tensor whose dtype is a parameter's (`target.scalar_type()`):
+/// gather throws unless it is int64 (index_select and embedding also take
+/// int32), so the answer holds where `target.scalar_type() == at::kLong`
+/// does, stated (int32 is the caller's other choice, not the one stated;
+/// the output's dtype does not depend on it). False when
+/// there is no ShapeEnv to state it in; true when there is nothing to state.
+bool requireIndexParameter(const TensorValue &Index);
 /// c10::canCast.
 bool canCast(DType From, DType To);
 /// A view with exactly this geometry.
