@@ -300,6 +300,10 @@ public:
   /// In a method of a torch::nn::Module subclass: the layers its
   /// constructor builds in its members (ModuleMembers.cpp).
   void declareMemberModules();
+  /// Whether gradients are known to be off at E: a torch::NoGradGuard or
+  /// InferenceMode guard declared in the function's outermost block before
+  /// E's statement (a method runs in its caller's mode: not known).
+  bool gradModeOffAt(const Expr *E) const;
   /// `fc->forward(x)` / `fc(x)` of a module declared here; nullopt when
   /// Object is no such module.
   std::optional<ValueId> moduleForward(const Expr *E, const FunctionDecl *Callee,

@@ -444,10 +444,41 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   std::string Why;
   std::optional<bool> Training = trainingMode(M, E, Why);
   ValueId Out = layerForward(M, M.Params, "", In, E, Callee, Training, Why);
+  // Its parameters require gradients: in grad mode autograd keeps what the
+  // backward pass needs (the layer's input, the intermediates of what
+  // follows) for as long as the output lives, temporaries included. The
+  // live and peak totals free them at the end of their statement, so they
+  // would be too small.
+  bool Trainable = std::any_of(M.ParamShapes.begin(), M.ParamShapes.end(),
+                               [&](const auto &P) { return !M.Buffers.count(P.first); });
+  if (Trainable && !gradModeOffAt(E))
+    I.totalsUnknown("'" + M.Name + "' (line " +
+                    std::to_string(span(E->getSourceRange()).Line) +
+                    ") runs with gradients on: autograd keeps the tensors its "
+                    "backward needs, which the totals do not follow");
   // The summary's forward outputs, per module the function names.
   if (const ValueDecl *D = namedDecl(O))
     Modules[key(D)].Forwards.push_back({span(E->getSourceRange()).Line, Out});
   return Out;
+}
+
+bool FunctionEvaluator::gradModeOffAt(const Expr *E) const {
+  const auto *MD = dyn_cast<CXXMethodDecl>(&FD);
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody());
+  if ((MD && !MD->isStatic()) || !Body || !E)
+    return false;
+  for (const Stmt *S : Body->body()) {
+    if (!SM.isBeforeInTranslationUnit(S->getEndLoc(), E->getBeginLoc()))
+      return false;
+    if (const auto *DS = dyn_cast<DeclStmt>(S))
+      for (const Decl *D : DS->decls())
+        if (const auto *VD = dyn_cast<VarDecl>(D)) {
+          std::string R = recordName(VD->getType());
+          if (R == "c10::NoGradGuard" || R == "c10::InferenceMode")
+            return true;
+        }
+  }
+  return false;
 }
 
 void FunctionEvaluator::ModuleValue::addParameters(const std::string &Prefix,

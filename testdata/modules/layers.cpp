@@ -15,6 +15,17 @@ torch::Tensor mlp_layers() {
   return logits;
 }
 
+// Inference with gradients off: autograd keeps nothing for a backward pass,
+// so the live and peak totals hold (with gradients on, as in mlp_layers,
+// they are unknown: the saved tensors outlive their statements).
+torch::Tensor inference_without_gradients() {
+  torch::NoGradGuard no_grad;
+  torch::nn::Linear fc(64, 32);
+  auto x = torch::randn({8, 64});
+  auto y = fc->forward(torch::relu(x));
+  return y;
+}
+
 torch::Tensor conv_layers() {
   torch::nn::Conv2d conv1(torch::nn::Conv2dOptions(3, 16, 3).stride(2).padding(1));
   torch::nn::Conv2d conv2(torch::nn::Conv2dOptions(16, 32, 3).groups(2).bias(false));

@@ -237,6 +237,18 @@ for fn, m in rows:
     check(("| `%s` | `%s` | %s | %s |" % (fn, m["name"], m["layer"], count))
           in both["markdown"], "markdown: module row %s %s (%s)" % (fn, m["name"], count))
 
+# Layers with parameters run with gradients on keep tensors alive for the
+# backward pass: the totals are unknown with that reason; with a
+# NoGradGuard first they are known.
+summaries = {f["function"]: f["summary"] for f in json.loads(both["json"])["functions"]}
+mlp = summaries.get("mlp_layers", {})
+check(mlp.get("peak_live_bytes") is None and
+      "runs with gradients on" in (mlp.get("unknown_reason") or ""),
+      "mlp_layers: peak unknown because of grad mode: %s" % mlp)
+off = summaries.get("inference_without_gradients", {})
+check(isinstance(off.get("peak_live_bytes"), int),
+      "inference_without_gradients: peak known under NoGradGuard: %s" % off)
+
 if failures:
     sys.exit("%d failure(s)" % len(failures))
 print("ok: %d diagnostics round-tripped through sarif, github and markdown"
