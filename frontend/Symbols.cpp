@@ -67,22 +67,37 @@ const FunctionDecl *holderForward(const CallExpr *CE, const FunctionDecl *FD) {
 
 struct MutationScan : RecursiveASTVisitor<MutationScan> {
   std::set<const ValueDecl *> &Out;
-  explicit MutationScan(std::set<const ValueDecl *> &Out) : Out(Out) {}
+  /// Where each is changed (the changing expression or declaration), when
+  /// asked: evidence from a use before every change is still evidence
+  /// about the caller's tensor (originalParameter).
+  std::map<const ValueDecl *, std::vector<const Stmt *>> *Sites = nullptr;
+  const Stmt *Site = nullptr;
+  explicit MutationScan(std::set<const ValueDecl *> &Out,
+                        std::map<const ValueDecl *, std::vector<const Stmt *>> *Sites = nullptr)
+      : Out(Out), Sites(Sites) {}
 
   void mark(const Expr *E) {
     if (!E)
       return;
     E = E->IgnoreParenImpCasts();
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-      Out.insert(cast<ValueDecl>(DRE->getDecl()->getCanonicalDecl()));
-    else if (const auto *ME = dyn_cast<MemberExpr>(E))
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+      const auto *D = cast<ValueDecl>(DRE->getDecl()->getCanonicalDecl());
+      Out.insert(D);
+      if (Sites)
+        (*Sites)[D].push_back(Site ? Site : E);
+    } else if (const auto *ME = dyn_cast<MemberExpr>(E))
       mark(ME->getBase());
     else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
       mark(ASE->getBase());
   }
+  void markAt(const Stmt *At, const Expr *E) {
+    Site = At;
+    mark(E);
+    Site = nullptr;
+  }
   bool VisitBinaryOperator(BinaryOperator *BO) {
     if (BO->isAssignmentOp())
-      mark(BO->getLHS());
+      markAt(BO, BO->getLHS());
     return true;
   }
   bool VisitUnaryOperator(UnaryOperator *UO) {
@@ -92,7 +107,22 @@ struct MutationScan : RecursiveASTVisitor<MutationScan> {
   }
   bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *OCE) {
     if (OCE->isAssignmentOp() && OCE->getNumArgs() >= 1)
-      mark(OCE->getArg(0));
+      markAt(OCE, OCE->getArg(0));
+    return true;
+  }
+  // In-place ops that change a tensor's geometry (x.unsqueeze_(0),
+  // x.t_()): what the code says of x after them is not said of the
+  // caller's x.
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    if (!MD || !MD->getIdentifier() || !isTensorType(MC->getObjectType()))
+      return true;
+    StringRef N = MD->getName();
+    if (N == "unsqueeze_" || N == "squeeze_" || N == "resize_" ||
+        N == "resize_as_" || N == "set_" || N == "as_strided_" ||
+        N == "swapdims_" || N == "swapaxes_" || N == "t_" ||
+        N == "transpose_")
+      mark(MC->getImplicitObjectArgument());
     return true;
   }
   // Bound to a non-const reference: a call or a reference may change it.
@@ -309,12 +339,49 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
   ASTContext &Ctx;
   std::map<const ParmVarDecl *, ParameterEvidence> &Out;
   const std::set<const ValueDecl *> &Mutated;
+  const std::map<const ValueDecl *, std::vector<const Stmt *>> &Sites;
   EvidenceScan(ASTContext &Ctx, std::map<const ParmVarDecl *, ParameterEvidence> &Out,
-               const std::set<const ValueDecl *> &Mutated)
-      : Ctx(Ctx), Out(Out), Mutated(Mutated) {}
+               const std::set<const ValueDecl *> &Mutated,
+               const std::map<const ValueDecl *, std::vector<const Stmt *>> &Sites)
+      : Ctx(Ctx), Out(Out), Mutated(Mutated), Sites(Sites) {}
 
+  /// The tensor parameter E names, holding the caller's tensor there: the
+  /// body never changes it, or E comes before every change in the source
+  /// (`x = layer1->forward(x)`: the x read is the caller's, on the first
+  /// run of any loop around it too). What a use then requires (a rank)
+  /// the caller's tensor must have, or LibTorch throws.
   const ParmVarDecl *unchanged(const Expr *E) {
-    return unchangedTensorParameter(E, Mutated);
+    if (const ParmVarDecl *P = unchangedTensorParameter(E, Mutated))
+      return P;
+    const ParmVarDecl *P = parameterNamed(E);
+    if (!P || !P->getIdentifier() || !isTensorType(P->getType()))
+      return nullptr;
+    auto It = Sites.find(cast<ValueDecl>(P->getCanonicalDecl()));
+    if (It == Sites.end())
+      return nullptr;
+    const SourceManager &SM = Ctx.getSourceManager();
+    SourceLocation Use = E->getBeginLoc();
+    if (Use.isMacroID())
+      return nullptr;
+    for (const Stmt *Site : It->second) {
+      SourceLocation Begin = Site->getBeginLoc();
+      if (Begin.isMacroID() || Site->getEndLoc().isMacroID())
+        return nullptr;
+      // The right-hand side of the assignment that changes it: read first.
+      const Expr *RHS = nullptr;
+      if (const auto *BO = dyn_cast<BinaryOperator>(Site);
+          BO && BO->getOpcode() == BO_Assign)
+        RHS = BO->getRHS();
+      else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(Site);
+               OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2)
+        RHS = OC->getArg(1);
+      if (RHS && !SM.isBeforeInTranslationUnit(Use, RHS->getBeginLoc()) &&
+          !SM.isBeforeInTranslationUnit(RHS->getEndLoc(), Use))
+        continue;
+      if (!SM.isBeforeInTranslationUnit(Use, Begin))
+        return nullptr;
+    }
+    return P;
   }
   /// The unchanged tensor parameter E is computed from by ops whose result
   /// rank is the input's plus a fixed amount (`a.to(kFloat)`: 0,
@@ -576,14 +643,16 @@ void collectMutations(const Stmt *Body, std::set<const ValueDecl *> &Out) {
 
 void FunctionEvaluator::declareParameters() {
   const Stmt *Body = FD.getBody();
+  std::map<const ValueDecl *, std::vector<const Stmt *>> MutationSites;
   if (Body)
-    MutationScan(Mutated).TraverseStmt(const_cast<Stmt *>(Body));
+    MutationScan(Mutated, &MutationSites).TraverseStmt(const_cast<Stmt *>(Body));
   if (Caller)
     return declareBoundParameters();
   // Evidence: the uses, then the top-level checks (which win).
   std::map<const ParmVarDecl *, ParameterEvidence> Evidence;
   if (Body)
-    EvidenceScan(Ctx, Evidence, Mutated).TraverseStmt(const_cast<Stmt *>(Body));
+    EvidenceScan(Ctx, Evidence, Mutated, MutationSites)
+        .TraverseStmt(const_cast<Stmt *>(Body));
   std::map<const ParmVarDecl *,
            std::pair<std::optional<int64_t>, std::optional<DType>>>
       Checked;
