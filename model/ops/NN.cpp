@@ -345,10 +345,13 @@ std::optional<SymSize> poolOutput(const SymSize &In, int64_t K, int64_t Pad,
                                   int64_t Stride, int64_t Dil, bool Ceil,
                                   std::string &Why) {
   SymSize Num = In + 2 * Pad - Dil * (K - 1) - 1 + (Ceil ? Stride - 1 : 0);
-  Tri NonNeg = sizeGe(Num, 0);
+  // A negative numerator gives an output size of 0 or less: LibTorch
+  // throws "Output size is too small" (pool2d_shape_check). So on every
+  // path that goes on the window fits: stated when undecided
+  // (`4 <= x.size(2) - 2`), as the convolution states its kernel's fit.
+  int64_t Window = Dil * (K - 1) + 1 - (Ceil ? Stride - 1 : 0);
+  Tri NonNeg = requireLe(SymSize(Window), In + 2 * Pad);
   if (NonNeg != Tri::True) {
-    // A negative numerator gives an output size of 0 or less: LibTorch
-    // throws "Output size is too small"; undecided, it is not known.
     Why = NonNeg == Tri::False ? "Output size is too small"
                                : undecided(">=", Num, SymSize(0));
     return std::nullopt;
