@@ -103,6 +103,17 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     declareModule(VD, DS, F, Insertable);
     return;
   }
+  if (!T->isReferenceType() && isDataLoaderCall(Init)) {
+    Loaders[key(VD)] = dataLoader(Init);
+    return;
+  }
+  // A dataset holds storage of its own (MNIST reads all its images when
+  // constructed), which the totals do not follow.
+  if (!T->isReferenceType() &&
+      llvm::StringRef(recordName(T)).startswith("torch::data::datasets::"))
+    I.totalsUnknown("the dataset '" + Name + "' (line " +
+                    std::to_string(Where.Line) +
+                    ") holds storage the totals do not follow");
   if (!T->isReferenceType() && isOptimizerType(T)) {
     declareOptimizer(VD, DS, F, Insertable);
     return;

@@ -112,6 +112,8 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
                      Interpreter::Provenance::External);
   }
   if (const auto *ME = dyn_cast<MemberExpr>(S)) {
+    if (auto Batch = loaderBatchMember(ME))
+      return *Batch;
     std::string Name = ME->getMemberDecl()->getName().str();
     // A member of a tensor tuple local: `p.first`, `p.second`.
     if (const auto *Base = dyn_cast<DeclRefExpr>(strip(ME->getBase())))

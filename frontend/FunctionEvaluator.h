@@ -300,6 +300,28 @@ public:
   /// In a method of a torch::nn::Module subclass: the layers its
   /// constructor builds in its members (ModuleMembers.cpp).
   void declareMemberModules();
+  /// A torch::data loader over a built-in dataset (DataLoaders.cpp): what
+  /// each iteration's batch holds.
+  struct LoaderBatches {
+    int Line = 0;
+    std::string Why; ///< not followed: why (every member is then unknown)
+    SymSize Batch = 1;
+    bool Full = false; ///< every batch has Batch examples
+    Shape DataSizes;   ///< one example's data
+    DType DataType = DType::Float32;
+    DType TargetType = DType::Int64;
+    std::string Variable; ///< the loop variable's name
+    std::map<std::string, ValueId> Values; ///< data, target
+  };
+  bool isDataLoaderCall(const clang::Expr *E) const;
+  LoaderBatches dataLoader(const clang::Expr *Init);
+  /// `for (auto &batch : *loader)`: batch's members are the loader's.
+  void declareLoaderBatch(const clang::CXXForRangeStmt *RFS);
+  /// Each iteration of such a loop: the batch's tensors, allocated.
+  void loaderBatchValues(const clang::CXXForRangeStmt *RFS, Flow F);
+  /// `batch.data` / `batch.target` of such a loop variable.
+  std::optional<ValueId> loaderBatchMember(const clang::MemberExpr *ME);
+  std::map<std::string, LoaderBatches> Loaders, BatchVariables;
   /// Whether gradients are known to be off at E: a torch::NoGradGuard or
   /// InferenceMode guard declared in the function's outermost block before
   /// E's statement (a method runs in its caller's mode: not known).

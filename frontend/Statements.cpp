@@ -124,6 +124,8 @@ FunctionEvaluator::Completion FunctionEvaluator::loop(const Stmt *Body, const St
   Flow Inner = F;
   Inner.InLoop = true;
   I.enterScope();
+  if (const auto *RFS = dyn_cast<CXXForRangeStmt>(Whole))
+    loaderBatchValues(RFS, Inner);
   // The condition runs on every iteration too.
   const Expr *Cond = nullptr;
   if (const auto *FS = dyn_cast<ForStmt>(Whole))
@@ -475,6 +477,7 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
       sideEffects(Range);
       I.endStatement();
     }
+    declareLoaderBatch(RFS);
     loop(RFS->getBody(), S, F);
     I.exitScope();
     return Done;

@@ -54,6 +54,27 @@ FIELDS = ("shape", "strides", "storage_offset", "dtype", "storage_bytes",
 ANSWER_FIELDS = ("shape", "dtype", "storage_bytes", "kind")
 
 
+def write_mnist_fixture(root):
+    """MNIST's four files as torch::data::datasets::MNIST reads them (big-
+    endian int32 magic, count, and for images rows and columns, then one
+    byte per pixel or label), with MNIST's own counts, which the reader
+    insists on: 60000 training and 10000 test examples. The pixels are
+    zeros; the labels cycle through 0-9. Written once per build tree."""
+    import struct
+    os.makedirs(root, exist_ok=True)
+    for prefix, count in (("train", 60000), ("t10k", 10000)):
+        images = os.path.join(root, prefix + "-images-idx3-ubyte")
+        labels = os.path.join(root, prefix + "-labels-idx1-ubyte")
+        if not os.path.exists(images) or os.path.getsize(images) != 16 + count * 784:
+            with open(images, "wb") as f:
+                f.write(struct.pack(">iiii", 2051, count, 28, 28))
+                f.write(bytes(count * 784))
+        if not os.path.exists(labels) or os.path.getsize(labels) != 8 + count:
+            with open(labels, "wb") as f:
+                f.write(struct.pack(">ii", 2049, count))
+                f.write(bytes(k % 10 for k in range(count)))
+
+
 def run_cli(cli, cache_dir, files):
     cmd = [cli, "--format=json", "--checks=-*"]
     if cache_dir:
@@ -459,6 +480,8 @@ def main():
                     help="optimizers whose state bytes must be compared")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
+    if any("datasets::MNIST" in open(f).read() for f in args.files):
+        write_mnist_fixture("mnist")
 
     cppexpr.self_test()
     spec = json.load(open(args.inputs, encoding="utf-8"))["functions"]
