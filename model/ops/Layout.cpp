@@ -178,7 +178,11 @@ OpOutcome to(const TensorValue &In, const ToTarget &Target) {
       SetOutType(Out.Value);
     Out.Value.Dev = Target.DeviceUnknown ? std::nullopt : Target.Dev ? Target.Dev : In.Dev;
     Out.Value.UnknownReason.clear();
-    Out.Value.markUnknown(Target.TypeUnknown
+    // The input's own reason when its shape is unknown too (the first
+    // cause), as below.
+    Out.Value.markUnknown(!In.Sizes && !In.UnknownReason.empty()
+                              ? In.UnknownReason
+                          : Target.TypeUnknown
                               ? "target of to() could not be derived, so "
                                 "whether it copies is unknown"
                               : "the target device of to() is not known, so "
