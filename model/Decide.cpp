@@ -105,28 +105,38 @@ static SymRelation withoutCommonFactors(const SymSize &A, const SymSize &B) {
   return SymRelation::eq(L, R);
 }
 
-Tri requireEq(const SymSize &A, const SymSize &B) {
-  Tri T = sizeEq(A, B);
+/// A relation the code requires (LibTorch throws otherwise): what the
+/// facts settle, else holds on every path that goes on, stated as Stated.
+/// The default sizes >= 2 settle it only when they make it true: one that
+/// contradicts them (a Conv2d of one input channel needs x.size(1) == 1)
+/// is stated, not a throw (a default is no fact about the caller).
+Tri require(SymRelation::Op Op, const SymSize &A, const SymSize &B,
+            const SymRelation &Stated) {
+  if (A.isError() || B.isError())
+    return Tri::Unknown;
+  Tri T = structural(Op, A, B);
   if (T != Tri::Unknown || !Current)
     return T;
-  Current->assume(withoutCommonFactors(A, B));
+  SymRelation R{Op, A, B};
+  T = Current->decideFromFacts(R);
+  if (T != Tri::Unknown)
+    return T;
+  if (Current->decideWithDefaults(R) == Tri::True)
+    return Current->decide(R); // records the defaults it needed
+  Current->assume(Stated);
   return Tri::True;
+}
+
+Tri requireEq(const SymSize &A, const SymSize &B) {
+  return require(SymRelation::Eq, A, B, withoutCommonFactors(A, B));
 }
 
 Tri requireLt(const SymSize &A, const SymSize &B) {
-  Tri T = sizeLt(A, B);
-  if (T != Tri::Unknown || !Current)
-    return T;
-  Current->assume(SymRelation::lt(A, B));
-  return Tri::True;
+  return require(SymRelation::Lt, A, B, SymRelation::lt(A, B));
 }
 
 Tri requireLe(const SymSize &A, const SymSize &B) {
-  Tri T = sizeLe(A, B);
-  if (T != Tri::Unknown || !Current)
-    return T;
-  Current->assume(SymRelation::le(A, B));
-  return Tri::True;
+  return require(SymRelation::Le, A, B, SymRelation::le(A, B));
 }
 
 Tri requireDivides(const SymSize &B, const SymSize &A) {

@@ -829,6 +829,12 @@ Tri ShapeEnv::decideFromFacts(const SymRelation &R) const {
   return decideWith(R, Mode{});
 }
 
+Tri ShapeEnv::decideWithDefaults(const SymRelation &R) const {
+  Mode All;
+  All.Defaults = true;
+  return decideWith(R, All);
+}
+
 Tri ShapeEnv::decide(const SymRelation &R) {
   Tri T = decideWith(R, Mode{});
   if (T != Tri::Unknown)

@@ -133,6 +133,9 @@ public:
   Tri decide(const SymRelation &R);
   /// Decides R from the facts alone; never assumes, never records.
   Tri decideFromFacts(const SymRelation &R) const;
+  /// What the facts and every default (sizes >= 2) together say of R,
+  /// recording nothing.
+  Tri decideWithDefaults(const SymRelation &R) const;
   Tri eq(const SymSize &A, const SymSize &B) {
     return decide(SymRelation::eq(A, B));
   }

@@ -455,3 +455,29 @@ TEST(ShapeEnvTest, RequiredEqualitiesAreStatedSimply) {
   EXPECT_EQ(requireEq(N * X, N * Y), Tri::True);
   EXPECT_EQ(Plain.assumptions(), std::vector<std::string>{"n * x == n * y"});
 }
+
+TEST(ShapeEnvTest, ARequirementAgainstADefaultIsStatedNotAThrow) {
+  // A Conv2d of one input channel needs x.size(1) == 1; the default
+  // x.size(1) >= 2 is no fact about the caller, so the requirement is
+  // stated (the code runs when it holds) rather than a throw.
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  SymSize C = Env.tensorSize("x", 1);
+  EXPECT_EQ(requireEq(C, 1), Tri::True);
+  std::vector<std::string> A = Env.assumptions();
+  EXPECT_NE(std::find(A.begin(), A.end(), "x.size(1) == 1"), A.end())
+      << ::testing::PrintToString(A);
+  // A default that makes it true is still what is stated: 0 < x.size(2).
+  ShapeEnv Other;
+  DecisionScope Inner(Other);
+  SymSize H = Other.tensorSize("x", 2);
+  EXPECT_EQ(requireLt(0, H), Tri::True);
+  EXPECT_EQ(Other.assumptions(), std::vector<std::string>{"x.size(2) >= 2"});
+  // A fact that contradicts it is a throw.
+  ShapeEnv Checked;
+  DecisionScope Third(Checked);
+  SymSize K = Checked.tensorSize("x", 1);
+  Checked.addFact(SymRelation::eq(K, 3));
+  EXPECT_EQ(requireEq(K, 1), Tri::False);
+  EXPECT_EQ(requireLe(SymSize(4), K), Tri::False);
+}
