@@ -189,30 +189,23 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
   return L;
 }
 
-void FunctionEvaluator::declareLoaderBatch(const CXXForRangeStmt *RFS) {
-  const Expr *R = strip(RFS->getRangeInit());
-  const Expr *Loader = nullptr;
-  if (const auto *OC = dyn_cast_or_null<CXXOperatorCallExpr>(R);
-      OC && OC->getOperator() == OO_Star && OC->getNumArgs() == 1)
-    Loader = strip(OC->getArg(0));
-  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(Loader);
-  const VarDecl *Var = RFS->getLoopVariable();
-  if (!DRE || !Var)
-    return;
-  auto It = Loaders.find(key(DRE->getDecl()));
-  if (It == Loaders.end())
-    return;
-  LoaderBatches L = It->second;
-  L.Variable = Var->getName().str();
-  BatchVariables[key(Var)] = L;
-}
-
 void FunctionEvaluator::loaderBatchValues(const CXXForRangeStmt *RFS, Flow F) {
+  // `*loader` of a loader this function declared: the loop variable's
+  // members are its batches (unknown with the loader's reason when it is
+  // not followed).
+  const Expr *R = strip(RFS->getRangeInit());
+  const auto *OC = dyn_cast_or_null<CXXOperatorCallExpr>(R);
+  const auto *DRE = OC && OC->getOperator() == OO_Star && OC->getNumArgs() == 1
+                        ? dyn_cast<DeclRefExpr>(strip(OC->getArg(0)))
+                        : nullptr;
   const VarDecl *Var = RFS->getLoopVariable();
-  auto It = Var ? BatchVariables.find(key(Var)) : BatchVariables.end();
-  if (It == BatchVariables.end() || !It->second.Why.empty())
+  auto Loader = DRE ? Loaders.find(key(DRE->getDecl())) : Loaders.end();
+  if (!Var || Loader == Loaders.end())
     return;
-  LoaderBatches &L = It->second;
+  LoaderBatches &L = BatchVariables[key(Var)] = Loader->second;
+  L.Variable = Var->getName().str();
+  if (!L.Why.empty())
+    return;
   // Full batches have the batch size; otherwise the batch dimension is a
   // symbol between 1 and the batch size (the last batch is shorter).
   SymSize N = L.Batch;

@@ -315,9 +315,8 @@ public:
   };
   bool isDataLoaderCall(const clang::Expr *E) const;
   LoaderBatches dataLoader(const clang::Expr *Init);
-  /// `for (auto &batch : *loader)`: batch's members are the loader's.
-  void declareLoaderBatch(const clang::CXXForRangeStmt *RFS);
-  /// Each iteration of such a loop: the batch's tensors, allocated.
+  /// `for (auto &batch : *loader)`, each iteration: batch's members are
+  /// the loader's batch, allocated.
   void loaderBatchValues(const clang::CXXForRangeStmt *RFS, Flow F);
   /// `batch.data` / `batch.target` of such a loop variable.
   std::optional<ValueId> loaderBatchMember(const clang::MemberExpr *ME);

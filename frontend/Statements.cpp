@@ -477,7 +477,6 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
       sideEffects(Range);
       I.endStatement();
     }
-    declareLoaderBatch(RFS);
     loop(RFS->getBody(), S, F);
     I.exitScope();
     return Done;
