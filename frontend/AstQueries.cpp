@@ -1,5 +1,7 @@
 #include "frontend/AstQueries.h"
 
+#include "clang/Basic/SourceManager.h"
+
 #include "clang/AST/RecursiveASTVisitor.h"
 
 using namespace clang;
@@ -13,6 +15,13 @@ std::string recordName(QualType T) {
   if (const auto *ET = T->getAs<EnumType>())
     return ET->getDecl()->getQualifiedNameAsString();
   return {};
+}
+
+bool changesGeometryInPlace(llvm::StringRef N) {
+  return N == "unsqueeze_" || N == "squeeze_" || N == "resize_" ||
+         N == "resize_as_" || N == "set_" || N == "as_strided_" ||
+         N == "swapdims_" || N == "swapaxes_" || N == "t_" ||
+         N == "transpose_";
 }
 
 bool isTensorType(QualType T) {
@@ -70,6 +79,23 @@ std::string topNamespace(const Decl *D) {
 bool isLibTorchDecl(const Decl *D) {
   std::string Top = topNamespace(D);
   return Top == "at" || Top == "torch" || Top == "c10" || Top == "caffe2";
+}
+
+bool keepsFunctionBody(const Decl *D) {
+  const SourceManager &SM = D->getASTContext().getSourceManager();
+  SourceLocation L = SM.getExpansionLoc(D->getLocation());
+  if (L.isInvalid() || SM.isInSystemHeader(L) || isLibTorchDecl(D))
+    return false;
+  if (SM.isWrittenInMainFile(L))
+    return true;
+  // LibTorch's headers found through -I rather than -isystem (pip's
+  // torch/include, a source build): known by their directories.
+  StringRef Path = SM.getFilename(L);
+  for (StringRef Dir : {"/torch/csrc/", "/ATen/", "/c10/", "/caffe2/",
+                        "/torch/include/", "/pybind11/"})
+    if (Path.contains(Dir))
+      return false;
+  return true;
 }
 
 /// Strips the nodes that do not change a value: parentheses, implicit

@@ -26,6 +26,12 @@ bool isTensorTupleType(clang::QualType T);
 /// The top-level namespace a declaration lives in ("at", "torch", "c10").
 std::string topNamespace(const clang::Decl *D);
 bool isLibTorchDecl(const clang::Decl *D);
+/// Whether the parse keeps D's function body: the user's code (the main
+/// file, project headers, a companion source) is read in full so calls and
+/// modules defined there can be followed; library code (system headers,
+/// LibTorch's headers wherever they are found) is declarations only, which
+/// is most of what makes a parse fast.
+bool keepsFunctionBody(const clang::Decl *D);
 
 /// Strips the nodes that do not change a value: parentheses, implicit
 /// casts, temporaries, cleanups, default arguments.
@@ -35,6 +41,10 @@ std::string calleeName(const clang::FunctionDecl *FD);
 /// Whether E does any tensor work (a tensor-typed subexpression that is not
 /// just a name), so that a statement is worth opening for it.
 bool hasTensorWork(const clang::Expr *E);
+/// A tensor method that changes its object's sizes, strides or storage in
+/// place (`unsqueeze_`, `t_`, `resize_`, `set_`): every handle to that
+/// tensor sees the change.
+bool changesGeometryInPlace(llvm::StringRef MethodName);
 
 /// Also looks through converting constructors with one argument
 /// (c10::optional<int64_t>(3), TensorOptions(kHalf), Scalar(1.5)) until

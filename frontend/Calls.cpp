@@ -151,6 +151,26 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
                     (!Object || isa<CXXThisExpr>(strip(Object)));
   if (SameObject)
     Key += "|this";
+  // A method on an object this function constructed (`model->forward(x)`
+  // after `NeuralNet model(784, 500, 10)`): its members are built from
+  // that construction.
+  const UserObject *Construction = nullptr;
+  if (CalleeMethod && !CalleeMethod->isStatic() && !SameObject && Object) {
+    const Expr *Obj = strip(Object);
+    if (const auto *Arrow = dyn_cast<CXXOperatorCallExpr>(Obj);
+        Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
+      Obj = strip(Arrow->getArg(0));
+    if (const auto *VD = dyn_cast_or_null<VarDecl>(namedDecl(Obj)))
+      if (auto It = UserObjects.find(key(VD)); It != UserObjects.end()) {
+        const CXXRecordDecl *Class = It->second.Class;
+        const CXXRecordDecl *Owner = CalleeMethod->getParent();
+        if (Class->getCanonicalDecl() == Owner->getCanonicalDecl() ||
+            Class->isDerivedFrom(Owner)) {
+          Construction = &It->second;
+          Key += "|object " + key(VD);
+        }
+      }
+  }
   FunctionEvaluator *Top = this;
   while (Top->Caller)
     Top = Top->Caller;
@@ -162,6 +182,7 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
     Callee.CallDepth = CallDepth + 1;
     Callee.Bound = std::move(Values);
     Callee.SameObject = SameObject;
+    Callee.Construction = Construction;
     FunctionTrace T = Callee.run();
     Memo = Top->CallMemo
                .emplace(Key, summarizeCall(*Def, Name, Callee, T, TensorArgument))

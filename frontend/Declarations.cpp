@@ -328,10 +328,17 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   // of a user Impl, std::make_shared<NetImpl>()) allocates its parameters
   // when constructed: the function's totals cannot leave them out.
   if (!T->isReferenceType())
-    if (std::string Module = constructedModule(T, Init); !Module.empty())
+    if (std::string Module = constructedModule(T, Init); !Module.empty()) {
       I.totalsUnknown("constructing '" + Name + "' (" + Module +
                       ") allocates its parameters, which are not followed "
                       "(line " + std::to_string(Where.Line) + ")");
+      // Methods called on it are followed with its constructor's
+      // arguments, unless the name is rebound (then which object it holds
+      // is not this one).
+      if (!Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())))
+        if (auto Obj = userObject(T, Init))
+          UserObjects[key(VD)] = *Obj;
+    }
   // Other declarations may still run tensor ops (int64_t n = x.sum().item()).
   // Their temporaries matter for the peak, so evaluate tensor subexprs.
   if (!hasTensorWork(Init))

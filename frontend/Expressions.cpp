@@ -518,6 +518,10 @@ std::vector<ValueId> FunctionEvaluator::applyResult(const CallSite &S,
     Values.push_back(apply(Name, S.E, Inputs, Out));
   if (R.ForgetSelf && S.Receiver)
     forgetObject(S.Receiver, "is changed in place by '" + C.Written + "'");
+  if (R.SelfTakesResult && !Values.empty() &&
+      C.arg(0).K == ArgValue::Kind::Tensor)
+    tensorChangedInPlace(C.arg(0).Tensor, Values.front(),
+                         "is reshaped in place by '" + C.Written + "'");
   return Values;
 }
 

@@ -179,7 +179,30 @@ public:
   StorageSnapshot snapshotAssignedIn(const Stmt *Body);
   void invalidateAssignedIn(const Stmt *Body, const std::string &Reason,
                             SourceRange Where,
-                            const StorageSnapshot *Before = nullptr);
+                            const StorageSnapshot *Before = nullptr,
+                            bool Names = true);
+  /// What a branch arm may change and the next arm must not see: the
+  /// value each name holds, tensor lists and tuples, option and device
+  /// variables. Each arm of an if starts from the state before the if.
+  struct BranchState {
+    std::map<std::string, ValueId> Names;
+    std::map<std::string, std::vector<ValueId>> TensorLists, TensorTuples;
+    std::map<std::string, Options> OptionVars;
+    std::map<std::string, std::optional<Device>> DeviceVars;
+  };
+  BranchState saveBranchState() const;
+  /// Puts back what the names held at Start (each name still in scope),
+  /// and the lists, tuples and variables.
+  void restoreBranchState(const BranchState &Start);
+  /// After the last arm: a name whose value any arm's end (Ends, and the
+  /// state now) differs from Start's is unknown; it stays counted on its
+  /// storage when every arm left it on the same one.
+  void mergeBranchStates(const Stmt *Whole, const BranchState &Start,
+                         const std::vector<BranchState> &Ends,
+                         const std::string &Context);
+  /// A tensor's geometry changed in place (`x.unsqueeze_(0)`): every name,
+  /// list element and tuple element holding Old's tensor holds New.
+  void tensorChangedInPlace(ValueId Old, ValueId New, const std::string &Why);
   /// Allocations among the ops since OpsBefore make the totals unknown
   /// (they ran a number of times the analysis does not know). AtOpLine:
   /// Why names the first such op's line.
@@ -434,6 +457,21 @@ public:
   /// A followed method called on the caller's own object (`encode(x)` in
   /// a module's forward): its member layers are the caller's.
   bool SameObject = false;
+  /// A user module object a function constructs (`NeuralNet model(784,
+  /// 500, 10)`, `auto net = std::make_shared<NetImpl>(...)`): the class,
+  /// the constructor its arguments pick, and each constructor parameter's
+  /// integer value (nullopt: not an integer, or not derived). A method
+  /// followed on it builds its member layers from that constructor.
+  struct UserObject {
+    const clang::CXXRecordDecl *Class = nullptr;
+    const clang::CXXConstructorDecl *Ctor = nullptr; // its definition
+    std::vector<std::optional<SymSize>> Integers;
+    std::string Why; // Ctor null: why not
+  };
+  std::map<std::string, UserObject> UserObjects;
+  std::optional<UserObject> userObject(QualType T, const Expr *Init);
+  /// The object a followed method runs on, when the caller constructed it.
+  const UserObject *Construction = nullptr;
   int CallDepth = 0;
   /// Each tensor parameter's value as the body starts, and its storage.
   std::map<const clang::ParmVarDecl *, ValueId> ParameterValues;

@@ -5,6 +5,9 @@
 
 #include "clang/AST/RecursiveASTVisitor.h"
 
+#include <functional>
+#include <set>
+
 using namespace clang;
 
 namespace tma {
@@ -15,6 +18,7 @@ struct AssignedIn {
   std::vector<const Expr *> Targets;
   std::vector<const VarDecl *> Variables;
   std::vector<const ValueDecl *> Containers; // tensor vectors and tuples used
+  std::vector<const Expr *> Reshaped; // objects of in-place geometry changes
 };
 
 static AssignedIn assignedIn(const Stmt *Body) {
@@ -31,6 +35,15 @@ static AssignedIn assignedIn(const Stmt *Body) {
           for (const Expr *A : Tie->arguments())
             Out.Targets.push_back(A);
       }
+      return true;
+    }
+    // `x.unsqueeze_(0)` changes x (and every handle to its tensor) as an
+    // assignment would.
+    bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
+      const CXXMethodDecl *MD = MC->getMethodDecl();
+      if (MD && MD->getIdentifier() && isTensorType(MC->getObjectType()) &&
+          changesGeometryInPlace(MD->getName()))
+        Out.Reshaped.push_back(MC->getImplicitObjectArgument());
       return true;
     }
     bool VisitCallExpr(CallExpr *CE) {
@@ -50,15 +63,43 @@ static AssignedIn assignedIn(const Stmt *Body) {
   return Find.Out;
 }
 
+/// The names Found may change, each with how the source shows it: the
+/// slots assigned (each candidate of a slot not known), and every handle
+/// to a tensor whose geometry changes in place.
+static std::vector<std::pair<std::string, std::string>>
+keysChanged(const AssignedIn &Found,
+            const std::function<std::optional<FunctionEvaluator::Slot>(
+                const Expr *)> &SlotOf,
+            const Interpreter &I) {
+  std::vector<std::pair<std::string, std::string>> Out;
+  std::set<std::string> Seen;
+  auto Add = [&](const std::string &K, const std::string &Display) {
+    if (Seen.insert(K).second)
+      Out.emplace_back(K, Display);
+  };
+  for (const Expr *A : Found.Targets)
+    if (auto Sl = SlotOf(A))
+      for (const std::string &K :
+           Sl->Known ? std::vector<std::string>{Sl->Key} : Sl->Candidates)
+        Add(K, Sl->Display);
+  for (const Expr *A : Found.Reshaped)
+    if (auto Sl = SlotOf(A); Sl && Sl->Known) {
+      Add(Sl->Key, Sl->Display);
+      for (const std::string &K : I.keysHoldingTensor(I.lookup(Sl->Key))) {
+        std::string Shown = I.nameOf(K);
+        Add(K, Shown.empty() ? Sl->Display : Shown);
+      }
+    }
+  return Out;
+}
+
 FunctionEvaluator::StorageSnapshot
 FunctionEvaluator::snapshotAssignedIn(const Stmt *Body) {
   StorageSnapshot Out;
-  for (const Expr *A : assignedIn(Body).Targets)
-    if (auto Sl = slotOf(A))
-      for (const std::string &K :
-           Sl->Known ? std::vector<std::string>{Sl->Key} : Sl->Candidates)
-        if (ValueId V = I.lookup(K); V != NoValue)
-          Out[K] = I.value(V).Storage;
+  auto SlotOf = [&](const Expr *E) { return slotOf(E); };
+  for (const auto &[K, Display] : keysChanged(assignedIn(Body), SlotOf, I))
+    if (ValueId V = I.lookup(K); V != NoValue)
+      Out[K] = I.value(V).Storage;
   return Out;
 }
 
@@ -71,7 +112,8 @@ FunctionEvaluator::snapshotAssignedIn(const Stmt *Body) {
 void FunctionEvaluator::invalidateAssignedIn(const Stmt *Body,
                                              const std::string &Reason,
                                              SourceRange Where,
-                                             const StorageSnapshot *Before) {
+                                             const StorageSnapshot *Before,
+                                             bool Names) {
   AssignedIn Found = assignedIn(Body);
   // Tensor vectors and tuples used inside may have changed: forget their
   // elements.
@@ -84,32 +126,130 @@ void FunctionEvaluator::invalidateAssignedIn(const Stmt *Body,
       OptionVars.erase(key(VD));
     DeviceVars.erase(key(VD));
   }
-  for (const Expr *A : Found.Targets) {
-    auto Sl = slotOf(A);
-    if (!Sl)
+  if (!Names)
+    return;
+  auto SlotOf = [&](const Expr *E) { return slotOf(E); };
+  for (const auto &[K, Display] : keysChanged(Found, SlotOf, I)) {
+    ValueId Now = I.lookup(K);
+    if (Now == NoValue)
       continue;
-    std::vector<std::string> Keys =
-        Sl->Known ? std::vector<std::string>{Sl->Key} : Sl->Candidates;
-    for (const std::string &K : Keys) {
-      ValueId Now = I.lookup(K);
-      if (Now == NoValue)
-        continue;
-      StorageId Held = I.value(Now).Storage;
-      StorageId Prior = Held;
-      if (Before) {
-        auto It = Before->find(K);
-        Prior = It == Before->end() ? NoStorage : It->second;
-      }
-      if (Prior == Held) {
-        I.rebind(K, I.unknownOn(Sl->Display, Reason, span(Where), Held));
-        continue;
-      }
-      I.rebind(K, I.unknown(Sl->Display, Reason, span(Where),
-                            Interpreter::Provenance::External));
-      I.totalsUnknown("'" + Sl->Display + "' holds one of several tensors "
-                      "after line " + std::to_string(span(Where).Line));
+    StorageId Held = I.value(Now).Storage;
+    StorageId Prior = Held;
+    if (Before) {
+      auto It = Before->find(K);
+      Prior = It == Before->end() ? NoStorage : It->second;
+    }
+    if (Prior == Held) {
+      I.rebind(K, I.unknownOn(Display, Reason, span(Where), Held));
+      continue;
+    }
+    I.rebind(K, I.unknown(Display, Reason, span(Where),
+                          Interpreter::Provenance::External));
+    I.totalsUnknown("'" + Display + "' holds one of several tensors "
+                    "after line " + std::to_string(span(Where).Line));
+  }
+}
+
+FunctionEvaluator::BranchState FunctionEvaluator::saveBranchState() const {
+  BranchState S;
+  S.Names = I.names();
+  S.TensorLists = TensorLists;
+  S.TensorTuples = TensorTuples;
+  S.OptionVars = OptionVars;
+  S.DeviceVars = DeviceVars;
+  return S;
+}
+
+void FunctionEvaluator::restoreBranchState(const BranchState &Start) {
+  for (const auto &[K, V] : Start.Names)
+    if (ValueId Now = I.lookup(K); Now != NoValue && Now != V)
+      I.rebind(K, V);
+  TensorLists = Start.TensorLists;
+  TensorTuples = Start.TensorTuples;
+  OptionVars = Start.OptionVars;
+  DeviceVars = Start.DeviceVars;
+}
+
+void FunctionEvaluator::mergeBranchStates(const Stmt *Whole,
+                                          const BranchState &Start,
+                                          const std::vector<BranchState> &Ends,
+                                          const std::string &Context) {
+  SourceSpan Where = span(Whole->getSourceRange());
+  AssignedIn Found = assignedIn(Whole);
+  std::set<std::string> Assigned;
+  auto SlotOf = [&](const Expr *E) { return slotOf(E); };
+  for (const Expr *A : Found.Targets)
+    if (auto Sl = SlotOf(A))
+      for (const std::string &K :
+           Sl->Known ? std::vector<std::string>{Sl->Key} : Sl->Candidates)
+        Assigned.insert(K);
+  for (const auto &[K, V0] : Start.Names) {
+    ValueId Now = I.lookup(K);
+    if (Now == NoValue)
+      continue;
+    std::vector<ValueId> Held = {Now};
+    for (const BranchState &E : Ends) {
+      auto It = E.Names.find(K);
+      Held.push_back(It == E.Names.end() ? NoValue : It->second);
+    }
+    bool Changed = false;
+    for (ValueId V : Held)
+      Changed |= V != V0;
+    if (!Changed)
+      continue;
+    StorageId On = I.value(Now).Storage;
+    for (ValueId V : Held)
+      if (V == NoValue || I.value(V).Storage != On)
+        On = NoStorage;
+    std::string Shown = I.nameOf(K);
+    std::string Display = Shown.empty() ? K : Shown;
+    std::string Reason = std::string(Assigned.count(K) ? "assigned" : "changed") +
+                         " in a " + Context + ": depends on the condition";
+    if (On != NoStorage) {
+      // A hidden holder (a list element) only keeps its storage alive.
+      if (!Shown.empty())
+        I.rebind(K, I.unknownOn(Display, Reason, Where, On));
+      continue;
+    }
+    I.rebind(K, I.unknown(Display, Reason, Where,
+                          Interpreter::Provenance::External));
+    I.totalsUnknown("'" + Display + "' holds one of several tensors after line " +
+                    std::to_string(Where.Line));
+  }
+  // A list or tuple that differs between the arms is not known after them.
+  for (const BranchState &E : Ends) {
+    for (auto It = TensorLists.begin(); It != TensorLists.end();) {
+      auto Other = E.TensorLists.find(It->first);
+      It = Other == E.TensorLists.end() || Other->second != It->second
+               ? TensorLists.erase(It)
+               : std::next(It);
+    }
+    for (auto It = TensorTuples.begin(); It != TensorTuples.end();) {
+      auto Other = E.TensorTuples.find(It->first);
+      It = Other == E.TensorTuples.end() || Other->second != It->second
+               ? TensorTuples.erase(It)
+               : std::next(It);
     }
   }
 }
 
+void FunctionEvaluator::tensorChangedInPlace(ValueId Old, ValueId New,
+                                             const std::string &Why) {
+  if (Old < 0)
+    return;
+  ValueId Tensor = I.tensorOf(Old);
+  for (const std::string &K : I.keysHoldingTensor(Old)) {
+    // A followed call's parameter names the caller's tensor: it changed too.
+    if (Caller)
+      for (const clang::ParmVarDecl *P : FD.parameters())
+        if (key(P) == K)
+          ChangedParameters.emplace(P, Why);
+    I.rebind(K, New);
+  }
+  for (auto *Lists : {&TensorLists, &TensorTuples})
+    for (auto &[K, Elements] : *Lists)
+      for (ValueId &E : Elements)
+        if (E >= 0 && I.tensorOf(E) == Tensor)
+          E = New;
+}
 } // namespace tma

@@ -68,15 +68,11 @@ const CXXConstructorDecl *theConstructor(const CXXRecordDecl *RD,
                              : cast<CXXConstructorDecl>(Def);
 }
 
-/// `fc = ...` in the constructor's body: the assigned expression, with a
-/// register_module("fc", ...) around it looked through.
-const Expr *assignedLayer(const Expr *E, const FieldDecl *Field) {
-  const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(strip(E));
-  if (!OCE || OCE->getOperator() != OO_Equal || OCE->getNumArgs() != 2 ||
-      namedDecl(OCE->getArg(0)) != Field)
-    return nullptr;
-  // register_module returns a shared_ptr<Impl>, made a holder again.
-  const Expr *RHS = throughCopies(OCE->getArg(1));
+/// A layer's construction with a register_module("fc", ...) around it
+/// looked through (register_module returns a shared_ptr<Impl>, made a
+/// holder again).
+const Expr *throughRegistration(const Expr *E) {
+  const Expr *RHS = throughCopies(E);
   if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(RHS);
       CE && CE->getNumArgs() == 1)
     if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(CE->getArg(0))))
@@ -87,6 +83,16 @@ const Expr *assignedLayer(const Expr *E, const FieldDecl *Field) {
       MC->getNumArgs() == 2)
     RHS = MC->getArg(1);
   return RHS;
+}
+
+/// `fc = ...` in the constructor's body: the assigned expression, with a
+/// register_module("fc", ...) around it looked through.
+const Expr *assignedLayer(const Expr *E, const FieldDecl *Field) {
+  const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(strip(E));
+  if (!OCE || OCE->getOperator() != OO_Equal || OCE->getNumArgs() != 2 ||
+      namedDecl(OCE->getArg(0)) != Field)
+    return nullptr;
+  return throughRegistration(OCE->getArg(1));
 }
 
 /// Assignments to Field anywhere in S.
@@ -165,6 +171,95 @@ struct RegisterCalls : RecursiveASTVisitor<RegisterCalls> {
 
 } // namespace
 
+std::optional<FunctionEvaluator::UserObject>
+FunctionEvaluator::userObject(QualType T, const Expr *Init) {
+  T = T.getNonReferenceType();
+  UserObject Obj;
+  llvm::SmallVector<const Expr *, 4> Args;
+  const CXXConstructorDecl *Written = nullptr; // the construction names it
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(RD);
+      Spec && Spec->getQualifiedNameAsString() == "std::shared_ptr") {
+    // std::make_shared<NetImpl>(args...)
+    Obj.Class = Spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
+    const auto *Call = dyn_cast_or_null<CallExpr>(throughCopies(Init));
+    if (!Call)
+      return std::nullopt;
+    Args.append(Call->arg_begin(), Call->arg_end());
+  } else if (RD && derivesFromModule(RD)) {
+    // NetImpl net(args...): the constructor is the one named.
+    const CXXConstructExpr *CE = holderConstruction(Init);
+    if (!CE)
+      return std::nullopt;
+    Obj.Class = RD;
+    Written = CE->getConstructor();
+    Args.append(CE->arg_begin(), CE->arg_end());
+  } else if (RD) {
+    // Net net(args...), TORCH_MODULE's holder: ModuleHolder<NetImpl>
+    // forwards its arguments to NetImpl's constructor.
+    const CXXRecordDecl *Holder = RD->hasDefinition() ? RD->getDefinition() : nullptr;
+    for (int Depth = 0; Holder && !Obj.Class && Depth < 4; ++Depth) {
+      if (const auto *HS = dyn_cast<ClassTemplateSpecializationDecl>(Holder);
+          HS && HS->getQualifiedNameAsString() == "torch::nn::ModuleHolder")
+        Obj.Class = HS->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
+      else if (Holder->getNumBases() == 1)
+        Holder = Holder->bases_begin()->getType()->getAsCXXRecordDecl();
+      else
+        Holder = nullptr;
+    }
+    const CXXConstructExpr *CE = holderConstruction(Init);
+    if (!CE)
+      return std::nullopt;
+    for (const Expr *A : CE->arguments())
+      if (!isDefaultArg(A))
+        Args.push_back(A);
+  }
+  if (!Obj.Class || !Obj.Class->hasDefinition() ||
+      !derivesFromModule(Obj.Class))
+    return std::nullopt;
+  Obj.Class = Obj.Class->getDefinition();
+  // Without the constructor the call names, the one whose parameters take
+  // this many arguments (ModuleHolder's forwarding constructor hides it).
+  const CXXConstructorDecl *Ctor = Written;
+  if (!Ctor) {
+    unsigned Fits = 0;
+    for (const CXXConstructorDecl *C : Obj.Class->ctors())
+      if (!C->isCopyOrMoveConstructor() && !C->isDeleted() &&
+          C->getMinRequiredArguments() <= Args.size() &&
+          Args.size() <= C->getNumParams()) {
+        Ctor = C;
+        ++Fits;
+      }
+    if (Fits != 1) {
+      Obj.Why = "which of its constructors takes these arguments is not "
+                "decided here";
+      return Obj;
+    }
+  }
+  const FunctionDecl *Def = nullptr;
+  if (!Ctor->isImplicit() && !Ctor->hasBody(Def)) {
+    Obj.Why = "its constructor is defined in another file";
+    return Obj;
+  }
+  Obj.Ctor = Ctor->isImplicit() ? Ctor : cast<CXXConstructorDecl>(Def);
+  for (unsigned K = 0; K < Obj.Ctor->getNumParams(); ++K) {
+    const ParmVarDecl *P = Obj.Ctor->getParamDecl(K);
+    QualType PT = P->getType().getNonReferenceType();
+    const Expr *A = K < Args.size() && !isDefaultArg(Args[K])
+                        ? Args[K]
+                        : (P->hasDefaultArg() && !P->hasUnparsedDefaultArg() &&
+                                   !P->hasUninstantiatedDefaultArg()
+                               ? P->getDefaultArg()
+                               : nullptr);
+    std::optional<SymSize> V;
+    if (A && PT->isIntegerType() && !PT->isBooleanType())
+      if ((V = sizeValue(A)))
+        V = convertInteger(*V, PT);
+    Obj.Integers.push_back(V);
+  }
+  return Obj;
+}
+
 void FunctionEvaluator::declareMemberModules() {
   const auto *MD = dyn_cast<CXXMethodDecl>(&FD);
   if (!MD || MD->isStatic() || isa<CXXConstructorDecl>(MD) ||
@@ -212,9 +307,15 @@ void FunctionEvaluator::declareMemberModules() {
   // A followed call's symbols would mean nothing in the caller's terms; the
   // object's construction is not bound yet.
   std::string Why;
-  const CXXConstructorDecl *Ctor =
-      Caller ? nullptr : theConstructor(RD, Why);
-  if (Caller)
+  const CXXConstructorDecl *Ctor = nullptr;
+  if (!Caller)
+    Ctor = theConstructor(RD, Why);
+  else if (Construction && Construction->Ctor &&
+           Construction->Class->getCanonicalDecl() == RD->getCanonicalDecl())
+    Ctor = Construction->Ctor;
+  else if (Construction && !Construction->Ctor)
+    Why = Construction->Why;
+  else
     Why = "the object's construction is not followed into this call";
   if (!Ctor) {
     for (const FieldDecl *F : Layers)
@@ -232,14 +333,22 @@ void FunctionEvaluator::declareMemberModules() {
   std::set<std::string> Taken;
   for (const ParmVarDecl *P : FD.parameters())
     Taken.insert(P->getName().str());
-  for (const ParmVarDecl *P : Ctor->parameters()) {
+  for (unsigned K = 0; K < Ctor->getNumParams(); ++K) {
+    const ParmVarDecl *P = Ctor->getParamDecl(K);
     QualType PT = P->getType().getNonReferenceType();
     std::string Name = P->getName().str();
-    if (Name.empty() || Taken.count(Name) || !PT->isIntegerType() ||
-        PT->isBooleanType() || PT->isEnumeralType() ||
+    if (Name.empty() || !PT->isIntegerType() || PT->isBooleanType() ||
+        PT->isEnumeralType() ||
         CtorMutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
       continue;
-    IntVars[key(P)] = Env->integer(Name);
+    // Constructed by the caller: the arguments' values, in its terms.
+    if (Construction) {
+      if (K < Construction->Integers.size() && Construction->Integers[K])
+        IntVars[key(P)] = *Construction->Integers[K];
+      continue;
+    }
+    if (!Taken.count(Name))
+      IntVars[key(P)] = Env->integer(Name);
   }
 
   // Every method of the class this file defines, for the members' uses
@@ -268,6 +377,9 @@ void FunctionEvaluator::declareMemberModules() {
       Init = DI->getExpr();
     if (!Init && F->hasInClassInitializer())
       Init = F->getInClassInitializer();
+    // fc(register_module("fc", torch::nn::Linear(784, 10)))
+    if (Init)
+      Init = throughRegistration(Init);
     // An assignment in the constructor's body replaces it; it must be a
     // statement of its own that runs on every path.
     unsigned Assigned = 0, TopLevel = 0;

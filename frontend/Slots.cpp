@@ -195,8 +195,19 @@ ValueId FunctionEvaluator::assignment(const Expr *E, const Expr *LHS,
 /// becomes unknown and so do the function's totals.
 void FunctionEvaluator::forgetObject(const Expr *Object,
                                      const std::string &Why) {
-  if (auto Sl = slotOf(Object); Sl && Sl->Known)
-    forgetSlot(Sl->Key, Sl->Display, Why, span(Object->getSourceRange()));
+  auto Sl = slotOf(Object);
+  if (!Sl || !Sl->Known)
+    return;
+  ValueId Old = I.lookup(Sl->Key);
+  if (Old == NoValue)
+    return;
+  // Every handle to the same tensor sees the change (`auto y = x;
+  // x.resize_(...)` resizes y too).
+  ValueId V = I.unknown(Sl->Display, "'" + Sl->Display + "' " + Why,
+                        span(Object->getSourceRange()),
+                        Interpreter::Provenance::External);
+  tensorChangedInPlace(Old, V, Why);
+  I.totalsUnknown("'" + Sl->Display + "' " + Why);
 }
 
 } // namespace tma

@@ -183,14 +183,24 @@ FunctionEvaluator::Completion FunctionEvaluator::ifStatement(const IfStmt *IS, F
     return C;
   }
   size_t OpsBefore = I.trace().Ops.size();
-  StorageSnapshot Before = snapshotAssignedIn(IS);
   Flow Inner = F;
   Inner.InBranch = true;
+  // The else arm starts from the state before the then arm, not after it.
+  BranchState Start = saveBranchState();
+  std::vector<BranchState> Ends;
   Completion Then = branch(IS->getThen(), Inner);
-  Completion Else = branch(IS->getElse(), Inner);
+  Completion Else;
+  if (IS->getElse()) {
+    Ends.push_back(saveBranchState());
+    restoreBranchState(Start);
+    Else = branch(IS->getElse(), Inner);
+  } else {
+    Ends.push_back(Start); // the condition was false: nothing ran
+  }
   allocationsAreUncertain(OpsBefore, "allocates in a branch", true);
+  mergeBranchStates(IS, Start, Ends, "branch");
   invalidateAssignedIn(IS, "assigned in a branch: depends on the condition",
-                       IS->getSourceRange(), &Before);
+                       IS->getSourceRange(), nullptr, /*Names=*/false);
   I.exitScope();
   if (Then.abrupt() && Else.abrupt() && Then.K == Else.K)
     return Then;
@@ -273,13 +283,25 @@ FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStm
     }
   } else {
     size_t OpsBefore = I.trace().Ops.size();
-    StorageSnapshot Before = snapshotAssignedIn(SS);
     Flow Inner = F;
     Inner.InBranch = true;
-    bool Live = false;
+    // Each case entered by its label starts from the state before the
+    // switch; one entered by falling through may also carry the cases
+    // above it, so what they changed is unknown there.
+    BranchState Start = saveBranchState();
+    std::vector<BranchState> Ends;
+    bool Live = false, Entered = false;
     for (const Stmt *S : Body) {
-      if (isa<SwitchCase>(S))
-        Live = true;
+      if (isa<SwitchCase>(S)) {
+        if (Entered && !Live) {
+          Ends.push_back(saveBranchState());
+          restoreBranchState(Start);
+        } else if (Entered) {
+          // Entered by this label, or fallen into from the case above.
+          mergeBranchStates(SS, Start, {Start}, "switch");
+        }
+        Live = Entered = true;
+      }
       if (!Live)
         continue;
       Completion C = statement(caseBody(S), Inner, true);
@@ -293,8 +315,16 @@ FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStm
                             "allocates in a switch case (line " +
                                 std::to_string(span(SS->getSourceRange()).Line) +
                                 ")");
+    // Without a default label, no case may run at all.
+    bool HasDefault = false;
+    for (const SwitchCase *SC = SS->getSwitchCaseList(); SC;
+         SC = SC->getNextSwitchCase())
+      HasDefault |= isa<DefaultStmt>(SC);
+    if (!HasDefault)
+      Ends.push_back(Start);
+    mergeBranchStates(SS, Start, Ends, "switch");
     invalidateAssignedIn(SS, "assigned in a switch: depends on the condition",
-                         SS->getSourceRange(), &Before);
+                         SS->getSourceRange(), nullptr, /*Names=*/false);
   }
   I.exitScope();
   I.exitScope();

@@ -117,11 +117,7 @@ struct MutationScan : RecursiveASTVisitor<MutationScan> {
     const CXXMethodDecl *MD = MC->getMethodDecl();
     if (!MD || !MD->getIdentifier() || !isTensorType(MC->getObjectType()))
       return true;
-    StringRef N = MD->getName();
-    if (N == "unsqueeze_" || N == "squeeze_" || N == "resize_" ||
-        N == "resize_as_" || N == "set_" || N == "as_strided_" ||
-        N == "swapdims_" || N == "swapaxes_" || N == "t_" ||
-        N == "transpose_")
+    if (changesGeometryInPlace(MD->getName()))
       mark(MC->getImplicitObjectArgument());
     return true;
   }

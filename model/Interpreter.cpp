@@ -192,8 +192,12 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   case OpKind::View:
   case OpKind::Self:
   case OpKind::InPlace:
-    if (Outcome.SharesInput < Inputs.size() && Inputs[Outcome.SharesInput] >= 0)
-      VI.Value.Storage = value(Inputs[Outcome.SharesInput]).Storage;
+    if (Outcome.SharesInput < Inputs.size() && Inputs[Outcome.SharesInput] >= 0) {
+      ValueId In = Inputs[Outcome.SharesInput];
+      VI.Value.Storage = value(In).Storage;
+      if (Outcome.Kind != OpKind::View)
+        VI.SameTensorAs = tensorOf(In);
+    }
     E.AllocatedBytes = 0;
     break;
   case OpKind::Alloc:
@@ -385,6 +389,24 @@ Interpreter::keysWithPrefix(const std::string &Prefix) const {
   for (auto It = Names.lower_bound(Prefix);
        It != Names.end() && It->first.compare(0, Prefix.size(), Prefix) == 0; ++It)
     Out.push_back(It->first);
+  return Out;
+}
+
+ValueId Interpreter::tensorOf(ValueId V) const {
+  if (V < 0)
+    return V;
+  ValueId Same = Trace.Values.at(V).SameTensorAs;
+  return Same == NoValue ? V : Same;
+}
+
+std::vector<std::string> Interpreter::keysHoldingTensor(ValueId V) const {
+  std::vector<std::string> Out;
+  if (V < 0)
+    return Out;
+  ValueId T = tensorOf(V);
+  for (const auto &[Key, Held] : Names)
+    if (Held >= 0 && tensorOf(Held) == T)
+      Out.push_back(Key);
   return Out;
 }
 

@@ -92,6 +92,13 @@ public:
   ValueId undefined(const std::string &Reason);
   /// The value a name holds now, or NoValue.
   ValueId lookup(const std::string &Key) const;
+  /// The first value of V's C++ tensor (ValueInfo::SameTensorAs).
+  ValueId tensorOf(ValueId V) const;
+  /// Every name (hidden holders included) whose value is V's tensor: the
+  /// handles an in-place change of its geometry is seen through.
+  std::vector<std::string> keysHoldingTensor(ValueId V) const;
+  /// Every name and the value it holds now.
+  const std::map<std::string, ValueId> &names() const { return Names; }
   /// The name the report shows for what Key holds now; empty for a hidden
   /// holder (a vector element, a member).
   std::string nameOf(const std::string &Key) const;

@@ -55,6 +55,15 @@ std::vector<RowFacts> rowFacts(const FunctionTrace &T) {
     R.B = &B;
     R.Value = &T.value(B.Value);
     const OpEvent *Op = T.producer(B.Value);
+    // An op that returns its input itself (`zeros(...).add_(1)`,
+    // `linear(x).unsqueeze_(1)`, a contiguous tensor's contiguous()) on a
+    // storage no name holds yet: the name holds the tensor the storage's
+    // op made, so that op gives the row its kind.
+    if (Op && (Op->Kind == OpKind::Self || Op->Kind == OpKind::InPlace) &&
+        B.BaseName.empty())
+      if (const StorageInfo *S = T.storageOf(B.Value);
+          S && !S->External && S->Producer != NoOp)
+        Op = &T.Ops.at(S->Producer);
     R.Op = Op ? Op->Name : "";
     R.Note = Op ? Op->Note : "";
     R.Base = B.BaseName;

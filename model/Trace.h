@@ -95,6 +95,11 @@ struct OpEvent {
 struct ValueInfo {
   TensorValue Value;
   OpId Producer = NoOp; // NoOp for parameters and unknown sources
+  /// The first value of the same C++ tensor (one TensorImpl): a Self or
+  /// InPlace result is its input, so a change to the geometry of one
+  /// handle (`x.unsqueeze_(0)`) is seen through every name holding it.
+  /// NoValue: the value is its own tensor.
+  ValueId SameTensorAs = NoValue;
 };
 
 struct StorageInfo {

@@ -61,6 +61,8 @@ enum OpTag : unsigned {
   CopiesInput = 1u << 7, // its result holds self's elements, possibly copied
   Factory = 1u << 8,     // makes a tensor from sizes and options
   InPlaceOp = 1u << 9,   // writes into self
+  Restrides = 1u << 10,  // gives self new sizes and strides in place
+                         // (unsqueeze_, t_), no element read or written
 };
 
 
@@ -255,6 +257,9 @@ struct RuleResult {
   /// The op changed self in a way the rule does not follow (an in-place
   /// op it does not model): the frontend forgets what it knew of it.
   bool ForgetSelf = false;
+  /// Self's geometry changed in place to the outcome's (unsqueeze_): every
+  /// name holding self's tensor holds the result from here on.
+  bool SelfTakesResult = false;
 };
 
 /// Runs the rule of C.Op on its bound arguments.

@@ -819,6 +819,28 @@ RuleResult rule_squeeze(const OpCall &C) {
   return one(squeeze(C.self().TV, D.Int));
 }
 
+// unsqueeze_, squeeze_, transpose_, t_ (TensorShape.cpp): the view op's
+// geometry given to self itself through as_strided_, so the same checks
+// throw and the same sizes and strides result; nothing is read or written.
+static RuleResult restrideSelf(RuleResult View) {
+  for (OpOutcome &O : View.Outcomes)
+    if (O.Kind == OpKind::View) {
+      O.Kind = OpKind::InPlace;
+      O.Note = "in place: self takes the new sizes and strides";
+    }
+  View.SelfTakesResult = true;
+  return View;
+}
+
+RuleResult rule_unsqueeze_(const OpCall &C) {
+  return restrideSelf(rule_unsqueeze(C));
+}
+RuleResult rule_squeeze_(const OpCall &C) { return restrideSelf(rule_squeeze(C)); }
+RuleResult rule_transpose_(const OpCall &C) {
+  return restrideSelf(rule_transpose(C));
+}
+RuleResult rule_t_(const OpCall &C) { return restrideSelf(rule_t(C)); }
+
 RuleResult rule_expand(const OpCall &C) {
   if (!C.arg(1).known())
     return notModelled(C, "expand sizes could not be derived");

@@ -160,3 +160,27 @@ void branch_may_hold_either() {
     x = y;
   auto z = torch::zeros({1024});
 }
+
+// In-place geometry changes go through the handle: `auto y = x;` is the same
+// tensor, so x.unsqueeze_(1) reshapes y too; a view of x is another
+// tensor and keeps its own sizes.
+void alias_handle_sees_unsqueeze_() {
+  auto x = torch::randn({2, 3});
+  auto y = x;
+  auto w = x.narrow(1, 0, 2);
+  x.unsqueeze_(1);
+  auto a = y.clone();
+  auto b = w.clone();
+  y.transpose_(0, 2);
+  auto c = x.contiguous();
+}
+
+// A tensor in a vector is a handle too: resizing the name resizes the
+// element.
+void alias_vector_element_sees_squeeze_() {
+  auto x = torch::randn({4, 1, 8});
+  std::vector<torch::Tensor> v;
+  v.push_back(x);
+  x.squeeze_(1);
+  auto a = v[0].clone();
+}

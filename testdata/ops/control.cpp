@@ -106,3 +106,47 @@ torch::Tensor symbolic_hostile(const torch::Tensor &x, int64_t n, int64_t m) {
   auto kept = torch::zeros({x.size(1) / n});
   return kept;
 }
+
+// Each arm of a branch starts from the state before the branch: the else
+// arm does not see the then arm's assignment, in-place reshape or
+// push_back. (The condition is false at run time, unknown to the analysis.)
+void branch_else_starts_before_then() {
+  auto x = torch::randn({3, 4});
+  auto u = torch::randn({2, 5});
+  std::vector<torch::Tensor> v;
+  v.push_back(torch::randn({6}));
+  if (std::getenv("TMA_HOSTILE_UNSET") != nullptr) {
+    x = torch::zeros({5});
+    u.unsqueeze_(0);
+    v.push_back(torch::zeros({2}));
+  } else {
+    auto a = x.t();
+    auto b = u.clone();
+    auto c = v.back().clone();
+  }
+}
+
+// A case entered by its label does not see the cases above it.
+void switch_case_starts_before_others() {
+  auto x = torch::randn({3, 4});
+  switch (std::getenv("TMA_HOSTILE_UNSET") != nullptr ? 1 : 2) {
+  case 1:
+    x.t_();
+    break;
+  case 2: {
+    auto a = x.clone();
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+// A loop that reshapes in place: after it the shape depends on how many
+// times it ran.
+void loop_reshapes_in_place() {
+  auto x = torch::randn({3});
+  for (int i = 0; i < std::atoi("2"); ++i)
+    x.unsqueeze_(0);
+  auto a = x.clone();
+}

@@ -156,3 +156,20 @@ void detach_shares() {
   auto z = torch::detach(y);
   auto w = z.contiguous();
 }
+
+// unsqueeze_, squeeze_, transpose_, t_: self itself takes the new
+// geometry (no element moves); a view changed in place stays a view.
+void inplace_restride() {
+  auto a = torch::randn({2, 3}).unsqueeze_(1);
+  auto b = torch::randn({2, 1, 3, 1}).squeeze_();
+  auto c = torch::randn({2, 1, 3}).squeeze_(1);
+  auto d = torch::randn({2, 3, 4}).transpose_(0, 2);
+  auto e = torch::randn({2, 3}).t_();
+  auto f = torch::randn({2, 3, 4}).swapaxes_(1, 2);
+  auto y = torch::randn({4, 6});
+  auto x = y.narrow(1, 1, 3);
+  x.unsqueeze_(-1);
+  auto g = x.squeeze(0);
+  x.transpose_(0, 2);
+  auto h = x.clone();
+}
