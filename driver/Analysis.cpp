@@ -1,4 +1,5 @@
 #include "driver/Analysis.h"
+#include "driver/Companions.h"
 #include "driver/PreambleCache.h"
 #include "driver/Toolchain.h"
 
@@ -197,6 +198,8 @@ struct FileOutcome {
   bool ToolFailed = false;
   std::string Diagnostics;
   std::string Note; // one line about the cache, or empty
+  /// One line about companion sources that were left out, or empty.
+  std::string CompanionNote;
 };
 
 /// The flags of a compile command that another build of the same code
@@ -337,6 +340,82 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
   return Out;
 }
 
+/// analyzeOne with the file's companion sources appended to it
+/// (driver/Companions.h); alone when it has none, or when they do not
+/// compile with it (then the combined parse's errors are not the user's).
+FileOutcome analyzeWithCompanions(const std::vector<CompileCommand> &Commands,
+                                  const std::string &File,
+                                  const TranslationUnitCallback &OnTU,
+                                  PreambleCache *Cache,
+                                  const std::map<std::string, std::string> &Overlays,
+                                  bool FollowCompanions) {
+  std::string Main = getAbsolutePath(File);
+  std::vector<std::string> Companions;
+  std::string Text;
+  if (FollowCompanions && !Commands.empty()) {
+    if (auto It = Overlays.find(Main); It != Overlays.end()) {
+      Text = It->second;
+    } else if (auto Buffer = llvm::MemoryBuffer::getFile(Main)) {
+      Text = (*Buffer)->getBuffer().str();
+    }
+    std::vector<std::string> Flags = buildFlagsOf(&Commands.front(), Main);
+    std::vector<std::string> Dirs;
+    for (size_t K = 0; K + 1 < Flags.size(); ++K)
+      if (Flags[K] == "-I" || Flags[K] == "-iquote")
+        Dirs.push_back(Flags[++K]);
+    Companions = companionSources(Main, Text, Dirs);
+  }
+  if (Companions.empty())
+    return analyzeOne(Commands, File, OnTU, Cache, Overlays);
+  auto Compiled = [](const FileOutcome &O) {
+    bool OK = !O.ToolFailed && !O.Results.empty();
+    for (const FileAnalysis &FA : O.Results)
+      OK &= !FA.CompileErrors;
+    return OK;
+  };
+  auto With = [&](const std::vector<std::string> &Some,
+                  const TranslationUnitCallback &Callback) {
+    std::map<std::string, std::string> Files = Overlays;
+    Files[Main] = withCompanions(Text, Some);
+    return analyzeOne(Commands, File, Callback, Cache, Files);
+  };
+  // Checks run only on the parse whose results are kept (a parse that
+  // fails to compile never reaches them).
+  FileOutcome Out = With(Companions, OnTU);
+  if (Compiled(Out))
+    return Out;
+  // Which of them compile with the file, each tried on its own (without
+  // the checks); then those together.
+  std::vector<std::string> Kept, Dropped;
+  if (Companions.size() > 1)
+    for (const std::string &C : Companions)
+      (Compiled(With({C}, nullptr)) ? Kept : Dropped).push_back(C);
+  else
+    Dropped = Companions;
+  FileOutcome Result;
+  bool Done = false;
+  if (!Kept.empty()) {
+    Result = With(Kept, OnTU);
+    Done = Compiled(Result);
+    if (!Done)
+      Dropped = Companions;
+  }
+  if (!Done)
+    Result = analyzeOne(Commands, File, OnTU, Cache, Overlays);
+  if (Compiled(Result)) {
+    std::string Names;
+    for (const std::string &C : Dropped)
+      Names += (Names.empty() ? "" : ", ") + C;
+    Result.CompanionNote =
+        File + ": " +
+        (Dropped.size() == 1 ? "its companion source " : "its companion sources ") +
+        Names + (Dropped.size() == 1 ? " does" : " do") +
+        " not compile with it; calls into " +
+        (Dropped.size() == 1 ? "it" : "them") + " are not followed";
+  }
+  return Result;
+}
+
 } // namespace
 
 AnalysisRun analyzeFiles(const CompilationDatabase &DB,
@@ -378,8 +457,9 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   std::mutex ProgressMutex;
   size_t Done = 0;
   auto Work = [&](size_t I) {
-    Outcomes[I] =
-        analyzeOne(Commands[I], Files[I], OnTU, CachePtr, Options.Overlays);
+    Outcomes[I] = analyzeWithCompanions(Commands[I], Files[I], OnTU, CachePtr,
+                                        Options.Overlays,
+                                        Options.FollowCompanions);
     if (Options.OnFileDone) {
       std::lock_guard<std::mutex> L(ProgressMutex);
       Options.OnFileDone(++Done, Files.size(), Files[I]);
@@ -415,6 +495,8 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
     if (!O.Note.empty() && NotesShown.insert(O.Note).second)
       llvm::errs() << "tensor-accountant: note: preamble cache: " << O.Note
                    << "\n";
+    if (!O.CompanionNote.empty())
+      llvm::errs() << "tensor-accountant: note: " << O.CompanionNote << "\n";
     Run.Failed |= O.ToolFailed;
     // Report each file as the user named it. Clang names it as the compile
     // command does, relative to the command's "directory" (meson writes

@@ -63,6 +63,10 @@ struct RunOptions {
   /// language server's unsaved documents). Read through the same file
   /// system as everything else, so the preamble cache sees them too.
   std::map<std::string, std::string> Overlays;
+  /// Parse each file with its companion sources (driver/Companions.h), so
+  /// calls into modules and helpers defined beside their headers are
+  /// followed.
+  bool FollowCompanions = true;
 };
 
 /// Parses and analyses each file; reports files as named in Files.

@@ -250,6 +250,13 @@ cl::opt<bool> NoCache("no-cache",
                                "nor write the preamble cache"),
                       cl::cat(Category));
 
+cl::opt<bool> NoCompanions(
+    "no-companions",
+    cl::desc("Analyse each file alone, without the companion sources of the "
+             "project headers it includes (neural_net.h -> neural_net.cpp), "
+             "so calls into them are not followed"),
+    cl::cat(Category));
+
 int fail(const Twine &Message) {
   errs() << "tensor-accountant: error: " << Message << "\n";
   return 2;
@@ -402,6 +409,7 @@ int main(int argc, const char **argv) {
     L.ConfigFor = ConfigFor;
     L.ErrorChecks = WarningsAsErrors;
     L.Run.UseCache = !NoCache;
+    L.Run.FollowCompanions = !NoCompanions;
     L.Run.CacheDir = CacheDir;
     L.Run.CacheMaxBytes = CacheMaxBytes;
     return tma::runLspServer(L, std::cin, outs(), errs());
@@ -481,6 +489,7 @@ int main(int argc, const char **argv) {
   tma::RunOptions RunOpts;
   RunOpts.Jobs = Jobs;
   RunOpts.UseCache = !NoCache;
+  RunOpts.FollowCompanions = !NoCompanions;
   RunOpts.CacheDir = CacheDir;
   RunOpts.CacheMaxBytes = CacheMaxBytes;
   // A progress line, on a terminal only: logs and pipes get the report.

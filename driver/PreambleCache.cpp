@@ -1,5 +1,6 @@
 #include "driver/PreambleCache.h"
 #include "driver/LibTorchPrefix.h"
+#include "frontend/AstQueries.h"
 
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticOptions.h"
@@ -41,7 +42,7 @@ namespace tma {
 namespace {
 
 /// Bump when the manifest format or the way PCHs are built changes.
-constexpr const char *FormatTag = "tma-preamble-cache 2";
+constexpr const char *FormatTag = "tma-preamble-cache 3";
 constexpr const char *NamesTag = "tma-libtorch-names 1";
 /// How long a run waits for another run building the same entry before
 /// building its own (a cold torch/torch.h parse takes 5-20 s).
@@ -256,6 +257,9 @@ public:
   std::unique_ptr<PPCallbacks> createPPCallbacks() override {
     return std::make_unique<NameRecorder>(Names);
   }
+  // Project headers in a file's own preamble keep their bodies (a module
+  // defined in its header is followed into); LibTorch's do not.
+  bool shouldSkipFunctionBody(Decl *D) override { return !keepsFunctionBody(D); }
   struct SeenFile {
     std::string Path;
     uint64_t Size;
@@ -901,7 +905,7 @@ PreambleCache::prepare(const std::vector<std::string> &Args,
     };
     Feed(FormatTag);
     Feed(getClangFullVersion());
-    Feed("skip-function-bodies");
+    Feed("skip-library-function-bodies");
     Feed(Kind);
     for (const std::string &A : Command.Flags)
       Feed(A);

@@ -1,4 +1,5 @@
 #include "frontend/Action.h"
+#include "frontend/AstQueries.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
@@ -21,11 +22,11 @@ public:
                    const TranslationUnitCallback &OnTU)
       : CI(CI), File(std::move(File)), Results(Results), OnTU(OnTU) {}
 
-  // Only consulted because SkipFunctionBodies is on: keep the main file's
-  // bodies, skip every header's.
+  // Only consulted because SkipFunctionBodies is on: keep the bodies of
+  // the user's code (the main file, project headers, companion sources),
+  // skip the libraries'.
   bool shouldSkipFunctionBody(Decl *D) override {
-    const SourceManager &SM = CI.getSourceManager();
-    return !SM.isWrittenInMainFile(SM.getExpansionLoc(D->getLocation()));
+    return !keepsFunctionBody(D);
   }
 
   void HandleTranslationUnit(ASTContext &Ctx) override {

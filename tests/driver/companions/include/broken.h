@@ -1,0 +1,5 @@
+#pragma once
+
+#include <torch/torch.h>
+
+torch::Tensor from_disk(const std::string &path);
