@@ -3,6 +3,7 @@
 // options and devices; each statement opened for the Interpreter with its
 // probe position.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ModuleUses.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
@@ -333,9 +334,13 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
                       ") allocates its parameters, which are not followed "
                       "(line " + std::to_string(Where.Line) + ")");
       // Methods called on it are followed with its constructor's
-      // arguments, unless the name is rebound (then which object it holds
-      // is not this one).
-      if (!Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())))
+      // arguments, when every use leaves it as constructed (forward,
+      // parameters(), train(), to(device)): a name rebound, a module
+      // converted to another dtype or loaded from disk is not this one.
+      ModuleUses Uses(VD);
+      Uses.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
+      if (!Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())) &&
+          Uses.Mentions == Uses.Harmless)
         if (auto Obj = userObject(T, Init))
           UserObjects[key(VD)] = *Obj;
     }

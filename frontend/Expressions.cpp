@@ -191,8 +191,20 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
       return tensor(CE->getArg(0));
     // std::get<K>(tuple) of a tensor tuple.
     if (QName == "std::get" && CE->getNumArgs() == 1) {
-      auto Tuple = tensorTuple(CE->getArg(0));
       const TemplateArgumentList *TA = Callee->getTemplateSpecializationArgs();
+      // An LSTM's (output, (h_n, c_n)): its element 0 is the output; the
+      // state pair is not a tensor tuple here.
+      if (!isTensorTupleType(CE->getArg(0)->getType()))
+        if (auto R = recurrentValues(CE->getArg(0))) {
+          if (TA && TA->size() >= 1 &&
+              TA->get(0).getKind() == TemplateArgument::Integral &&
+              TA->get(0).getAsIntegral().getZExtValue() == 0)
+            return R->front();
+          return I.unknown("std::get", "an LSTM's (h_n, c_n) is a pair: "
+                           "read it with std::get<0> or std::get<1> of it",
+                           span(S->getSourceRange()));
+        }
+      auto Tuple = tensorTuple(CE->getArg(0));
       if (Tuple && TA && TA->size() >= 1 &&
           TA->get(0).getKind() == TemplateArgument::Integral) {
         uint64_t K = TA->get(0).getAsIntegral().getZExtValue();
@@ -384,6 +396,19 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
   }
   if (QName == "std::move" && CE->getNumArgs() == 1)
     return tensorTuple(CE->getArg(0));
+  // gru->forward(x): (output, h_n).
+  if (auto R = recurrentValues(S))
+    return R;
+  // std::get<1>(lstm->forward(x)): the LSTM's (h_n, c_n).
+  if (QName == "std::get" && CE->getNumArgs() == 1) {
+    const TemplateArgumentList *TA = Callee->getTemplateSpecializationArgs();
+    if (TA && TA->size() >= 1 &&
+        TA->get(0).getKind() == TemplateArgument::Integral &&
+        TA->get(0).getAsIntegral().getZExtValue() == 1 &&
+        !isTensorTupleType(CE->getArg(0)->getType()))
+      if (auto R = recurrentValues(CE->getArg(0)); R && R->size() == 3)
+        return std::vector<ValueId>{(*R)[1], (*R)[2]};
+  }
   if (!isLibTorchDecl(Callee))
     return std::nullopt;
   // max(dim, keepdim) / min(dim, keepdim), as methods or functions: the

@@ -470,6 +470,10 @@ public:
   };
   std::map<std::string, UserObject> UserObjects;
   std::optional<UserObject> userObject(QualType T, const Expr *Init);
+  /// `lstm->forward(x)` / `gru->forward(x)` on a layer this function (or
+  /// the module) builds: output, h_n and (LSTM) c_n; nullopt for any other
+  /// expression.
+  std::optional<std::vector<ValueId>> recurrentValues(const Expr *E);
   /// The object a followed method runs on, when the caller constructed it.
   const UserObject *Construction = nullptr;
   int CallDepth = 0;

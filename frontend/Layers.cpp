@@ -43,7 +43,8 @@ const std::set<std::string> &modelledLayers() {
       "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh",
       "Softplus", "Hardtanh", "Softmax", "LogSoftmax", "MaxPool1d",
       "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-      "AdaptiveAvgPool2d", "Flatten", "Unflatten", "Identity", "Sequential"};
+      "AdaptiveAvgPool2d", "Flatten", "Unflatten", "Identity", "Sequential",
+      "LSTM", "GRU"};
   return Layers;
 }
 
@@ -165,6 +166,32 @@ std::string layerParameters(FunctionEvaluator::ModuleValue &M) {
       M.ParamTypes[N] = T;
   };
   std::optional<bool> Bias = flagOption(O, "bias");
+  if (L == "LSTM" || L == "GRU") {
+    // RNNImplBase::reset: per layer, per direction, w_ih (G*H, in),
+    // w_hh (G*H, H) and the two biases; a layer after the first reads the
+    // previous one's D*H outputs.
+    auto In = sizeOption(O, "input_size"), H = sizeOption(O, "hidden_size");
+    auto Layers = intOption(O, "num_layers");
+    auto Bidirectional = flagOption(O, "bidirectional");
+    if (!In || !H || !Layers || !Bias || !Bidirectional || *Layers < 1)
+      return "its sizes, layers, bias or directions could not be derived";
+    if (L == "LSTM" && intOption(O, "proj_size") != std::optional<int64_t>(0))
+      return "an LSTM with proj_size is not modelled";
+    SymSize Gates(L == "LSTM" ? 4 : 3);
+    int64_t Dirs = *Bidirectional ? 2 : 1;
+    for (int64_t K = 0; K < *Layers; ++K)
+      for (int64_t D = 0; D < Dirs; ++D) {
+        std::string Suffix = "_l" + std::to_string(K) + (D ? "_reverse" : "");
+        SymSize Width = K == 0 ? *In : SymSize(Dirs) * *H;
+        M.ParamShapes.push_back({"weight_ih" + Suffix, {Gates * *H, Width}});
+        M.ParamShapes.push_back({"weight_hh" + Suffix, {Gates * *H, *H}});
+        if (*Bias) {
+          M.ParamShapes.push_back({"bias_ih" + Suffix, {Gates * *H}});
+          M.ParamShapes.push_back({"bias_hh" + Suffix, {Gates * *H}});
+        }
+      }
+    return "";
+  }
   if (L == "Linear") {
     auto In = sizeOption(O, "in_features"), Out = sizeOption(O, "out_features");
     if (!In || !Out || !Bias)
@@ -354,6 +381,8 @@ ValueId FunctionEvaluator::layerForward(
     }
     return X;
   }
+  if (L == "LSTM" || L == "GRU")
+    return Unknown("forward returns a tuple, read with std::get");
   if (L == "Identity")
     return apply(L, E, {In}, detail::selfOf(InV, "Identity returns its input"));
   if (L == "Linear") {

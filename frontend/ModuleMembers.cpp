@@ -73,15 +73,23 @@ const CXXConstructorDecl *theConstructor(const CXXRecordDecl *RD,
 /// holder again).
 const Expr *throughRegistration(const Expr *E) {
   const Expr *RHS = throughCopies(E);
+  auto Registration = [](const Expr *X) -> const Expr * {
+    const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(X);
+    if (MC && MC->getMethodDecl() && MC->getMethodDecl()->getIdentifier() &&
+        MC->getMethodDecl()->getName() == "register_module" &&
+        MC->getNumArgs() == 2)
+      return MC->getArg(1);
+    return nullptr;
+  };
+  // Only a register_module call is looked through: a holder constructed
+  // from an options chain (`LSTMOptions(...).batch_first(true)`) is the
+  // layer's own construction.
   if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(RHS);
       CE && CE->getNumArgs() == 1)
-    if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(CE->getArg(0))))
-      RHS = MC;
-  if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(RHS);
-      MC && MC->getMethodDecl() && MC->getMethodDecl()->getIdentifier() &&
-      MC->getMethodDecl()->getName() == "register_module" &&
-      MC->getNumArgs() == 2)
-    RHS = MC->getArg(1);
+    if (const Expr *Layer = Registration(strip(CE->getArg(0))))
+      return Layer;
+  if (const Expr *Layer = Registration(RHS))
+    return Layer;
   return RHS;
 }
 
@@ -424,7 +432,8 @@ void FunctionEvaluator::declareMemberModules() {
     }
     // Code outside the class could move the module to another dtype
     // (model->to(torch::kDouble)); the answers hold for the default one.
-    if (M.Params.count("weight"))
+    // An object the caller constructed and only ran has it.
+    if (M.Params.count("weight") && !Construction)
       Env->assume(Name + "->weight.scalar_type() == torch::kFloat");
     M.Where = span(F->getSourceRange());
     M.Member = true;

@@ -462,6 +462,88 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   return Out;
 }
 
+std::optional<std::vector<ValueId>>
+FunctionEvaluator::recurrentValues(const Expr *S) {
+  const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(S));
+  const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
+  if (!MD || calleeName(MD) != "forward" || MC->getNumArgs() < 1)
+    return std::nullopt;
+  const Expr *O = strip(MC->getImplicitObjectArgument());
+  if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(O);
+      OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
+    O = strip(OCE->getArg(0));
+  const ValueDecl *D = namedDecl(O);
+  auto It = D ? Modules.find(key(D)) : Modules.end();
+  if (It == Modules.end() ||
+      (It->second.Layer != "LSTM" && It->second.Layer != "GRU"))
+    return std::nullopt;
+  if (auto Done = EvaluatedTuples.find(MC); Done != EvaluatedTuples.end())
+    return Done->second;
+  const ModuleValue &M = It->second;
+  bool LSTM = M.Layer == "LSTM";
+  size_t Count = LSTM ? 3 : 2;
+  ValueId In = tensor(MC->getArg(0));
+  auto AllUnknown = [&](const std::string &Why) {
+    ValueId U = unmodelledCall(M.Layer, MC, {In}, Why);
+    return std::vector<ValueId>(Count, U);
+  };
+  std::vector<ValueId> Values;
+  if (!M.Why.empty()) {
+    Values = AllUnknown(M.Why);
+  } else if (MC->getNumArgs() > 1 && !isDefaultArg(MC->getArg(1))) {
+    Values = AllUnknown("module '" + M.Name + "' (" + M.Layer +
+                        "): its initial state (hx) is not modelled");
+  } else {
+    RecurrentLayers R;
+    R.Gates = LSTM ? 4 : 3;
+    R.CellState = LSTM;
+    auto Option = [&](const char *N) -> const ArgValue * {
+      auto Found = M.Options.Values.find(N);
+      return Found == M.Options.Values.end() ? nullptr : &Found->second;
+    };
+    auto Size = [&](const char *N) -> std::optional<SymSize> {
+      const ArgValue *A = Option(N);
+      return A ? A->size() : std::nullopt;
+    };
+    auto Flag = [&](const char *N) -> std::optional<bool> {
+      const ArgValue *A = Option(N);
+      if (!A || A->K != ArgValue::Kind::Bool)
+        return std::nullopt;
+      return A->Bool;
+    };
+    const ArgValue *Layers = Option("num_layers");
+    auto InSize = Size("input_size"), Hidden = Size("hidden_size");
+    auto Bi = Flag("bidirectional"), First = Flag("batch_first");
+    if (!InSize || !Hidden || !Layers || Layers->K != ArgValue::Kind::Int ||
+        !Bi || !First) {
+      Values = AllUnknown("module '" + M.Name + "' (" + M.Layer +
+                          "): its options could not be derived");
+    } else {
+      R.InputSize = *InSize;
+      R.HiddenSize = *Hidden;
+      R.NumLayers = Layers->Int;
+      R.Bidirectional = *Bi;
+      R.BatchFirst = *First;
+      std::vector<OpOutcome> Outs =
+          recurrentForward(I.value(In), R, Opts.Version);
+      for (const OpOutcome &Out : Outs)
+        Values.push_back(apply(M.Layer, MC, {In}, Out));
+      if (Values.size() != Count)
+        Values.assign(Count, Values.front());
+      bool Trainable = !M.ParamShapes.empty();
+      if (Trainable && !gradModeOffAt(MC))
+        I.totalsUnknown("'" + M.Name + "' (line " +
+                        std::to_string(span(MC->getSourceRange()).Line) +
+                        ") runs with gradients on: autograd keeps the "
+                        "tensors its backward needs, which the totals do not "
+                        "follow");
+    }
+  }
+  It->second.Forwards.push_back({span(MC->getSourceRange()).Line, Values.front()});
+  EvaluatedTuples[MC] = Values;
+  return Values;
+}
+
 bool FunctionEvaluator::gradModeOffAt(const Expr *E) const {
   const auto *MD = dyn_cast<CXXMethodDecl>(&FD);
   const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody());

@@ -202,6 +202,22 @@ OpOutcome linear(const TensorValue &In, const TensorValue &Weight,
 OpOutcome indexSelect(const TensorValue &In, int64_t Dim,
                       const TensorValue &Index);
 OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices);
+
+/// An LSTM's or a GRU's layers, as their options build them.
+struct RecurrentLayers {
+  unsigned Gates = 4;  // LSTM 4, GRU 3
+  bool CellState = true; // LSTM: c_n too
+  SymSize InputSize = 0, HiddenSize = 0;
+  int64_t NumLayers = 1;
+  bool Bidirectional = false, BatchFirst = false;
+};
+/// LSTM/GRU forward(input) without an initial state (LibTorch's
+/// torch/csrc/api/src/nn/modules/rnn.cpp): output, h_n and (LSTM) c_n, each
+/// a fresh tensor, or one Throws/Unknown outcome. The output is laid out
+/// (seq, batch, D*H) and transposed to (batch, seq, D*H) when batch_first.
+std::vector<OpOutcome> recurrentForward(const TensorValue &In,
+                                        const RecurrentLayers &R,
+                                        const TorchVersion &Version);
 OpOutcome gather(const TensorValue &In, int64_t Dim, const TensorValue &Index);
 OpOutcome cat(const std::vector<TensorValue> &Ins, int64_t Dim);
 OpOutcome stack(const std::vector<TensorValue> &Ins, int64_t Dim);

@@ -672,6 +672,73 @@ RuleResult rule_batch_norm(const OpCall &C) {
   Out.Note = Op + "'s saved statistics are not modelled";
   return one(Out, Op);
 }
+std::vector<OpOutcome> recurrentForward(const TensorValue &In,
+                                        const RecurrentLayers &R,
+                                        const TorchVersion &Version) {
+  auto Single = [](OpOutcome O) { return std::vector<OpOutcome>{O}; };
+  if (!In.Sizes)
+    return Single(unknownCopy(shapeReason(In), In.Type, In.Dev));
+  const Shape &IS = *In.Sizes;
+  // RNNImplBase::check_input: a batch of sequences; 2.x also takes one
+  // unbatched sequence, which is not modelled.
+  if (IS.size() != 3) {
+    if (Version.atLeast(2, 0))
+      return Single(unknownCopy("a recurrent layer's input that is not 3-D "
+                                "is not modelled",
+                                In.Type, In.Dev));
+    return Single(throws("input must have 3 dimensions, got " +
+                         std::to_string(IS.size())));
+  }
+  Tri Fits = requireEq(IS[2], R.InputSize);
+  if (Fits == Tri::False)
+    return Single(throws("input.size(-1) must be equal to input_size. "
+                         "Expected " + sizeText(R.InputSize) + ", got " +
+                         sizeText(IS[2])));
+  if (Fits == Tri::Unknown)
+    return Single(unknownCopy(undecided("==", IS[2], R.InputSize), In.Type,
+                              In.Dev));
+  // The parameters are float32: another input dtype is not modelled.
+  if (In.Type != std::optional<DType>(DType::Float32))
+    return Single(unknownCopy(In.Type ? "a " + std::string(dtypeName(*In.Type)) +
+                                            " input to float32 parameters is "
+                                            "not modelled"
+                                      : "its input's dtype is unknown",
+                              std::nullopt, In.Dev));
+  SymSize Seq = R.BatchFirst ? IS[1] : IS[0];
+  SymSize Batch = R.BatchFirst ? IS[0] : IS[1];
+  SymSize Dirs(R.Bidirectional ? 2 : 1);
+  SymSize Width = Dirs * R.HiddenSize;
+  auto Fresh = [&](Shape Sizes, Shape Strides) {
+    OpOutcome O;
+    O.Kind = OpKind::Copy;
+    O.Value.Type = DType::Float32;
+    O.Value.Dev = In.Dev;
+    O.Value.Sizes = std::move(Sizes);
+    O.Value.Strides = std::move(Strides);
+    O.Value.Offset = SymSize(0);
+    // The zero initial state and the kernel's workspace come and go
+    // inside the op: their size is not modelled.
+    O.TransientBytes.reset();
+    O.ReadBytes.reset();
+    O.WrittenBytes.reset();
+    O.Note = "recurrent layer: a fresh output";
+    return O;
+  };
+  std::vector<OpOutcome> Out;
+  // Seq-first (L, N, D*H), contiguous; batch_first gives its transpose.
+  Shape SeqFirst = {Seq, Batch, Width};
+  Shape SeqStrides = contiguousStrides(SeqFirst);
+  if (R.BatchFirst)
+    Out.push_back(Fresh({Batch, Seq, Width}, {SeqStrides[1], SeqStrides[0], SeqStrides[2]}));
+  else
+    Out.push_back(Fresh(SeqFirst, SeqStrides));
+  Shape State = {Dirs * SymSize(R.NumLayers), Batch, R.HiddenSize};
+  Out.push_back(Fresh(State, contiguousStrides(State)));
+  if (R.CellState)
+    Out.push_back(Fresh(State, contiguousStrides(State)));
+  return Out;
+}
+
 
 } // namespace tma
 

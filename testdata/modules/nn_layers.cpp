@@ -284,3 +284,28 @@ torch::Tensor MlpImpl::forward(torch::Tensor x) {
   auto probs = torch::nn::Softmax(1)(scores);
   return probs;
 }
+
+// LSTM and GRU (torch/csrc/api/src/nn/modules/rnn.cpp): the output is laid
+// out (seq, batch, D*H) and transposed when batch_first; h_n is (D*layers,
+// batch, H). Their parameters: w_ih, w_hh and two biases per layer and
+// direction.
+torch::Tensor recurrent_layers() {
+  torch::NoGradGuard no_grad;
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(5, 7).num_layers(2).batch_first(true));
+  auto x = torch::randn({3, 4, 5});
+  auto out = std::get<0>(lstm->forward(x));
+  auto last = out.index({torch::indexing::Slice(), -1});
+  torch::nn::GRU gru(torch::nn::GRUOptions(5, 6).bidirectional(true));
+  auto seq = torch::randn({4, 3, 5});
+  auto gru_out = std::get<0>(gru->forward(seq));
+  auto h_n = std::get<1>(gru->forward(seq));
+  torch::nn::LSTM plain(5, 8);
+  auto plain_out = std::get<0>(plain->forward(seq));
+  auto flat = plain_out.contiguous();
+  torch::nn::GRU stacked(torch::nn::GRUOptions(5, 4).num_layers(3).bias(false).batch_first(true));
+  auto stacked_out = std::get<0>(stacked->forward(x));
+  auto state = std::get<1>(plain->forward(seq));
+  auto h_last = std::get<0>(state);
+  auto c_last = std::get<1>(std::get<1>(lstm->forward(x)));
+  return last;
+}

@@ -79,3 +79,49 @@ torch::Tensor AutoencoderImpl::forward(torch::Tensor x) {
   auto squared_error = (reconstruction - x).pow(2);
   return squared_error;
 }
+
+// Modules a function constructs and runs: forward is followed with the
+// layers the constructor builds from these arguments (a holder, the Impl
+// itself, std::make_shared), a default argument included. (Their forwards
+// name no tensor: the harness records named tensors wherever they run.)
+struct WideHeadImpl : torch::nn::Module {
+  explicit WideHeadImpl(int64_t in_features, int64_t out_features = 6)
+      : proj(register_module("proj", torch::nn::Linear(in_features, out_features))) {}
+  torch::Tensor forward(torch::Tensor x) { return torch::tanh(proj->forward(x)); }
+
+  torch::nn::Linear proj;
+};
+TORCH_MODULE(WideHead);
+
+struct PatchClassifierImpl : torch::nn::Module {
+  PatchClassifierImpl(int64_t channels, int64_t classes);
+  torch::Tensor forward(torch::Tensor images);
+
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::Linear head{nullptr};
+};
+TORCH_MODULE(PatchClassifier);
+
+PatchClassifierImpl::PatchClassifierImpl(int64_t channels, int64_t classes) {
+  conv = register_module(
+      "conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, channels, 4).stride(4)));
+  head = register_module("head", torch::nn::Linear(channels * 4 * 4, classes));
+}
+
+torch::Tensor PatchClassifierImpl::forward(torch::Tensor images) {
+  return head->forward(torch::relu(conv->forward(images)).flatten(1));
+}
+
+torch::Tensor modules_built_and_run() {
+  torch::NoGradGuard no_grad;
+  PatchClassifier classifier(8, 5);
+  auto images = torch::randn({2, 3, 16, 16});
+  auto scores = classifier->forward(images);
+  WideHeadImpl head(5);
+  auto squashed = head.forward(scores);
+  auto shared = std::make_shared<WideHeadImpl>(6, 3);
+  auto small = shared->forward(squashed);
+  WideHead holder(3, 4);
+  auto wide = holder->forward(small);
+  return wide;
+}
