@@ -29,6 +29,15 @@ std::vector<std::string> quotedIncludes(llvm::StringRef Text) {
   return Out;
 }
 
+/// Path with its symbolic links resolved (itself when that fails): one
+/// key per file, however it is reached.
+static std::string realPath(const std::string &Path) {
+  llvm::SmallString<256> Real;
+  if (llvm::sys::fs::real_path(Path, Real))
+    return Path;
+  return std::string(Real);
+}
+
 static bool isRegularFile(const llvm::Twine &Path) {
   return llvm::sys::fs::is_regular_file(Path);
 }
@@ -37,14 +46,18 @@ std::vector<std::string>
 companionSources(const std::string &MainFile, llvm::StringRef Text,
                  const std::vector<std::string> &IncludeDirs) {
   std::vector<std::string> Out;
-  std::set<std::string> Seen = {MainFile};
-  llvm::StringRef MainDir = llvm::sys::path::parent_path(MainFile);
   auto Normal = [](llvm::StringRef P) {
     llvm::SmallString<256> S(P);
     llvm::sys::fs::make_absolute(S);
     llvm::sys::path::remove_dots(S, /*remove_dot_dot=*/true);
     return std::string(S);
   };
+  // The file itself is never its own companion (src/net.cpp including
+  // "net.h"), however it is spelled.
+  std::string Self = Normal(MainFile);
+  std::set<std::string> Seen = {realPath(Self)};
+  std::string MainDirText = llvm::sys::path::parent_path(Self).str();
+  llvm::StringRef MainDir = MainDirText;
   for (const std::string &Include : quotedIncludes(Text)) {
     // Where the preprocessor finds it: beside the file, then the -I and
     // -iquote directories.
@@ -88,7 +101,7 @@ companionSources(const std::string &MainFile, llvm::StringRef Text,
         std::string Path = Normal(P);
         // A header name cannot spell a quote or a line break.
         if (Path.find_first_of("\"\n") == std::string::npos &&
-            isRegularFile(Path) && Seen.insert(Path).second)
+            isRegularFile(Path) && Seen.insert(realPath(Path)).second)
           Out.push_back(Path);
       }
   }

@@ -139,6 +139,14 @@ def main():
     check(got.get("logits", {}).get("shape") == [8, 4],
           "conv_net.cpp is still followed: %s" % got.get("logits"))
 
+    # The companion's own analysis: it is not its own companion.
+    own, err = report(os.path.join(FIXTURE, "src/conv_net.cpp"))
+    check("companion" not in err, "src/conv_net.cpp has no companion note: %r" % err[-400:])
+    check(sorted(f["function"] for f in own["functions"]) ==
+          ["ConvNetImpl::ConvNetImpl", "ConvNetImpl::forward", "standardize"],
+          "src/conv_net.cpp reports its own functions: %s"
+          % [f["function"] for f in own["functions"]])
+
     # 4. The user's files.
     check(tree_digest() == before, "the fixture tree is unchanged")
 
