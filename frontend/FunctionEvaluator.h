@@ -474,6 +474,12 @@ public:
   /// the module) builds: output, h_n and (LSTM) c_n; nullopt for any other
   /// expression.
   std::optional<std::vector<ValueId>> recurrentValues(const Expr *E);
+  /// A layer with trainable parameters run at E with gradients on: autograd
+  /// keeps the tensors its backward needs (its input, the intermediates of
+  /// what follows) for as long as the output lives, temporaries included;
+  /// the live and peak totals would free them at the end of their
+  /// statement, so they become unknown.
+  void gradientsKeepIntermediates(const ModuleValue &M, const Expr *E);
   /// The object a followed method runs on, when the caller constructed it.
   const UserObject *Construction = nullptr;
   int CallDepth = 0;

@@ -444,18 +444,7 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   std::string Why;
   std::optional<bool> Training = trainingMode(M, E, Why);
   ValueId Out = layerForward(M, M.Params, "", In, E, Callee, Training, Why);
-  // Its parameters require gradients: in grad mode autograd keeps what the
-  // backward pass needs (the layer's input, the intermediates of what
-  // follows) for as long as the output lives, temporaries included. The
-  // live and peak totals free them at the end of their statement, so they
-  // would be too small.
-  bool Trainable = std::any_of(M.ParamShapes.begin(), M.ParamShapes.end(),
-                               [&](const auto &P) { return !M.Buffers.count(P.first); });
-  if (Trainable && !gradModeOffAt(E))
-    I.totalsUnknown("'" + M.Name + "' (line " +
-                    std::to_string(span(E->getSourceRange()).Line) +
-                    ") runs with gradients on: autograd keeps the tensors its "
-                    "backward needs, which the totals do not follow");
+  gradientsKeepIntermediates(M, E);
   // The summary's forward outputs, per module the function names.
   if (const ValueDecl *D = namedDecl(O))
     Modules[key(D)].Forwards.push_back({span(E->getSourceRange()).Line, Out});
@@ -530,18 +519,23 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
         Values.push_back(apply(M.Layer, MC, {In}, Out));
       if (Values.size() != Count)
         Values.assign(Count, Values.front());
-      bool Trainable = !M.ParamShapes.empty();
-      if (Trainable && !gradModeOffAt(MC))
-        I.totalsUnknown("'" + M.Name + "' (line " +
-                        std::to_string(span(MC->getSourceRange()).Line) +
-                        ") runs with gradients on: autograd keeps the "
-                        "tensors its backward needs, which the totals do not "
-                        "follow");
+      gradientsKeepIntermediates(M, MC);
     }
   }
   It->second.Forwards.push_back({span(MC->getSourceRange()).Line, Values.front()});
   EvaluatedTuples[MC] = Values;
   return Values;
+}
+
+void FunctionEvaluator::gradientsKeepIntermediates(const ModuleValue &M,
+                                                   const Expr *E) {
+  bool Trainable = std::any_of(M.ParamShapes.begin(), M.ParamShapes.end(),
+                               [&](const auto &P) { return !M.Buffers.count(P.first); });
+  if (Trainable && !gradModeOffAt(E))
+    I.totalsUnknown("'" + M.Name + "' (line " +
+                    std::to_string(span(E->getSourceRange()).Line) +
+                    ") runs with gradients on: autograd keeps the tensors its "
+                    "backward needs, which the totals do not follow");
 }
 
 bool FunctionEvaluator::gradModeOffAt(const Expr *E) const {
