@@ -9,6 +9,15 @@ using namespace clang;
 
 namespace tma {
 
+/// K of a call to std::get<K>, when it is a number.
+static std::optional<uint64_t> getIndex(const FunctionDecl *Get) {
+  const TemplateArgumentList *TA = Get->getTemplateSpecializationArgs();
+  if (!TA || TA->size() < 1 || TA->get(0).getKind() != TemplateArgument::Integral)
+    return std::nullopt;
+  return TA->get(0).getAsIntegral().getZExtValue();
+}
+
+
 ValueId FunctionEvaluator::apply(const std::string &Op, const Expr *E,
                                  const std::vector<ValueId> &Inputs,
                                  const OpOutcome &Out) {
@@ -191,26 +200,20 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
       return tensor(CE->getArg(0));
     // std::get<K>(tuple) of a tensor tuple.
     if (QName == "std::get" && CE->getNumArgs() == 1) {
-      const TemplateArgumentList *TA = Callee->getTemplateSpecializationArgs();
+      std::optional<uint64_t> K = getIndex(Callee);
       // An LSTM's (output, (h_n, c_n)): its element 0 is the output; the
       // state pair is not a tensor tuple here.
       if (!isTensorTupleType(CE->getArg(0)->getType()))
         if (auto R = recurrentValues(CE->getArg(0))) {
-          if (TA && TA->size() >= 1 &&
-              TA->get(0).getKind() == TemplateArgument::Integral &&
-              TA->get(0).getAsIntegral().getZExtValue() == 0)
+          if (K == 0u)
             return R->front();
           return I.unknown("std::get", "an LSTM's (h_n, c_n) is a pair: "
                            "read it with std::get<0> or std::get<1> of it",
                            span(S->getSourceRange()));
         }
       auto Tuple = tensorTuple(CE->getArg(0));
-      if (Tuple && TA && TA->size() >= 1 &&
-          TA->get(0).getKind() == TemplateArgument::Integral) {
-        uint64_t K = TA->get(0).getAsIntegral().getZExtValue();
-        if (K < Tuple->size())
-          return (*Tuple)[K];
-      }
+      if (Tuple && K && *K < Tuple->size())
+        return (*Tuple)[*K];
       return I.unknown("std::get", "element of a tensor tuple not followed",
                        span(S->getSourceRange()));
     }
@@ -400,15 +403,10 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
   if (auto R = recurrentValues(S))
     return R;
   // std::get<1>(lstm->forward(x)): the LSTM's (h_n, c_n).
-  if (QName == "std::get" && CE->getNumArgs() == 1) {
-    const TemplateArgumentList *TA = Callee->getTemplateSpecializationArgs();
-    if (TA && TA->size() >= 1 &&
-        TA->get(0).getKind() == TemplateArgument::Integral &&
-        TA->get(0).getAsIntegral().getZExtValue() == 1 &&
-        !isTensorTupleType(CE->getArg(0)->getType()))
-      if (auto R = recurrentValues(CE->getArg(0)); R && R->size() == 3)
-        return std::vector<ValueId>{(*R)[1], (*R)[2]};
-  }
+  if (QName == "std::get" && CE->getNumArgs() == 1 && getIndex(Callee) == 1u &&
+      !isTensorTupleType(CE->getArg(0)->getType()))
+    if (auto R = recurrentValues(CE->getArg(0)); R && R->size() == 3)
+      return std::vector<ValueId>{(*R)[1], (*R)[2]};
   if (!isLibTorchDecl(Callee))
     return std::nullopt;
   // max(dim, keepdim) / min(dim, keepdim), as methods or functions: the

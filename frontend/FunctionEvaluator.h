@@ -240,6 +240,9 @@ public:
                   const SourceSpan &NameWhere);
   void forgetSlot(const std::string &Key, const std::string &Display,
                   const std::string &Why, const SourceSpan &Where);
+  /// Key, changed by Why, is a parameter of a followed call: the caller's
+  /// argument changed too (summarizeCall reads ChangedParameters).
+  void parameterChanged(const std::string &Key, const std::string &Why);
   ValueId assignment(const Expr *E, const Expr *LHS, const Expr *RHS);
   std::string resolveKey(const ValueDecl *D) const;
 
@@ -668,5 +671,9 @@ bool modelledLayer(const std::string &Layer);
 /// Fills M.ParamShapes (and Buffers, ParamTypes) as the layer's reset()
 /// registers them from M.Options; empty on success, else why not.
 std::string layerParameters(FunctionEvaluator::ModuleValue &M);
+/// An LSTM's or a GRU's layers from M's options; nullopt for another
+/// layer, or options not derived.
+std::optional<RecurrentLayers>
+recurrentLayers(const FunctionEvaluator::ModuleValue &M);
 
 } // namespace tma

@@ -5,7 +5,6 @@
 
 #include "clang/AST/RecursiveASTVisitor.h"
 
-#include <functional>
 #include <set>
 
 using namespace clang;
@@ -63,30 +62,36 @@ static AssignedIn assignedIn(const Stmt *Body) {
   return Find.Out;
 }
 
-/// The names Found may change, each with how the source shows it: the
-/// slots assigned (each candidate of a slot not known), and every handle
-/// to a tensor whose geometry changes in place.
+/// The names the slots Found assigns hold (each candidate of a slot not
+/// known), each with how the source shows it.
 static std::vector<std::pair<std::string, std::string>>
-keysChanged(const AssignedIn &Found,
-            const std::function<std::optional<FunctionEvaluator::Slot>(
-                const Expr *)> &SlotOf,
-            const Interpreter &I) {
+assignedKeys(const AssignedIn &Found, FunctionEvaluator &E) {
+  std::vector<std::pair<std::string, std::string>> Out;
+  for (const Expr *A : Found.Targets)
+    if (auto Sl = E.slotOf(A))
+      for (const std::string &K :
+           Sl->Known ? std::vector<std::string>{Sl->Key} : Sl->Candidates)
+        Out.emplace_back(K, Sl->Display);
+  return Out;
+}
+
+/// The names Found may change: the slots assigned, and every handle to a
+/// tensor whose geometry changes in place; each once.
+static std::vector<std::pair<std::string, std::string>>
+keysChanged(const AssignedIn &Found, FunctionEvaluator &E) {
   std::vector<std::pair<std::string, std::string>> Out;
   std::set<std::string> Seen;
   auto Add = [&](const std::string &K, const std::string &Display) {
     if (Seen.insert(K).second)
       Out.emplace_back(K, Display);
   };
-  for (const Expr *A : Found.Targets)
-    if (auto Sl = SlotOf(A))
-      for (const std::string &K :
-           Sl->Known ? std::vector<std::string>{Sl->Key} : Sl->Candidates)
-        Add(K, Sl->Display);
+  for (const auto &[K, Display] : assignedKeys(Found, E))
+    Add(K, Display);
   for (const Expr *A : Found.Reshaped)
-    if (auto Sl = SlotOf(A); Sl && Sl->Known) {
+    if (auto Sl = E.slotOf(A); Sl && Sl->Known) {
       Add(Sl->Key, Sl->Display);
-      for (const std::string &K : I.keysHoldingTensor(I.lookup(Sl->Key))) {
-        std::string Shown = I.nameOf(K);
+      for (const std::string &K : E.I.keysHoldingTensor(E.I.lookup(Sl->Key))) {
+        std::string Shown = E.I.nameOf(K);
         Add(K, Shown.empty() ? Sl->Display : Shown);
       }
     }
@@ -96,8 +101,7 @@ keysChanged(const AssignedIn &Found,
 FunctionEvaluator::StorageSnapshot
 FunctionEvaluator::snapshotAssignedIn(const Stmt *Body) {
   StorageSnapshot Out;
-  auto SlotOf = [&](const Expr *E) { return slotOf(E); };
-  for (const auto &[K, Display] : keysChanged(assignedIn(Body), SlotOf, I))
+  for (const auto &[K, Display] : keysChanged(assignedIn(Body), *this))
     if (ValueId V = I.lookup(K); V != NoValue)
       Out[K] = I.value(V).Storage;
   return Out;
@@ -128,8 +132,7 @@ void FunctionEvaluator::invalidateAssignedIn(const Stmt *Body,
   }
   if (!Names)
     return;
-  auto SlotOf = [&](const Expr *E) { return slotOf(E); };
-  for (const auto &[K, Display] : keysChanged(Found, SlotOf, I)) {
+  for (const auto &[K, Display] : keysChanged(Found, *this)) {
     ValueId Now = I.lookup(K);
     if (Now == NoValue)
       continue;
@@ -175,14 +178,9 @@ void FunctionEvaluator::mergeBranchStates(const Stmt *Whole,
                                           const std::vector<BranchState> &Ends,
                                           const std::string &Context) {
   SourceSpan Where = span(Whole->getSourceRange());
-  AssignedIn Found = assignedIn(Whole);
   std::set<std::string> Assigned;
-  auto SlotOf = [&](const Expr *E) { return slotOf(E); };
-  for (const Expr *A : Found.Targets)
-    if (auto Sl = SlotOf(A))
-      for (const std::string &K :
-           Sl->Known ? std::vector<std::string>{Sl->Key} : Sl->Candidates)
-        Assigned.insert(K);
+  for (const auto &[K, Display] : assignedKeys(assignedIn(Whole), *this))
+    Assigned.insert(K);
   for (const auto &[K, V0] : Start.Names) {
     ValueId Now = I.lookup(K);
     if (Now == NoValue)
@@ -217,19 +215,16 @@ void FunctionEvaluator::mergeBranchStates(const Stmt *Whole,
                     std::to_string(Where.Line));
   }
   // A list or tuple that differs between the arms is not known after them.
+  auto KeepAlike = [&](auto &Now, const auto &Other) {
+    for (auto It = Now.begin(); It != Now.end();) {
+      auto There = Other.find(It->first);
+      It = There == Other.end() || There->second != It->second ? Now.erase(It)
+                                                               : std::next(It);
+    }
+  };
   for (const BranchState &E : Ends) {
-    for (auto It = TensorLists.begin(); It != TensorLists.end();) {
-      auto Other = E.TensorLists.find(It->first);
-      It = Other == E.TensorLists.end() || Other->second != It->second
-               ? TensorLists.erase(It)
-               : std::next(It);
-    }
-    for (auto It = TensorTuples.begin(); It != TensorTuples.end();) {
-      auto Other = E.TensorTuples.find(It->first);
-      It = Other == E.TensorTuples.end() || Other->second != It->second
-               ? TensorTuples.erase(It)
-               : std::next(It);
-    }
+    KeepAlike(TensorLists, E.TensorLists);
+    KeepAlike(TensorTuples, E.TensorTuples);
   }
 }
 
@@ -239,11 +234,7 @@ void FunctionEvaluator::tensorChangedInPlace(ValueId Old, ValueId New,
     return;
   ValueId Tensor = I.tensorOf(Old);
   for (const std::string &K : I.keysHoldingTensor(Old)) {
-    // A followed call's parameter names the caller's tensor: it changed too.
-    if (Caller)
-      for (const clang::ParmVarDecl *P : FD.parameters())
-        if (key(P) == K)
-          ChangedParameters.emplace(P, Why);
+    parameterChanged(K, Why);
     I.rebind(K, New);
   }
   for (auto *Lists : {&TensorLists, &TensorTuples})

@@ -153,6 +153,27 @@ std::optional<int64_t> batchedInputRank(const std::string &Layer) {
   return It->second;
 }
 
+std::optional<RecurrentLayers>
+recurrentLayers(const FunctionEvaluator::ModuleValue &M) {
+  const NamedArgs &O = M.Options;
+  auto In = sizeOption(O, "input_size"), H = sizeOption(O, "hidden_size");
+  auto Layers = intOption(O, "num_layers");
+  auto Bidirectional = flagOption(O, "bidirectional");
+  auto BatchFirst = flagOption(O, "batch_first");
+  if ((M.Layer != "LSTM" && M.Layer != "GRU") || !In || !H || !Layers ||
+      *Layers < 1 || !Bidirectional || !BatchFirst)
+    return std::nullopt;
+  RecurrentLayers R;
+  R.Gates = M.Layer == "LSTM" ? 4 : 3;
+  R.CellState = M.Layer == "LSTM";
+  R.InputSize = *In;
+  R.HiddenSize = *H;
+  R.NumLayers = *Layers;
+  R.Bidirectional = *Bidirectional;
+  R.BatchFirst = *BatchFirst;
+  return R;
+}
+
 /// The parameters and buffers reset() registers for M's options, in
 /// registration order; empty on success, else why they are not derived.
 std::string layerParameters(FunctionEvaluator::ModuleValue &M) {
@@ -170,24 +191,22 @@ std::string layerParameters(FunctionEvaluator::ModuleValue &M) {
     // RNNImplBase::reset: per layer, per direction, w_ih (G*H, in),
     // w_hh (G*H, H) and the two biases; a layer after the first reads the
     // previous one's D*H outputs.
-    auto In = sizeOption(O, "input_size"), H = sizeOption(O, "hidden_size");
-    auto Layers = intOption(O, "num_layers");
-    auto Bidirectional = flagOption(O, "bidirectional");
-    if (!In || !H || !Layers || !Bias || !Bidirectional || *Layers < 1)
+    auto R = recurrentLayers(M);
+    if (!R || !Bias)
       return "its sizes, layers, bias or directions could not be derived";
     if (L == "LSTM" && intOption(O, "proj_size") != std::optional<int64_t>(0))
       return "an LSTM with proj_size is not modelled";
-    SymSize Gates(L == "LSTM" ? 4 : 3);
-    int64_t Dirs = *Bidirectional ? 2 : 1;
-    for (int64_t K = 0; K < *Layers; ++K)
+    SymSize Gates(R->Gates), H = R->HiddenSize;
+    int64_t Dirs = R->Bidirectional ? 2 : 1;
+    for (int64_t K = 0; K < R->NumLayers; ++K)
       for (int64_t D = 0; D < Dirs; ++D) {
         std::string Suffix = "_l" + std::to_string(K) + (D ? "_reverse" : "");
-        SymSize Width = K == 0 ? *In : SymSize(Dirs) * *H;
-        M.ParamShapes.push_back({"weight_ih" + Suffix, {Gates * *H, Width}});
-        M.ParamShapes.push_back({"weight_hh" + Suffix, {Gates * *H, *H}});
+        SymSize Width = K == 0 ? R->InputSize : SymSize(Dirs) * H;
+        M.ParamShapes.push_back({"weight_ih" + Suffix, {Gates * H, Width}});
+        M.ParamShapes.push_back({"weight_hh" + Suffix, {Gates * H, H}});
         if (*Bias) {
-          M.ParamShapes.push_back({"bias_ih" + Suffix, {Gates * *H}});
-          M.ParamShapes.push_back({"bias_hh" + Suffix, {Gates * *H}});
+          M.ParamShapes.push_back({"bias_ih" + Suffix, {Gates * H}});
+          M.ParamShapes.push_back({"bias_hh" + Suffix, {Gates * H}});
         }
       }
     return "";

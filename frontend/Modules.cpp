@@ -469,58 +469,26 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
   if (auto Done = EvaluatedTuples.find(MC); Done != EvaluatedTuples.end())
     return Done->second;
   const ModuleValue &M = It->second;
-  bool LSTM = M.Layer == "LSTM";
-  size_t Count = LSTM ? 3 : 2;
+  size_t Count = M.Layer == "LSTM" ? 3 : 2; // (output, (h_n, c_n)), (output, h_n)
   ValueId In = tensor(MC->getArg(0));
+  std::string Module = "module '" + M.Name + "' (" + M.Layer + "): ";
   auto AllUnknown = [&](const std::string &Why) {
-    ValueId U = unmodelledCall(M.Layer, MC, {In}, Why);
-    return std::vector<ValueId>(Count, U);
+    return std::vector<ValueId>(Count, unmodelledCall(M.Layer, MC, {In}, Why));
   };
+  std::optional<RecurrentLayers> R = recurrentLayers(M);
   std::vector<ValueId> Values;
   if (!M.Why.empty()) {
     Values = AllUnknown(M.Why);
   } else if (MC->getNumArgs() > 1 && !isDefaultArg(MC->getArg(1))) {
-    Values = AllUnknown("module '" + M.Name + "' (" + M.Layer +
-                        "): its initial state (hx) is not modelled");
+    Values = AllUnknown(Module + "its initial state (hx) is not modelled");
+  } else if (!R) {
+    Values = AllUnknown(Module + "its options could not be derived");
   } else {
-    RecurrentLayers R;
-    R.Gates = LSTM ? 4 : 3;
-    R.CellState = LSTM;
-    auto Option = [&](const char *N) -> const ArgValue * {
-      auto Found = M.Options.Values.find(N);
-      return Found == M.Options.Values.end() ? nullptr : &Found->second;
-    };
-    auto Size = [&](const char *N) -> std::optional<SymSize> {
-      const ArgValue *A = Option(N);
-      return A ? A->size() : std::nullopt;
-    };
-    auto Flag = [&](const char *N) -> std::optional<bool> {
-      const ArgValue *A = Option(N);
-      if (!A || A->K != ArgValue::Kind::Bool)
-        return std::nullopt;
-      return A->Bool;
-    };
-    const ArgValue *Layers = Option("num_layers");
-    auto InSize = Size("input_size"), Hidden = Size("hidden_size");
-    auto Bi = Flag("bidirectional"), First = Flag("batch_first");
-    if (!InSize || !Hidden || !Layers || Layers->K != ArgValue::Kind::Int ||
-        !Bi || !First) {
-      Values = AllUnknown("module '" + M.Name + "' (" + M.Layer +
-                          "): its options could not be derived");
-    } else {
-      R.InputSize = *InSize;
-      R.HiddenSize = *Hidden;
-      R.NumLayers = Layers->Int;
-      R.Bidirectional = *Bi;
-      R.BatchFirst = *First;
-      std::vector<OpOutcome> Outs =
-          recurrentForward(I.value(In), R, Opts.Version);
-      for (const OpOutcome &Out : Outs)
-        Values.push_back(apply(M.Layer, MC, {In}, Out));
-      if (Values.size() != Count)
-        Values.assign(Count, Values.front());
-      gradientsKeepIntermediates(M, MC);
-    }
+    for (const OpOutcome &Out : recurrentForward(I.value(In), *R, Opts.Version))
+      Values.push_back(apply(M.Layer, MC, {In}, Out));
+    if (Values.size() != Count) // one Throws or Unknown outcome
+      Values.assign(Count, Values.front());
+    gradientsKeepIntermediates(M, MC);
   }
   It->second.Forwards.push_back({span(MC->getSourceRange()).Line, Values.front()});
   EvaluatedTuples[MC] = Values;

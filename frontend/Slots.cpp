@@ -124,15 +124,20 @@ void FunctionEvaluator::forgetSlot(const std::string &Key,
                                    const SourceSpan &Where) {
   if (I.lookup(Key) == NoValue)
     return;
+  parameterChanged(Key, Why);
+  ValueId V = I.unknown(Display, "'" + Display + "' " + Why, Where,
+                        Interpreter::Provenance::External);
+  I.rebind(Key, V);
+  I.totalsUnknown("'" + Display + "' " + Why);
+}
+
+void FunctionEvaluator::parameterChanged(const std::string &Key,
+                                         const std::string &Why) {
   // A followed call's parameter names the caller's tensor: it changed too.
   if (Caller)
     for (const clang::ParmVarDecl *P : FD.parameters())
       if (key(P) == Key)
         ChangedParameters.emplace(P, Why);
-  ValueId V = I.unknown(Display, "'" + Display + "' " + Why, Where,
-                        Interpreter::Provenance::External);
-  I.rebind(Key, V);
-  I.totalsUnknown("'" + Display + "' " + Why);
 }
 
 /// `lhs = rhs` for a tensor lhs; the value of the expression is lhs.
