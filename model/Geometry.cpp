@@ -152,7 +152,21 @@ Shape contiguousStrides(const Shape &Sizes) {
   SymSize Next = 1;
   for (size_t I = Sizes.size(); I-- > 0;) {
     Strides[I] = Next;
-    Next = Next * sizeMax(Sizes[I], 1);
+    // max(size, 1) is the size wherever the facts (or the defaults,
+    // recorded) say the dim is not empty: `x.size(2) / n` after a view of
+    // a non-empty x, not `std::max(x.size(2) / n, 1)`.
+    Next = Next * (sizeGe(Sizes[I], 1) == Tri::True ? Sizes[I]
+                                                    : sizeMax(Sizes[I], 1));
+  }
+  return Strides;
+}
+
+Shape packedStridesOfNonEmpty(const Shape &Sizes) {
+  Shape Strides(Sizes.size());
+  SymSize Next = 1;
+  for (size_t I = Sizes.size(); I-- > 0;) {
+    Strides[I] = Next;
+    Next = Next * Sizes[I];
   }
   return Strides;
 }
@@ -175,6 +189,15 @@ namespace {
 
 /// Dims in Order, each of size 1 skipped, must have the strides of a dense
 /// packing in that order.
+/// Each dim not decided to be 1 or not assumed not (dimIsOne, stated);
+/// false when one stays undecided.
+bool dimsAssumedNotOne(const Shape &Sizes) {
+  for (const SymSize &S : Sizes)
+    if (dimIsOne(S) == Tri::Unknown)
+      return false;
+  return true;
+}
+
 Tri packedInOrder(const Shape &Sizes, const Shape &Strides,
                   const std::vector<size_t> &Order) {
   SymSize Expected = 1;
@@ -183,6 +206,11 @@ Tri packedInOrder(const Shape &Sizes, const Shape &Strides,
     if (One == Tri::True)
       continue;
     Tri Same = sizeEq(Strides[I], Expected);
+    // A stride that is the packed one only if another dim is 1
+    // (`H * W * (C / g)` against `H * W`): every dim assumed not 1, as
+    // dimIsOne states it, and asked again.
+    if (Same == Tri::Unknown && dimsAssumedNotOne(Sizes))
+      Same = sizeEq(Strides[I], Expected);
     // A dim that may be of size 1 (x.size(2) / 2) but has the packed
     // stride is packed either way: Expected * 1 is Expected. Otherwise
     // whether it is 1 matters: assumed not, stated (dimIsOne).
@@ -402,7 +430,9 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
   if (Empty == Tri::False && !constantShape(OldSizes) &&
       isContiguous(OldSizes, OldStrides) == Tri::True &&
       sizeEq(numel(NewSizes), N) == Tri::True) {
-    NewStrides = contiguousStrides(NewSizes);
+    // A non-empty tensor with as many elements: no new dim is 0.
+    NewStrides = constantShape(NewSizes) ? contiguousStrides(NewSizes)
+                                         : packedStridesOfNonEmpty(NewSizes);
     return Tri::True;
   }
   if (Empty == Tri::True && OldSizes == NewSizes) {
@@ -423,6 +453,23 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
   SymSize ChunkBaseStride = OldStrides.back();
   SymSize TensorNumel = 1;
   SymSize ViewNumel = 1;
+  int64_t ChunkLast = static_cast<int64_t>(OldSizes.size()) - 1;
+  // Whether the view's dims taken so far fall short of the chunk, when the
+  // sizes leave it open (is `x.size(2) / n` more than 1?): each size of
+  // the chunk and of the view taken so far assumed not 1, as dimIsOne
+  // does, and asked again.
+  auto FallsShort = [&](int64_t TensorD, int64_t ViewD) {
+    Tri Short = sizeLt(ViewNumel, TensorNumel);
+    if (Short != Tri::Unknown)
+      return Short;
+    for (int64_t D = TensorD; D <= ChunkLast; ++D)
+      if (dimIsOne(OldSizes[D]) == Tri::Unknown)
+        return Tri::Unknown;
+    for (int64_t D = ViewD + 1; D < static_cast<int64_t>(NewSizes.size()); ++D)
+      if (dimIsOne(NewSizes[D]) == Tri::Unknown)
+        return Tri::Unknown;
+    return sizeLt(ViewNumel, TensorNumel);
+  };
   for (int64_t TensorD = static_cast<int64_t>(OldSizes.size()) - 1;
        TensorD >= 0; --TensorD) {
     TensorNumel = TensorNumel * OldSizes[TensorD];
@@ -439,7 +486,7 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
     if (ChunkEnds == Tri::False)
       continue;
     while (ViewD >= 0) {
-      Tri Short = sizeLt(ViewNumel, TensorNumel);
+      Tri Short = FallsShort(TensorD, ViewD);
       Tri One = sizeEq(NewSizes[ViewD], 1);
       Tri Take = triOr(Short, One);
       if (Take == Tri::Unknown && One == Tri::Unknown && Short == Tri::False)
@@ -459,6 +506,7 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
       ChunkBaseStride = OldStrides[TensorD - 1];
       TensorNumel = 1;
       ViewNumel = 1;
+      ChunkLast = TensorD - 1;
     }
   }
   return triOf(ViewD == -1);

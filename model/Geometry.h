@@ -69,6 +69,9 @@ std::optional<SymSize> mulSizes(const std::optional<SymSize> &A,
 /// Row-major strides for Sizes (c10::contiguous_strides): the last stride
 /// is 1 and size-0/1 dims count as 1.
 Shape contiguousStrides(const Shape &Sizes);
+/// The same for sizes known to be non-zero (a caller that decided it): the
+/// products of the sizes, without max(size, 1).
+Shape packedStridesOfNonEmpty(const Shape &Sizes);
 
 /// Channels-last (NHWC) strides for a 4-D size (c10::get_channels_last_strides_2d).
 Shape channelsLastStrides(const Shape &Sizes);

@@ -349,7 +349,7 @@ struct RangeProver {
   }
 
   /// Intervals after writing a symbol s that occurs next to its quotient
-  /// q = s / c (c a positive constant) as c * q + r, 0 <= r < c (r = 0
+  /// q = s / c (c >= 1, constant or not) as c * q + r, 0 <= r < c (r = 0
   /// where the facts say c divides s), so that s - s / 3 >= 0 and
   /// s - 2 * (s / 3) >= 0 are proven: plain intervals lose the link
   /// between s and s / 3. q's lower bound comes from s's.
@@ -371,12 +371,13 @@ struct RangeProver {
         if (!Name || std::any_of(Splits.begin(), Splits.end(),
                                  [&](const Split &P) { return P.Sym == *Name; }))
           continue;
-        // A symbolic divisor d only where the facts say d divides s and
-        // d >= 1: s = d * q exactly.
+        // A symbolic divisor d >= 1: s = d * q + r, 0 <= r < d (r = 0
+        // where the facts say d divides s), so s >= q shows after the
+        // shift d = 1 + d'.
         bool Divides = Env.knownMultiple(A.Args[0], A.Args[1]) == Tri::True;
         Iv D = intervals(A.Args[1]);
         auto C = A.Args[1].constant();
-        if (C ? *C < 1 : (!Divides || D.Lo < 1))
+        if (C ? *C < 1 : D.Lo < 1)
           continue;
         std::string Tag = std::to_string(Splits.size());
         Split P{*Name, "\x01q" + Tag, "\x01r" + Tag, A.Args[1]};
@@ -388,7 +389,9 @@ struct RangeProver {
         else if (C && !isInf(Sym.Lo) && Sym.Lo > 0)
           Q.Lo = std::max<I128>(Q.Lo, Sym.Lo / *C);
         Ranges[P.Q] = Q;
-        Ranges[P.R] = {0, Divides ? 0 : I128(*C - 1)};
+        Ranges[P.R] = {0, Divides ? 0
+                                  : C ? I128(*C - 1)
+                                      : (isInf(D.Hi) ? Inf : D.Hi - 1)};
         Splits.push_back(P);
       }
     if (Splits.empty())

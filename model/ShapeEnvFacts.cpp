@@ -47,6 +47,26 @@ void ShapeEnv::addSubstitution(const std::string &Name, const SymSize &Value) {
     addFactImpl(SymRelation::le(Value, *Old.Upper), /*Log=*/false);
 }
 
+namespace {
+/// (s, d) when D is +-(d * (s / d) - s).
+std::optional<std::pair<SymSize, SymSize>> exactQuotientDivisor(const SymSize &D) {
+  if (!D.isSymbolic())
+    return std::nullopt;
+  for (const SymTerm &T : D.expr()->Terms)
+    for (const SymFactor &F : T.Factors) {
+      const SymAtom &A = *F.Atom;
+      if (A.Kind != AtomKind::FloorDiv)
+        continue;
+      SymSize Candidate = A.Args[1] * SymSize::floorDiv(A.Args[0], A.Args[1]) - A.Args[0];
+      if (Candidate.isError())
+        continue;
+      if ((D - Candidate).constant() == 0 || (D + Candidate).constant() == 0)
+        return std::make_pair(A.Args[0], A.Args[1]);
+    }
+  return std::nullopt;
+}
+} // namespace
+
 ShapeEnv::FactResult ShapeEnv::addFact(const SymRelation &R) {
   return addFactImpl(R, /*Log=*/true);
 }
@@ -91,6 +111,13 @@ ShapeEnv::FactResult ShapeEnv::addFactImpl(const SymRelation &R, bool Log) {
   SymSize D = reduce(L - Rt);
   switch (R.Kind) {
   case SymRelation::Eq: {
+    // d * (s / d) == s says d divides s (a reshape of a view to heads
+    // back to its input's size): kept as that, which simplify and the
+    // range prover use, where an equality over s / d is no substitution.
+    if (auto Divisor = exactQuotientDivisor(D)) {
+      Multiples.push_back(*Divisor);
+      break;
+    }
     // Solve for the latest-declared symbol that occurs once, linearly, with
     // coefficient +-1; otherwise keep D >= 0 and -D >= 0.
     const SymTerm *Best = nullptr;

@@ -98,7 +98,11 @@ OpOutcome viewPacked(const TensorValue &Flat, const Shape &Target) {
     return throws("shape '" + dimsText(Target) + "' is invalid for input of size " +
                   sizeText(N));
   Out.Value.Sizes = Sizes;
-  Out.Value.Strides = contiguousStrides(Sizes);
+  // Each dim assumed non-empty like any other (the 0/1 specialisation,
+  // stated): strides are then the sizes' products, without max(size, 1).
+  Out.Value.Strides = shapeIsEmpty(Sizes) == Tri::False
+                          ? packedStridesOfNonEmpty(Sizes)
+                          : contiguousStrides(Sizes);
   Out.Value.Offset = Flat.Offset;
   return Out;
 }

@@ -7,6 +7,7 @@
 // facts and the assumptions it recorded.
 #include "model/Assume.h"
 #include "model/Decide.h"
+#include "model/Geometry.h"
 #include "model/ShapeEnv.h"
 
 #include <gtest/gtest.h>
@@ -416,10 +417,37 @@ TEST(ShapeEnvTest, QuotientsStayBelowWhatTheyDivide) {
   E.Env.markSizeLike("h");
   E.Env.addFact(SymRelation::multiple(E.C, H));
   EXPECT_EQ(E.Env.decide(SymRelation::lt(SymSize::floorDiv(E.C, H), E.C)), Tri::True);
-  // Without the fact nothing is claimed for a symbolic divisor.
+  // Without the fact a symbolic divisor k >= 1 still leaves T / k <= T
+  // (T = k * q + r, 0 <= r < k), but not T / k < T (T / k is T at k = 1).
   SymSize K = E.Env.integer("k");
-  E.Env.markSizeLike("k");
-  EXPECT_EQ(E.Env.decide(SymRelation::lt(SymSize::floorDiv(E.T, K), E.T)), Tri::Unknown);
+  EXPECT_EQ(E.Env.decideFromFacts(SymRelation::le(SymSize::floorDiv(E.T, K), E.T)),
+            Tri::Unknown); // k may be 0 or negative: no claim
+  E.Env.addFact(SymRelation::ge(K, 1));
+  EXPECT_EQ(E.Env.decideFromFacts(SymRelation::le(SymSize::floorDiv(E.T, K), E.T)),
+            Tri::True);
+  EXPECT_EQ(E.Env.decideFromFacts(SymRelation::lt(SymSize::floorDiv(E.T, K), E.T)),
+            Tri::Unknown);
+  EXPECT_EQ(E.Env.decideFromFacts(SymRelation::lt(E.T, SymSize::floorDiv(E.T, K))),
+            Tri::False);
+}
+
+TEST(ShapeEnvTest, AnEqualityOfAQuotientTimesItsDivisorIsADivisibility) {
+  // n * (C / n) == C (a reshape of heads back to (B, T, C)) is n | C: then
+  // n * (C / n) simplifies to C and C / n is at least 1.
+  Env3 E;
+  SymSize N = E.Env.integer("n");
+  E.Env.addFact(SymRelation::ge(N, 1));
+  SymSize Q = SymSize::floorDiv(E.C, N);
+  EXPECT_EQ(E.Env.decideFromFacts(SymRelation::multiple(E.C, N)), Tri::Unknown);
+  E.Env.assume(SymRelation::eq(N * Q, E.C));
+  EXPECT_EQ(E.Env.decideFromFacts(SymRelation::multiple(E.C, N)), Tri::True);
+  EXPECT_EQ(E.Env.simplify(N * Q), E.C);
+  EXPECT_EQ(E.Env.decide(SymRelation::ge(Q, 1)), Tri::True);
+  // The mirror image reads the same.
+  Env3 F;
+  SymSize M = F.Env.integer("m");
+  F.Env.addFact(SymRelation::eq(F.T, M * SymSize::floorDiv(F.T, M)));
+  EXPECT_EQ(F.Env.decideFromFacts(SymRelation::multiple(F.T, M)), Tri::True);
 }
 
 TEST(ShapeEnvTest, ARemainderTheFactsKnowIsNotAMultiple) {
@@ -480,4 +508,47 @@ TEST(ShapeEnvTest, ARequirementAgainstADefaultIsStatedNotAThrow) {
   Checked.addFact(SymRelation::eq(K, 3));
   EXPECT_EQ(requireEq(K, 1), Tri::False);
   EXPECT_EQ(requireLe(SymSize(4), K), Tri::False);
+}
+
+TEST(ShapeEnvTest, LayoutDecisionsSpecialiseComputedSizes) {
+  // ShuffleNet's channel shuffle: (N, g, C / g, H, W).transpose(1, 2) is
+  // contiguous only if C / g is 1. The 0/1 specialisation, applied to the
+  // computed size, says it is not, and states it.
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  SymSize N = Env.tensorSize("x", 0), C = Env.tensorSize("x", 1),
+          H = Env.tensorSize("x", 2), W = Env.tensorSize("x", 3);
+  SymSize G = Env.integer("g");
+  Env.markSizeLike("g");
+  Env.addFact(SymRelation::gt(G, 0));
+  Env.addFact(SymRelation::multiple(C, G));
+  SymSize Q = SymSize::floorDiv(C, G);
+  Shape Grouped{N, G, Q, H, W};
+  Shape Packed = contiguousStrides(Grouped);
+  EXPECT_EQ(Env.simplify(Packed[0]), C * H * W) << "no max(C / g, 1) once C / g >= 1";
+  Shape Swapped{N, Q, G, H, W};
+  Shape SwappedStrides{Packed[0], Packed[2], Packed[1], Packed[3], Packed[4]};
+  EXPECT_EQ(isContiguous(Swapped, SwappedStrides), Tri::False);
+  std::vector<std::string> A = Env.assumptions();
+  EXPECT_NE(std::find(A.begin(), A.end(), "x.size(1) / g >= 2"), A.end())
+      << ::testing::PrintToString(A);
+  // Heads merged back: (B, T, n, C / n) with the strides of a permuted
+  // contiguous (B, n, T, C / n) is not viewable as (B, T, C): reshape copies.
+  ShapeEnv Heads;
+  DecisionScope Inner(Heads);
+  SymSize B = Heads.tensorSize("x", 0), T = Heads.tensorSize("x", 1),
+          Cx = Heads.tensorSize("x", 2);
+  SymSize Nh = Heads.integer("n");
+  Heads.markSizeLike("n");
+  Heads.addFact(SymRelation::gt(Nh, 0));
+  Heads.addFact(SymRelation::eq(Nh * SymSize::floorDiv(Cx, Nh), Cx));
+  SymSize D = SymSize::floorDiv(Cx, Nh);
+  Shape Bnt = contiguousStrides({B, Nh, T, D});
+  Shape Out;
+  EXPECT_EQ(computeStride({B, T, Nh, D}, {Bnt[0], Bnt[2], Bnt[1], Bnt[3]}, {B, T, Cx}, Out),
+            Tri::False);
+  // The heads of a contiguous input are viewable back.
+  EXPECT_EQ(computeStride({B, T, Nh, D}, contiguousStrides({B, T, Nh, D}), {B, T, Cx}, Out),
+            Tri::True);
+  EXPECT_EQ(Out, contiguousStrides({B, T, Cx}));
 }
