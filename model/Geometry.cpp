@@ -272,6 +272,10 @@ Tri isNonOverlappingAndDense(const Shape &Sizes, const Shape &Strides) {
   std::vector<Tri> Small(Rank);
   for (size_t D = 0; D < Rank; ++D) {
     Small[D] = sizeLt(Sizes[D], 2);
+    // A computed size (x.size(3) / 2) specialised like an input's: not 0
+    // or 1, stated (dimIsOne).
+    if (Small[D] == Tri::Unknown && dimIsOne(Sizes[D]) == Tri::False)
+      Small[D] = sizeLt(Sizes[D], 2);
     if (Small[D] == Tri::Unknown)
       return Tri::Unknown;
   }
@@ -756,8 +760,20 @@ std::optional<Shape> tensorIteratorOutputStrides(
     Shape S(Rank, 0);
     size_t Offset = Rank - Op.Sizes.size();
     for (size_t I = 0; I < Op.Sizes.size(); ++I) {
+      // A dim of the output's own size is not expanded, whatever it is.
       Tri Expanded =
-          triAnd(sizeEq(Op.Sizes[I], 1), sizeNe(OutSizes[Offset + I], 1));
+          sizeEq(Op.Sizes[I], OutSizes[Offset + I]) == Tri::True
+              ? Tri::False
+              : triAnd(sizeEq(Op.Sizes[I], 1), sizeNe(OutSizes[Offset + I], 1));
+      // Otherwise the sizes not known to be 1 are specialised (dimIsOne).
+      if (Expanded == Tri::Unknown) {
+        Tri OpOne = sizeEq(Op.Sizes[I], 1) == Tri::True ? Tri::True
+                                                         : dimIsOne(Op.Sizes[I]);
+        Tri OutOne = sizeEq(OutSizes[Offset + I], 1) == Tri::True
+                         ? Tri::True
+                         : dimIsOne(OutSizes[Offset + I]);
+        Expanded = triAnd(OpOne, !OutOne);
+      }
       if (Expanded == Tri::Unknown)
         return std::nullopt;
       S[Offset + I] = Expanded == Tri::True ? SymSize(0) : Op.Strides[I];

@@ -394,6 +394,29 @@ struct RangeProver {
                                       : (isInf(D.Hi) ? Inf : D.Hi - 1)};
         Splits.push_back(P);
       }
+    // A symbol the facts say d divides, where the quotient was simplified
+    // away (d * (s / d) is s): s = d * q, q >= 1 where s >= 1, so that
+    // s >= d shows (x.size(1) == C * r * r: x.size(1) >= r).
+    for (const auto &[Multiple, Divisor] : Env.Multiples) {
+      auto Name = Multiple.symbolName();
+      if (!Name || Divisor.constant() ||
+          std::any_of(Splits.begin(), Splits.end(),
+                      [&](const Split &P) { return P.Sym == *Name; }))
+        continue;
+      std::vector<std::string> Used = S.symbols();
+      if (std::find(Used.begin(), Used.end(), *Name) == Used.end())
+        continue;
+      std::vector<std::string> InDivisor = Divisor.symbols();
+      Iv Sym = symbol(*Name);
+      if (std::find(InDivisor.begin(), InDivisor.end(), *Name) != InDivisor.end() ||
+          intervals(Divisor).Lo < 1 || isInf(Sym.Lo) || Sym.Lo < 1)
+        continue;
+      std::string Tag = std::to_string(Splits.size());
+      Split P{*Name, "\x01q" + Tag, "\x01r" + Tag, Divisor};
+      Ranges[P.Q] = {1, Inf};
+      Ranges[P.R] = {0, 0};
+      Splits.push_back(P);
+    }
     if (Splits.empty())
       return {};
     SymSize Sum = 0;

@@ -33,6 +33,19 @@ OpOutcome cat(const std::vector<TensorValue> &Ins, int64_t Dim) {
   for (const TensorValue &T : Ins)
     Ops.push_back(ElemOperand::tensor(T));
   std::optional<DType> Type = resultType(Ops);
+  // Inputs whose dtypes are parameters' (cat of two halves of x): the
+  // promoted dtype is that parameter's where they are one (stated when
+  // they are several parameters').
+  std::string TypeOf;
+  if (!Type && std::none_of(Ins.begin(), Ins.end(),
+                            [](const TensorValue &T) { return T.Type.has_value(); })) {
+    std::vector<const TensorValue *> In;
+    for (const TensorValue &T : Ins)
+      In.push_back(&T);
+    TensorValue Common;
+    commonDType(In, Common);
+    TypeOf = Common.TypeOf;
+  }
   std::vector<const TensorValue *> Used;
   for (const TensorValue &T : Ins) {
     if (!T.Sizes || !T.Strides)
@@ -83,7 +96,7 @@ OpOutcome cat(const std::vector<TensorValue> &Ins, int64_t Dim) {
       AllChannelsLast =
           triAnd(AllChannelsLast, suggestsChannelsLast(S, *T->Strides));
   }
-  OpOutcome Out = freshContiguous(Sizes, Type, Dev);
+  OpOutcome Out = freshContiguous(Sizes, Type, Dev, TypeOf);
   if (AllChannelsLast == Tri::Unknown)
     Out.Value.markUnknown("whether every input of cat suggests channels-last "
                           "is not decidable");

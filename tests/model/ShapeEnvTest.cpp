@@ -552,3 +552,28 @@ TEST(ShapeEnvTest, LayoutDecisionsSpecialiseComputedSizes) {
             Tri::True);
   EXPECT_EQ(Out, contiguousStrides({B, T, Cx}));
 }
+TEST(ShapeEnvTest, DepthToSpaceAndBackIsDecided) {
+  // pixel_shuffle by hand: x.size(1) == C * r * r (checked), then
+  // (N, C, H * r, W * r) viewed as (N, C, H, r, W, r), permuted to
+  // (N, C, r, r, H, W) and reshaped to (N, C * r * r, H, W): not viewable
+  // (a copy). Needs x.size(1) >= r from x.size(1) = r * r * q, q >= 1,
+  // after simplify has turned r * r * (x.size(1) / (r * r)) into x.size(1).
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  SymSize N = Env.tensorSize("x", 0), X1 = Env.tensorSize("x", 1),
+          H = Env.tensorSize("x", 2), W = Env.tensorSize("x", 3);
+  SymSize R = Env.integer("r");
+  Env.markSizeLike("r");
+  SymSize C = SymSize::floorDiv(X1, R * R);
+  Env.addFact(SymRelation::eq(X1, C * R * R));
+  Env.addFact(SymRelation::gt(R * R, 0));
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::multiple(X1, R * R)), Tri::True);
+  EXPECT_EQ(sizeLt(X1, R), Tri::False);
+  Shape Out = contiguousStrides({N, C, H * R, W * R});
+  Shape V;
+  ASSERT_EQ(computeStride({N, C, H * R, W * R}, Out, {N, C, H, R, W, R}, V), Tri::True);
+  Shape Permuted{V[0], V[1], V[3], V[5], V[2], V[4]};
+  Shape Res;
+  EXPECT_EQ(computeStride({N, C, R, R, H, W}, Permuted, {N, C * R * R, H, W}, Res),
+            Tri::False);
+}
