@@ -366,6 +366,10 @@ public:
                        const Expr *E, const FunctionDecl *Callee,
                        std::optional<bool> Training,
                        const std::string &ModeWhy);
+  /// The forward of a loss module M (MSELoss, CrossEntropyLoss, ...) on
+  /// Input and Target: its functional op with M's options.
+  ValueId lossForward(const ModuleValue &M, ValueId Input, ValueId Target,
+                      const Expr *E, const FunctionDecl *Callee);
   /// Whether M is in training mode where Use runs it: a module built here
   /// is, unless eval() / train(false) ran before on every path; nullopt
   /// (Why says why) when that is not known.
@@ -668,6 +672,8 @@ public:
 /// Whether the built-in layer (a holder's name: "BatchNorm2d") has its
 /// parameters and forward modelled (Layers.cpp).
 bool modelledLayer(const std::string &Layer);
+/// Whether Layer is a loss module (forward(input, target)).
+bool isLossModule(const std::string &Layer);
 /// Fills M.ParamShapes (and Buffers, ParamTypes) as the layer's reset()
 /// registers them from M.Options; empty on success, else why not.
 std::string layerParameters(FunctionEvaluator::ModuleValue &M);

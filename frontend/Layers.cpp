@@ -34,6 +34,23 @@ namespace tma {
 
 namespace {
 
+/// Loss modules (no parameters): forward(input, target) is the functional
+/// op with the module's options (MSELossImpl::forward calls
+/// F::detail::mse_loss(input, target, options.reduction()), ...).
+const std::map<std::string, std::string> &lossModules() {
+  static const std::map<std::string, std::string> Losses = {
+      {"MSELoss", "mse_loss"},
+      {"L1Loss", "l1_loss"},
+      {"SmoothL1Loss", "smooth_l1_loss"},
+      {"HuberLoss", "huber_loss"},
+      {"CrossEntropyLoss", "cross_entropy_loss"},
+      {"NLLLoss", "nll_loss"},
+      {"BCELoss", "binary_cross_entropy"},
+      {"BCEWithLogitsLoss", "binary_cross_entropy_with_logits"},
+      {"KLDivLoss", "kl_div"}};
+  return Losses;
+}
+
 /// The layers whose parameters and forward are modelled, by holder name.
 const std::set<std::string> &modelledLayers() {
   static const std::set<std::string> Layers = {
@@ -45,7 +62,13 @@ const std::set<std::string> &modelledLayers() {
       "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
       "AdaptiveAvgPool2d", "Flatten", "Unflatten", "Identity", "Sequential",
       "LSTM", "GRU"};
-  return Layers;
+  static const std::set<std::string> WithLosses = [] {
+    std::set<std::string> All = Layers;
+    for (const auto &[Layer, Op] : lossModules())
+      All.insert(Layer);
+    return All;
+  }();
+  return WithLosses;
 }
 
 ArgValue tensorArg(ValueId Id, const TensorValue &V) {
@@ -136,6 +159,10 @@ std::string dimsOf(size_t N) { return std::to_string(N) + "D"; }
 
 bool modelledLayer(const std::string &Layer) {
   return modelledLayers().count(Layer) != 0;
+}
+
+bool isLossModule(const std::string &Layer) {
+  return lossModules().count(Layer) != 0;
 }
 
 std::optional<int64_t> batchedInputRank(const std::string &Layer) {
@@ -313,6 +340,37 @@ std::string layerParameters(FunctionEvaluator::ModuleValue &M) {
     return "";
   }
   return ""; // no parameters
+}
+
+ValueId FunctionEvaluator::lossForward(const ModuleValue &M, ValueId Input,
+                                       ValueId Target, const Expr *E,
+                                       const FunctionDecl *Callee) {
+  auto Op = lossModules().find(M.Layer);
+  if (Op == lossModules().end())
+    return unmodelledCall(M.Layer, E, {Input, Target},
+                          "module '" + M.Name + "' (" + M.Layer +
+                              "): not a loss");
+  OpCall C;
+  C.Op = lookupOp(Op->second);
+  C.Written = Op->second;
+  C.Version = Opts.Version;
+  C.Args.push_back(tensorArg(Input, I.value(Input)));
+  C.Args.push_back(tensorArg(Target, I.value(Target)));
+  // The module's options, as the functional spelling's options object.
+  ArgValue Options;
+  Options.K = ArgValue::Kind::NNOptions;
+  Options.Named = std::make_shared<const NamedArgs>(M.Options);
+  C.Args.push_back(Options);
+  if (!C.Op)
+    return unmodelledCall(M.Layer, E, {Input, Target},
+                          "its op '" + C.Written + "' is not in the op table");
+  CallSite S;
+  S.E = E;
+  S.Callee = Callee;
+  std::vector<ValueId> Values = applyResult(S, C, applyRule(C));
+  if (Values.empty())
+    return unmodelledCall(M.Layer, E, {Input, Target}, "forward gave no result");
+  return Values.front();
 }
 
 ValueId FunctionEvaluator::layerForward(

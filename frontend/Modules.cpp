@@ -404,11 +404,14 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
                                  const Expr *Object,
                                  llvm::ArrayRef<const Expr *> Args) {
   // forward(input) and ConvTranspose's forward(input, output_size = {})
-  // with the default.
+  // with the default; a loss's forward(input, target).
+  bool InputAndTarget = Args.size() == 2 && isTensorType(Args[1]->getType()) &&
+                        !isDefaultArg(Args[1]);
   if (!Callee || !Object || Args.empty() ||
       !isTensorType(Args[0]->getType()) ||
-      !std::all_of(Args.begin() + 1, Args.end(),
-                   [](const Expr *A) { return isDefaultArg(A); }))
+      (!InputAndTarget &&
+       !std::all_of(Args.begin() + 1, Args.end(),
+                    [](const Expr *A) { return isDefaultArg(A); })))
     return std::nullopt;
   std::string Method = calleeName(Callee);
   if (Method != "forward" && Method != "operator()")
@@ -438,7 +441,15 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
     return std::nullopt;
   }
   const ModuleValue &M = *Found;
+  if (InputAndTarget != isLossModule(M.Layer))
+    return std::nullopt;
   ValueId In = tensor(Args[0]);
+  if (InputAndTarget) {
+    ValueId Target = tensor(Args[1]);
+    if (!M.Why.empty())
+      return unmodelledCall(M.Layer, E, {In, Target}, M.Why);
+    return lossForward(M, In, Target, E, Callee);
+  }
   if (!M.Why.empty())
     return unmodelledCall(M.Layer, E, {In}, M.Why);
   std::string Why;

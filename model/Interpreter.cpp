@@ -209,6 +209,8 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
     const TensorValue &V = Outcome.Value;
     if (Outcome.StorageBytes)
       Info.Bytes = Outcome.StorageBytes;
+    else if (Outcome.StorageBytesUnknown)
+      ; // unknown
     else if (V.Sizes && V.Strides && V.Type)
       Info.Bytes = checkedStorageBytes(*V.Sizes, *V.Strides, itemSize(*V.Type));
     else if (V.Sizes && V.dtypeKnown())

@@ -48,6 +48,9 @@ struct OpOutcome {
   /// extent (a called function that returns a slice of a tensor it
   /// allocated keeps the whole allocation alive).
   std::optional<SymSize> StorageBytes;
+  /// Alloc/Copy: the new storage's bytes are not known though the result's
+  /// shape is (a loss reduced into an unreduced loss of unknown size).
+  bool StorageBytesUnknown = false;
   std::string Note;
   std::string Error;
   /// A factory whose dtype is the default dtype because its options named

@@ -192,6 +192,31 @@ OpOutcome lossResult(Reduction R, const TensorValue &Typed,
   return Out;
 }
 
+/// A loss of operands whose shapes are not known: a Mean or Sum result is
+/// still 0-d wherever the op does not throw; its dtype is the input's when
+/// every operand has it. Its storage is the unreduced loss's where ATen
+/// reduces into it (unknown then), else the 0-d result's own.
+OpOutcome reducedOfUnknownShape(const std::string &Op, Reduction R,
+                                bool ReducesInPlace, const TensorValue &In,
+                                const std::vector<const TensorValue *> &Others,
+                                const std::string &Why) {
+  if (R == Reduction::None)
+    return unknownCopy(Why, std::nullopt, In.Dev);
+  TensorValue Typed;
+  std::string TypeWhy;
+  if (!lossDType(Op, In, Others, Typed, TypeWhy))
+    Typed = TensorValue();
+  OpOutcome Out = freshContiguous(Shape{}, Typed.Type, In.Dev, Typed.TypeOf);
+  Out.Value.markUnknown(Why);
+  Out.ReadBytes.reset();
+  Out.TransientBytes.reset();
+  Out.StorageBytesUnknown = ReducesInPlace;
+  if (ReducesInPlace)
+    Out.WrittenBytes.reset();
+  Out.Note = LossNote;
+  return Out;
+}
+
 /// Whether two shapes are equal: rank, then every size (undecidable
 /// symbolic sizes give Unknown).
 Tri sameShape(const Shape &A, const Shape &B) {
@@ -271,7 +296,10 @@ RuleResult elementwiseLoss(const OpCall &C, const ElementwiseLoss &L) {
   // loss's layout.
   for (const TensorValue *T : Operands)
     if (!T->Sizes)
-      return one(unknownCopy(shapeReason(*T), std::nullopt, In.Dev), L.Op);
+      return one(reducedOfUnknownShape(L.Op, R, L.ReducesInPlace, In,
+                                       {Operands.begin() + 1, Operands.end()},
+                                       shapeReason(*T)),
+                 L.Op);
   // The shape: input and target broadcast (a TensorIterator, or the
   // functional spelling's torch::broadcast_tensors).
   Shape Unreduced;
@@ -695,8 +723,8 @@ RuleResult rule_nll_loss(const OpCall &C) {
     return notModelledOnAll(C, A.Why);
   const TensorValue &In = C.arg(0).TV, &Target = C.arg(1).TV;
   if (!In.Sizes || !Target.Sizes)
-    return one(unknownCopy(shapeReason(In.Sizes ? Target : In), std::nullopt,
-                           In.Dev),
+    return one(reducedOfUnknownShape(Op, *A.Reduce, /*ReducesInPlace=*/false,
+                                     In, {}, shapeReason(In.Sizes ? Target : In)),
                Op);
   bool Functional = optionsOf(C, 2) != nullptr || C.Functional;
   const Shape &IS = *In.Sizes, &TS = *Target.Sizes;
@@ -735,8 +763,8 @@ RuleResult rule_cross_entropy_loss(const OpCall &C) {
     return notModelledOnAll(C, A.Why);
   const TensorValue &In = C.arg(0).TV, &Target = C.arg(1).TV;
   if (!In.Sizes || !Target.Sizes)
-    return one(unknownCopy(shapeReason(In.Sizes ? Target : In), std::nullopt,
-                           In.Dev),
+    return one(reducedOfUnknownShape(Op, *A.Reduce, /*ReducesInPlace=*/false,
+                                     In, {}, shapeReason(In.Sizes ? Target : In)),
                Op);
   const Shape &IS = *In.Sizes, &TS = *Target.Sizes;
   if (IS.empty())

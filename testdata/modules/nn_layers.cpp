@@ -309,3 +309,30 @@ torch::Tensor recurrent_layers() {
   auto c_last = std::get<1>(std::get<1>(lstm->forward(x)));
   return last;
 }
+
+// Loss modules (torch/csrc/api/src/nn/modules/loss.cpp): forward(input,
+// target) is the functional loss with the module's options; Mean and Sum
+// write the 0-d result into the unreduced loss's storage where ATen does.
+torch::Tensor loss_modules() {
+  auto pred = torch::randn({4, 10}, torch::requires_grad());
+  auto target = torch::randn({4, 10});
+  auto labels = torch::randint(10, {4});
+  torch::nn::MSELoss criterion;
+  auto mse = criterion(pred, target);
+  torch::nn::CrossEntropyLoss ce;
+  auto xent = ce(pred, labels);
+  torch::nn::L1Loss l1(torch::nn::L1LossOptions().reduction(torch::kSum));
+  auto summed = l1->forward(pred, target);
+  torch::nn::MSELoss unreduced{torch::nn::MSELossOptions(torch::kNone)};
+  auto per_element = unreduced(pred, target);
+  torch::nn::BCEWithLogitsLoss bce;
+  auto logits_loss = bce(pred, target.sigmoid());
+  torch::nn::NLLLoss nll;
+  auto log_probs = pred.log_softmax(1);
+  auto nll_loss = nll(log_probs, labels);
+  torch::nn::SmoothL1Loss smooth;
+  auto smooth_loss = smooth(pred, target);
+  auto total = mse + xent + summed + logits_loss + nll_loss + smooth_loss;
+  total.backward();
+  return per_element;
+}

@@ -81,3 +81,16 @@ torch::Tensor project_features(const torch::Tensor& feats) {
   auto packed = top.contiguous();
   return packed;
 }
+
+// Losses of tensors whose rank the code does not fix: a mean or a sum is
+// 0-d whatever the operands' shapes; an unreduced loss is not answered.
+torch::Tensor losses_of_any_rank(const torch::Tensor& pred, const torch::Tensor& target,
+                                 const torch::Tensor& labels) {
+  auto mse = torch::mse_loss(pred, target);
+  auto l1 = torch::nn::functional::l1_loss(pred, target);
+  torch::nn::SmoothL1Loss smooth;
+  auto smoothed = smooth(pred, target);
+  auto xent = torch::nn::functional::cross_entropy(pred, labels);
+  auto total = mse + l1 + smoothed + xent;
+  return total;
+}
