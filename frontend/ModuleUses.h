@@ -24,6 +24,16 @@ inline bool harmlessUse(llvm::StringRef Method) {
          Method == "is_training" || Method == "zero_grad";
 }
 
+/// Tensor methods that only describe the tensor (a module's parameter
+/// read through it stays as it is).
+inline bool readOnlyTensorQuery(llvm::StringRef Method) {
+  return Method == "grad" || Method == "sizes" || Method == "size" ||
+         Method == "dim" || Method == "numel" || Method == "scalar_type" ||
+         Method == "dtype" || Method == "device" || Method == "options" ||
+         Method == "defined" || Method == "requires_grad" ||
+         Method == "is_contiguous" || Method == "print" || Method == "nbytes";
+}
+
 /// Module::to(Device, bool non_blocking): moves the parameters, keeps
 /// their shapes and dtype.
 inline bool movesToDevice(const clang::CXXMethodDecl *MD) {
@@ -46,6 +56,25 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
       E = strip(OCE->getArg(0));
     return E && namedDecl(E) == D;
   }
+  /// E reads through D's members (`net->fc1->bias`, `net->fc1`): member
+  /// accesses and holder arrows down to a mention of D.
+  bool readsMemberOf(const Expr *E) const {
+    bool Member = false;
+    for (E = strip(E); E;) {
+      if (const auto *ME = llvm::dyn_cast<MemberExpr>(E);
+          ME && ME->getMemberDecl() != D) {
+        E = strip(ME->getBase());
+        Member = true;
+      } else if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(E);
+                 OCE && OCE->getOperator() == clang::OO_Arrow &&
+                 OCE->getNumArgs() == 1) {
+        E = strip(OCE->getArg(0));
+      } else {
+        return Member && namedDecl(E) == D;
+      }
+    }
+    return false;
+  }
   bool VisitDeclRefExpr(DeclRefExpr *E) {
     Mentions += E->getDecl() == D;
     return true;
@@ -64,6 +93,12 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
       else if (movesToDevice(MD))
         ++Harmless, ++DeviceMoves;
     }
+    // A parameter's or a gradient's description read through the module
+    // (`net->conv1->bias.grad()`, `net->fc->weight.sizes()`).
+    if (readOnlyTensorQuery(MD->getName()) &&
+        isTensorType(E->getImplicitObjectArgument()->getType()) &&
+        readsMemberOf(E->getImplicitObjectArgument()))
+      ++Harmless;
     // register_module("fc", fc) registers the holder; nothing changes.
     if (MD->getName() == "register_module" && E->getNumArgs() == 2 &&
         names(E->getArg(1)))
@@ -73,6 +108,13 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
   bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *E) {
     if (E->getOperator() == clang::OO_Call && E->getNumArgs() >= 1 &&
         names(E->getArg(0)))
+      ++Harmless;
+    // `std::cout << net`, `std::cout << net->fc->weight`: printed.
+    if (E->getOperator() == clang::OO_LessLess && E->getNumArgs() == 2 &&
+        recordName(E->getArg(0)->getType()).find("basic_ostream") !=
+            std::string::npos &&
+        (names(E->getArg(1)) ||
+         (isTensorType(E->getArg(1)->getType()) && readsMemberOf(E->getArg(1)))))
       ++Harmless;
     return true;
   }

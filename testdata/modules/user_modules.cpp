@@ -7,6 +7,8 @@
 // testdata/modules/inputs.json.
 #include <torch/torch.h>
 
+#include <sstream>
+
 struct TwoLayerNetImpl : torch::nn::Module {
   TwoLayerNetImpl(int64_t input_size, int64_t hidden_size, int64_t num_classes)
       : fc1(input_size, hidden_size), fc2(hidden_size, num_classes) {
@@ -124,4 +126,21 @@ torch::Tensor modules_built_and_run() {
   WideHead holder(3, 4);
   auto wide = holder->forward(small);
   return wide;
+}
+
+// A module printed, copied into a holder from a temporary (`Net net =
+// Net(...)`), and whose parameters and gradients are read through it: each
+// leaves it as constructed, so its forward is still followed.
+torch::Tensor modules_printed_and_inspected() {
+  WideHead head = WideHead(4);
+  std::ostringstream log;
+  log << head;
+  auto x = torch::randn({3, 4}, torch::requires_grad());
+  auto y = head->forward(x);
+  y.sum().backward();
+  log << head->proj->weight.sizes() << head->proj->bias.grad();
+  torch::nn::Linear probe(4, 2);
+  log << probe->weight;
+  auto z = probe->forward(x);
+  return z;
 }
