@@ -411,7 +411,7 @@ bool computeConstantStride(const DimList &OldSizes, const DimList &OldStrides,
 } // namespace
 
 Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
-                  const Shape &NewSizes, Shape &NewStrides) {
+                  const Shape &NewSizes, Shape &NewStrides, bool SameNumel) {
   if (!OldSizes.empty()) {
     auto OS = constantShape(OldSizes), OSt = constantShape(OldStrides),
          NS = constantShape(NewSizes);
@@ -433,7 +433,7 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
     return Tri::Unknown;
   if (Empty == Tri::False && !constantShape(OldSizes) &&
       isContiguous(OldSizes, OldStrides) == Tri::True &&
-      sizeEq(numel(NewSizes), N) == Tri::True) {
+      (SameNumel || sizeEq(numel(NewSizes), N) == Tri::True)) {
     // A non-empty tensor with as many elements: no new dim is 0.
     NewStrides = constantShape(NewSizes) ? contiguousStrides(NewSizes)
                                          : packedStridesOfNonEmpty(NewSizes);

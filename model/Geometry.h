@@ -90,9 +90,12 @@ Tri isNonOverlappingAndDense(const Shape &Sizes, const Shape &Strides);
 Tri suggestsChannelsLast(const Shape &Sizes, const Shape &Strides);
 
 /// at::detail::computeStride: whether a view of (OldSizes, OldStrides) with
-/// NewSizes exists, and then its strides in NewStrides.
+/// NewSizes exists, and then its strides in NewStrides. SameNumel: the
+/// caller has established that both have one element count (inferSize
+/// required it), which a symbolic -1 size may not show in canonical form.
 Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
-                  const Shape &NewSizes, Shape &NewStrides);
+                  const Shape &NewSizes, Shape &NewStrides,
+                  bool SameNumel = false);
 
 /// at::infer_size: resolves one -1 against Numel. False when the shape is
 /// invalid (two -1s, a negative size, or a product that does not match);

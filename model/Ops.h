@@ -92,6 +92,8 @@ OpOutcome viewAs(const TensorValue &In, const Shape &Target);
 /// view of a packed tensor given as its flat self (packedAsFlat).
 OpOutcome viewPacked(const TensorValue &Flat, const Shape &Target);
 OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index);
+/// select at a symbolic index, answered when it is known not negative.
+OpOutcome select(const TensorValue &In, int64_t Dim, const SymSize &Index);
 /// slice(dim, start, end, step) with Python semantics for missing bounds.
 OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<int64_t> Start,
                 std::optional<int64_t> End, int64_t Step);

@@ -342,6 +342,38 @@ RuleResult rule_randperm(const OpCall &C) { return factoryRule(C); }
 RuleResult rule_scalar_tensor(const OpCall &C) { return factoryRule(C); }
 RuleResult rule_empty_strided(const OpCall &C) { return factoryRule(C); }
 
+// new_empty / new_zeros / new_ones / new_full (TensorFactories.cpp):
+// at::empty(size, self.options().merge_in(options)), then filled: a fresh
+// contiguous tensor whose dtype and device are self's unless the options
+// name them (the options' memory format is not modelled).
+RuleResult rule_new_empty(const OpCall &C) {
+  bool Fill = C.Overload == 1;
+  const TensorValue &Self = C.self().TV;
+  OptionsValue O;
+  if (const ArgValue &A = C.arg(Fill ? 3 : 2); A.given())
+    O = A.Options;
+  if (!O.Known || (O.HasType && !O.Type && O.TypeOf.empty()) ||
+      (O.HasDevice && !O.Dev))
+    return notModelled(C, O.UnknownReason.empty() ? "options could not be derived"
+                                                  : O.UnknownReason);
+  if (O.HasFormat)
+    return notModelled(C, "a memory format in " + C.Written +
+                              "'s options is not modelled");
+  std::optional<Shape> Sizes;
+  if (C.arg(1).known())
+    Sizes = C.arg(1).List;
+  std::optional<DType> Type = O.HasType ? O.Type : Self.Type;
+  std::string TypeOf = O.HasType ? O.TypeOf : (Self.Type ? "" : Self.TypeOf);
+  std::optional<Device> Dev = O.HasDevice ? O.Dev : Self.Dev;
+  OpOutcome Out = factory(Sizes, Type, Dev,
+                          C.Written == "new_empty" ? FillKind::Uninitialized
+                                                   : FillKind::Filled,
+                          TypeOf);
+  if (!Sizes)
+    Out.Value.UnknownReason = "size argument could not be derived";
+  return one(Out, C.Written);
+}
+
 // *_like(self, [fill_value,] options = {}, memory_format = nullopt), or
 // with the options spelled out (dtype, layout, device, pin_memory).
 RuleResult rule_like(const OpCall &C) {

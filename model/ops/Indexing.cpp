@@ -363,6 +363,8 @@ RuleResult rule_subscript(const OpCall &C) {
   const ArgValue &I = C.arg(1);
   if (I.Type == ArgType::Tensor)
     return one(subscriptWithTensor(C.self().TV, I.TV));
+  if (I.size() && !I.size()->constant())
+    return one(select(C.self().TV, 0, *I.size()));
   if (!I.known())
     return notModelled(C, "index could not be derived");
   return one(select(C.self().TV, 0, I.Int));

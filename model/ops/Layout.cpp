@@ -72,7 +72,8 @@ OpOutcome reshape(const TensorValue &In, const Shape &Target) {
                            "reshape copies is unknown"
                          : In.UnknownReason);
   Shape Strides;
-  Tri Viewable = computeStride(*In.Sizes, *In.Strides, Sizes, Strides);
+  Tri Viewable = computeStride(*In.Sizes, *In.Strides, Sizes, Strides,
+                                /*SameNumel=*/true);
   if (Viewable == Tri::Unknown)
     return Undecided("whether the input is viewable as " + dimsText(Sizes) +
                      " is not known, so whether reshape copies is unknown");

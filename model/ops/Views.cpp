@@ -125,7 +125,8 @@ OpOutcome viewAs(const TensorValue &In, const Shape &Target) {
     return throws("shape '" + dimsText(Target) + "' is invalid for input of size " +
                   sizeText(N));
   Shape Strides;
-  Tri Viewable = computeStride(*In.Sizes, *In.Strides, Sizes, Strides);
+  Tri Viewable = computeStride(*In.Sizes, *In.Strides, Sizes, Strides,
+                                /*SameNumel=*/true);
   if (Viewable == Tri::Unknown)
     return undecidedOutcome(Out, "whether the input can be viewed as " +
                                      dimsText(Sizes) + " is not known");
@@ -164,6 +165,39 @@ OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index) {
   SymSize At = Index < 0 ? Size + Index : SymSize(Index);
   Shape Sizes = *In.Sizes, Strides = *In.Strides;
   SymSize Offset = *In.Offset + At * Strides[*D];
+  Sizes.erase(Sizes.begin() + *D);
+  Strides.erase(Strides.begin() + *D);
+  Out.Value.Sizes = Sizes;
+  Out.Value.Strides = Strides;
+  Out.Value.Offset = Offset;
+  return Out;
+}
+
+OpOutcome select(const TensorValue &In, int64_t Dim, const SymSize &Index) {
+  if (auto C = Index.constant())
+    return select(In, Dim, *C);
+  // A symbolic index (`batch[n - 1]`): answered where it is known not to
+  // be negative (a negative one would count from the end).
+  OpOutcome Out = viewOf(In);
+  if (!needLayout(In, Out))
+    return Out;
+  if (Index.isError() || sizeLe(0, Index) != Tri::True)
+    return undecidedOutcome(Out, undecided(">=", Index, 0));
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (Rank == 0)
+    return throws("select() cannot be applied to a 0-dim tensor.");
+  auto D = wrapDim(Dim, Rank);
+  if (!D)
+    return throws("Dimension out of range");
+  const SymSize &Size = (*In.Sizes)[*D];
+  Tri Inside = requireLt(Index, Size);
+  if (Inside == Tri::Unknown)
+    return undecidedOutcome(Out, undecided("<", Index, Size));
+  if (Inside == Tri::False)
+    return throws("index " + sizeText(Index) + " is out of bounds for dimension " +
+                  std::to_string(*D) + " with size " + sizeText(Size));
+  Shape Sizes = *In.Sizes, Strides = *In.Strides;
+  SymSize Offset = *In.Offset + Index * Strides[*D];
   Sizes.erase(Sizes.begin() + *D);
   Strides.erase(Strides.begin() + *D);
   Out.Value.Sizes = Sizes;
@@ -790,6 +824,11 @@ RuleResult rule_select(const OpCall &C) {
   const TensorValue &In = C.self().TV;
   if (D.Type == ArgType::Dimname)
     return notModelled(C, "select by dimension name is not modelled");
+  if (D.known() && K.size() && !K.size()->constant()) {
+    OpOutcome Out = select(In, D.Int, *K.size());
+    if (Out.Kind != OpKind::Unknown)
+      return one(Out);
+  }
   if (D.known() && !K.known() && In.Sizes && In.Strides && !In.Sizes->empty()) {
     // An index known only at run time (a loop variable): still a view of
     // known shape and strides, at an unknown offset.

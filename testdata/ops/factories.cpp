@@ -57,3 +57,14 @@ void factory_unknown(int64_t n) {
   auto b = torch::arange(n);
   auto c = torch::full({2}, static_cast<double>(n));
 }
+
+// new_empty / new_zeros / new_ones / new_full: self's dtype and device
+// unless the options name them.
+void new_factories() {
+  auto x = torch::randn({2, 3}, torch::kFloat64);
+  auto a = x.new_zeros({4, 5});
+  auto b = x.new_ones({3}, torch::kInt32);
+  auto c = x.new_empty({2, 2});
+  auto d = x.new_full({1, 3}, 7);
+  auto e = x.new_zeros({0, 2}, torch::TensorOptions().dtype(torch::kHalf));
+}
