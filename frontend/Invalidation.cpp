@@ -244,3 +244,129 @@ void FunctionEvaluator::tensorChangedInPlace(ValueId Old, ValueId New,
           E = New;
 }
 } // namespace tma
+
+namespace tma {
+
+FunctionEvaluator::EvaluatorSnapshot FunctionEvaluator::snapshot() const {
+  return EvaluatorSnapshot{I,          *Env,           OptionVars,
+                           DeviceVars, TensorLists,    TensorTuples,
+                           Evaluated,  EvaluatedLists, EvaluatedTuples,
+                           References, Pointers,       AddressTaken,
+                           MayHaveLeft, MayHaveLeftOps, IntVars,
+                           ModuleOrder, Modules,       Loaders,
+                           BatchVariables, Grads,      BackwardSeen,
+                           GradsWhy,   Optimizers,     OptimizerOrder,
+                           TrainingCalls, NotFollowedWhy, UserObjects,
+                           Returns,    ChangedParameters};
+}
+
+void FunctionEvaluator::restore(const EvaluatorSnapshot &S) {
+  I = S.I;
+  *Env = S.Env;
+  OptionVars = S.OptionVars;
+  DeviceVars = S.DeviceVars;
+  TensorLists = S.TensorLists;
+  TensorTuples = S.TensorTuples;
+  Evaluated = S.Evaluated;
+  EvaluatedLists = S.EvaluatedLists;
+  EvaluatedTuples = S.EvaluatedTuples;
+  References = S.References;
+  Pointers = S.Pointers;
+  AddressTaken = S.AddressTaken;
+  MayHaveLeft = S.MayHaveLeft;
+  MayHaveLeftOps = S.MayHaveLeftOps;
+  IntVars = S.IntVars;
+  ModuleOrder = S.ModuleOrder;
+  Modules = S.Modules;
+  Loaders = S.Loaders;
+  BatchVariables = S.BatchVariables;
+  Grads = S.Grads;
+  BackwardSeen = S.BackwardSeen;
+  GradsWhy = S.GradsWhy;
+  Optimizers = S.Optimizers;
+  OptimizerOrder = S.OptimizerOrder;
+  TrainingCalls = S.TrainingCalls;
+  NotFollowedWhy = S.NotFollowedWhy;
+  UserObjects = S.UserObjects;
+  Returns = S.Returns;
+  ChangedParameters = S.ChangedParameters;
+}
+
+std::optional<FunctionEvaluator::Completion>
+FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
+  // Each level tries its body once more than it runs it: a bound keeps
+  // nested loops from multiplying that.
+  if (FixpointDepth >= 3)
+    return std::nullopt;
+  AssignedIn Found = assignedIn(Body);
+  // Lists grown and option or device variables set per iteration are not
+  // compared: those loops keep the per-iteration reading.
+  if (!Found.Containers.empty())
+    return std::nullopt;
+  for (const VarDecl *VD : Found.Variables)
+    if (isOptionsType(VD->getType()) || DeviceVars.count(key(VD)))
+      return std::nullopt;
+  std::map<std::string, ValueId> Entry;
+  for (const auto &[K, Display] : keysChanged(Found, *this))
+    if (ValueId V = I.lookup(K); V != NoValue) {
+      const TensorValue &TV = I.value(V);
+      if (!TV.hasLayout() || !TV.dtypeKnown() || TV.Storage == NoStorage)
+        return std::nullopt;
+      Entry[K] = V;
+    }
+  if (Entry.empty())
+    return std::nullopt;
+
+  EvaluatorSnapshot Before = snapshot();
+  size_t OpsBefore = I.trace().Ops.size();
+  Flow Inner = F;
+  Inner.InLoop = true;
+  ++FixpointDepth;
+  Completion C = loopBodyOnce(Body, Whole, Inner);
+  --FixpointDepth;
+
+  const FunctionTrace &T = I.trace();
+  std::vector<std::string> Rebound;
+  auto SameAfter = [&](const std::string &K, ValueId E) {
+    ValueId X = I.lookup(K);
+    if (X == E)
+      return true;
+    if (X == NoValue)
+      return false;
+    const TensorValue &A = I.value(E), &B = I.value(X);
+    if (!B.hasLayout() || !(*A.Sizes == *B.Sizes) || !(*A.Strides == *B.Strides) ||
+        !(*A.Offset == *B.Offset) || A.Type != B.Type || A.TypeOf != B.TypeOf ||
+        A.Dev != B.Dev)
+      return false;
+    if (A.Storage == B.Storage)
+      return true;
+    // A new tensor each iteration, held by this name alone as the one
+    // before the loop was: the same answers (bytes, kind, no base).
+    if (B.Storage == NoStorage)
+      return false;
+    const StorageInfo &SA = T.Storages.at(A.Storage), &SB = T.Storages.at(B.Storage);
+    std::string Name = I.nameOf(K);
+    if (SA.External || SB.External || !SA.Bytes || !SB.Bytes ||
+        !(*SA.Bytes == *SB.Bytes) || SB.Producer == NoOp ||
+        static_cast<size_t>(SB.Producer) < OpsBefore || SA.FirstName != Name ||
+        SB.FirstName != Name)
+      return false;
+    Rebound.push_back(Name);
+    return true;
+  };
+  for (const auto &[K, E] : Entry)
+    if (!SameAfter(K, E)) {
+      restore(Before);
+      return std::nullopt;
+    }
+  allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
+  SourceSpan Where = span(Whole->getSourceRange());
+  for (const std::string &Name : Rebound)
+    I.totalsUnknown("'" + Name + "' holds one of several tensors after line " +
+                    std::to_string(Where.Line));
+  if (C.K == Completion::Return || C.K == Completion::Goto)
+    mayHaveLeft(C);
+  return Completion{};
+}
+
+} // namespace tma

@@ -3,7 +3,9 @@
 // Constant conditions pick their branch; unknown ones evaluate every branch
 // and make what they allocate uncertain; loops run their body once for its
 // per-iteration shapes; try blocks, switches, labels and goto follow C++'s
-// rules for which code runs.
+// rules for which code runs. A loop whose carried tensors keep their
+// shapes through one pass of its body is at a fixpoint (loopAtFixpoint):
+// that pass's answers hold on every iteration.
 #include "frontend/FunctionEvaluator.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -114,15 +116,9 @@ FunctionEvaluator::Completion FunctionEvaluator::branch(const Stmt *Body, Flow F
   return C;
 }
 
-FunctionEvaluator::Completion FunctionEvaluator::loop(const Stmt *Body, const Stmt *Whole, Flow F) {
-  // Values carried around the loop change per iteration: forget them
-  // before evaluating the body once for its per-iteration shapes.
-  StorageSnapshot Before = snapshotAssignedIn(Body);
-  invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
-                       Whole->getSourceRange());
-  size_t OpsBefore = I.trace().Ops.size();
-  Flow Inner = F;
-  Inner.InLoop = true;
+FunctionEvaluator::Completion FunctionEvaluator::loopBodyOnce(const Stmt *Body,
+                                                             const Stmt *Whole,
+                                                             Flow Inner) {
   I.enterScope();
   if (const auto *RFS = dyn_cast<CXXForRangeStmt>(Whole))
     loaderBatchValues(RFS, Inner);
@@ -147,6 +143,21 @@ FunctionEvaluator::Completion FunctionEvaluator::loop(const Stmt *Body, const St
     I.endStatement();
   }
   I.exitScope();
+  return C;
+}
+
+FunctionEvaluator::Completion FunctionEvaluator::loop(const Stmt *Body, const Stmt *Whole, Flow F) {
+  if (auto Done = loopAtFixpoint(Body, Whole, F))
+    return *Done;
+  // Values carried around the loop change per iteration: forget them
+  // before evaluating the body once for its per-iteration shapes.
+  StorageSnapshot Before = snapshotAssignedIn(Body);
+  invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
+                       Whole->getSourceRange());
+  size_t OpsBefore = I.trace().Ops.size();
+  Flow Inner = F;
+  Inner.InLoop = true;
+  Completion C = loopBodyOnce(Body, Whole, Inner);
   allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
   invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
                        Whole->getSourceRange(), &Before);

@@ -150,3 +150,20 @@ void loop_reshapes_in_place() {
     x.unsqueeze_(0);
   auto a = x.clone();
 }
+
+// A loop whose carried tensor grows each iteration: no fixpoint, so what
+// it holds after the loop is unknown; one that keeps its shape is known.
+void loop_grows() {
+  auto acc = torch::zeros({1, 3});
+  for (int i = 0; i < 3; ++i) {
+    auto row = torch::ones({1, 3});
+    acc = torch::cat({acc, row});
+  }
+  auto after = acc.clone();
+  auto h = torch::randn({2, 3});
+  for (int i = 0; i < 2; ++i) {
+    auto step = h.relu();
+    h = h + step;
+  }
+  auto kept = h.t();
+}
