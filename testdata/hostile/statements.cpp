@@ -273,3 +273,45 @@ void stmt_body_from_an_include() {
   int64_t n_from_the_caller = 7;
 #include "included_body.inc"
 }
+
+// ---- loops iterated to a fixpoint ------------------------------------------
+
+// Carried tensors that keep their shape: known inside and after the loop.
+void stmt_loop_fixpoint() {
+  auto w = torch::randn({8, 8});
+  auto h = torch::randn({2, 8});
+  for (int i = 0; i < 3; ++i) {
+    auto up = torch::matmul(h, w);
+    h = h + up.tanh();
+  }
+  auto sq = torch::randn({4, 4});
+  for (int i = 0; i < 2; ++i)
+    sq = sq.t().contiguous(); // same shape and strides, a new tensor
+  auto v = sq.t();
+  int n = 0;
+  while (n < 3) {
+    v = v.t().t(); // a view of the same storage, as before
+    ++n;
+  }
+  auto last = v.contiguous();
+}
+
+// Carried tensors whose shape or layout changes: unknown after the loop,
+// and the names inside that read them unknown too.
+void stmt_loop_no_fixpoint() {
+  auto sq = torch::randn({4, 4});
+  for (int i = 0; i < 3; ++i)
+    sq = sq.t(); // a square's transpose: same shape, other strides
+  auto c = sq.contiguous();
+  auto grow = torch::zeros({1, 2});
+  for (int i = 0; i < 2; ++i) {
+    auto seen = grow.sum(0);
+    grow = torch::cat({grow, torch::ones({1, 2})});
+  }
+  auto g = grow.clone();
+  auto alias = torch::randn({3});
+  auto other = alias;
+  for (int i = 0; i < 2; ++i)
+    other.unsqueeze_(0);
+  auto a = alias.clone();
+}
