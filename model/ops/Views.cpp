@@ -140,11 +140,17 @@ OpOutcome viewAs(const TensorValue &In, const Shape &Target) {
   return Out;
 }
 
-// select (TensorShape.cpp): drops the dim, offset += index * stride.
-OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index) {
+// select (TensorShape.cpp): drops the dim, offset += index * stride. A
+// symbolic index (`batch[n - 1]`) is answered where it is known not to be
+// negative (a negative one counts from the end).
+OpOutcome select(const TensorValue &In, int64_t Dim, const SymSize &Index) {
   OpOutcome Out = viewOf(In);
   if (!needLayout(In, Out))
     return Out;
+  auto Constant = Index.constant();
+  if (!Constant && (Index.isError() || sizeLe(0, Index) != Tri::True))
+    return undecidedOutcome(Out, undecided(">=", Index, 0));
+  bool FromEnd = Constant && *Constant < 0;
   int64_t Rank = static_cast<int64_t>(In.Sizes->size());
   if (Rank == 0)
     return throws("select() cannot be applied to a 0-dim tensor.");
@@ -154,15 +160,13 @@ OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index) {
   const SymSize &Size = (*In.Sizes)[*D];
   // LibTorch throws for an index outside the dim: on the path that goes
   // on, it is inside.
-  Tri Inside = Index < 0 ? requireLe(SymSize(-Index), Size)
-                         : requireLt(SymSize(Index), Size);
+  Tri Inside = FromEnd ? requireLe(-Index, Size) : requireLt(Index, Size);
   if (Inside == Tri::Unknown)
-    return undecidedOutcome(Out, undecided("<", SymSize(Index), Size));
+    return undecidedOutcome(Out, undecided("<", Index, Size));
   if (Inside == Tri::False)
-    return throws("index " + std::to_string(Index) +
-                  " is out of bounds for dimension " + std::to_string(*D) +
-                  " with size " + sizeText(Size));
-  SymSize At = Index < 0 ? Size + Index : SymSize(Index);
+    return throws("index " + sizeText(Index) + " is out of bounds for dimension " +
+                  std::to_string(*D) + " with size " + sizeText(Size));
+  SymSize At = FromEnd ? Size + Index : Index;
   Shape Sizes = *In.Sizes, Strides = *In.Strides;
   SymSize Offset = *In.Offset + At * Strides[*D];
   Sizes.erase(Sizes.begin() + *D);
@@ -173,37 +177,8 @@ OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index) {
   return Out;
 }
 
-OpOutcome select(const TensorValue &In, int64_t Dim, const SymSize &Index) {
-  if (auto C = Index.constant())
-    return select(In, Dim, *C);
-  // A symbolic index (`batch[n - 1]`): answered where it is known not to
-  // be negative (a negative one would count from the end).
-  OpOutcome Out = viewOf(In);
-  if (!needLayout(In, Out))
-    return Out;
-  if (Index.isError() || sizeLe(0, Index) != Tri::True)
-    return undecidedOutcome(Out, undecided(">=", Index, 0));
-  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
-  if (Rank == 0)
-    return throws("select() cannot be applied to a 0-dim tensor.");
-  auto D = wrapDim(Dim, Rank);
-  if (!D)
-    return throws("Dimension out of range");
-  const SymSize &Size = (*In.Sizes)[*D];
-  Tri Inside = requireLt(Index, Size);
-  if (Inside == Tri::Unknown)
-    return undecidedOutcome(Out, undecided("<", Index, Size));
-  if (Inside == Tri::False)
-    return throws("index " + sizeText(Index) + " is out of bounds for dimension " +
-                  std::to_string(*D) + " with size " + sizeText(Size));
-  Shape Sizes = *In.Sizes, Strides = *In.Strides;
-  SymSize Offset = *In.Offset + Index * Strides[*D];
-  Sizes.erase(Sizes.begin() + *D);
-  Strides.erase(Strides.begin() + *D);
-  Out.Value.Sizes = Sizes;
-  Out.Value.Strides = Strides;
-  Out.Value.Offset = Offset;
-  return Out;
+OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index) {
+  return select(In, Dim, SymSize(Index));
 }
 
 namespace {
