@@ -18,6 +18,9 @@
 #include "clang/AST/Attr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstdint>
+
 using namespace clang;
 
 namespace tma {
@@ -189,7 +192,16 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
                .first;
   }
   const CallSummary &Summary = Memo->second;
-  ValueId Result = apply(Name, E, Inputs, Summary.Out);
+  ValueId Result = NoValue;
+  if (Summary.ReturnsTuple && !Summary.Elements.empty()) {
+    // One value per element, the call's bytes on the first.
+    std::vector<ValueId> Elements;
+    for (const OpOutcome &Element : Summary.Elements)
+      Elements.push_back(apply(Name, E, Inputs, Element));
+    CallTuples[E] = Elements;
+  } else {
+    Result = apply(Name, E, Inputs, Summary.Out);
+  }
   for (const auto &[K, Why] : Summary.Changed)
     forgetObject(Args[K], Why);
   // A tensor behind a pointer parameter may have been rebound through it:
@@ -263,10 +275,56 @@ FunctionEvaluator::summarizeCall(const FunctionDecl &Def,
     Out = throws(In + T.Throws);
     return S;
   }
+  S.ReturnsTuple = isTensorTupleType(Def.getReturnType());
+  if (S.ReturnsTuple) {
+    // Every return statement gives as many followed tensors; element K's
+    // answer holds when they all agree on it.
+    Out.Kind = OpKind::Use;
+    size_t N = !Callee.Returns.empty() && Callee.Returns.front()
+                   ? Callee.Returns.front()->size()
+                   : 0;
+    for (const auto &Each : Callee.Returns)
+      if (!Each || Each->size() != N)
+        N = 0;
+    for (size_t K = 0; K < N; ++K) {
+      OpOutcome Element = Out;
+      if (K > 0) {
+        Element.ReadBytes = SymSize(0);
+        Element.WrittenBytes = SymSize(0);
+      }
+      // Which of the storages it returns its peak included is not
+      // separated: the caller's peak is unknown.
+      Element.TransientBytes.reset();
+      Element.TransientTotalBytes.reset();
+      returnedElement(Def, Name, Callee, T, TensorArgument, K, std::nullopt,
+                      std::nullopt, Element);
+      S.Elements.push_back(Element);
+    }
+    return S;
+  }
   if (!S.ReturnsTensor) {
     Out.Kind = OpKind::Use;
     return S;
   }
+  // A tensor is one element; a return the analysis cannot split is none.
+  bool One = !Callee.Returns.empty() &&
+             std::all_of(Callee.Returns.begin(), Callee.Returns.end(),
+                         [](const auto &Each) { return Each && Each->size() == 1; });
+  returnedElement(Def, Name, Callee, T, TensorArgument, One ? 0 : SIZE_MAX, Peak,
+                  Allocated, Out);
+  return S;
+}
+
+void FunctionEvaluator::returnedElement(const FunctionDecl &Def,
+                                        const std::string &Name,
+                                        FunctionEvaluator &Callee,
+                                        const FunctionTrace &T,
+                                        const std::vector<int> &TensorArgument,
+                                        size_t K,
+                                        const std::optional<SymSize> &Peak,
+                                        const std::optional<SymSize> &Allocated,
+                                        OpOutcome &Out) {
+  std::string In = "'" + Name + "' ";
   auto Unknown = [&](const std::string &Why) {
     Out.Kind = OpKind::Unknown;
     // A reason that already names a call (an argument's, a nested one's)
@@ -277,30 +335,28 @@ FunctionEvaluator::summarizeCall(const FunctionDecl &Def,
     Out.TransientBytes = std::nullopt;
     Out.TransientTotalBytes = std::nullopt;
   };
-  if (Callee.Returns.empty() || !Callee.Returns.front() ||
-      Callee.Returns.front()->size() != 1)
-    return Unknown("its returned tensor is not followed"), S;
+  if (Callee.Returns.empty())
+    return Unknown("its returned tensor is not followed");
   // Each return statement must give the same answer.
   for (const auto &Each : Callee.Returns) {
-    if (!Each || Each->size() != 1)
-      return Unknown("its returned tensor is not followed"), S;
-    const TensorValue &W = T.value(Each->front());
+    if (!Each || K >= Each->size())
+      return Unknown("its returned tensor is not followed");
+    const TensorValue &W = T.value((*Each)[K]);
     if (!W.hasLayout() || W.Storage == NoStorage)
       return Unknown(W.UnknownReason.empty()
                          ? std::string("its returned tensor is not known")
-                         : W.UnknownReason),
-             S;
+                         : W.UnknownReason);
   }
-  ValueId R = Callee.Returns.front()->front();
+  ValueId R = (*Callee.Returns.front())[K];
   const TensorValue &V = T.value(R);
   StorageId St = V.Storage;
   for (const auto &Other : Callee.Returns) {
-    const TensorValue &W = T.value(Other->front());
+    const TensorValue &W = T.value((*Other)[K]);
     if (describe(W) != describe(V) ||
         (W.Storage != St &&
          (St == NoStorage || W.Storage == NoStorage ||
           T.Storages.at(St).External || T.Storages.at(W.Storage).External)))
-      return Unknown("its return statements return different tensors"), S;
+      return Unknown("its return statements return different tensors");
   }
   // Known in its layout, the value may still miss a field (a device
   // that is the caller's): it carries that reason on.
@@ -310,34 +366,32 @@ FunctionEvaluator::summarizeCall(const FunctionDecl &Def,
   const StorageInfo &Info = T.Storages.at(St);
   if (Info.External) {
     // An argument's storage: the argument itself, or a view of it.
-    for (unsigned K = 0; K < Def.getNumParams(); ++K) {
-      auto It = Callee.ParameterValues.find(Def.getParamDecl(K));
+    for (unsigned P = 0; P < Def.getNumParams(); ++P) {
+      auto It = Callee.ParameterValues.find(Def.getParamDecl(P));
       if (It == Callee.ParameterValues.end() || It->second < 0 ||
-          T.value(It->second).Storage != St || TensorArgument[K] < 0)
+          T.value(It->second).Storage != St || TensorArgument[P] < 0)
         continue;
-      Out.SharesInput = static_cast<unsigned>(TensorArgument[K]);
+      Out.SharesInput = static_cast<unsigned>(TensorArgument[P]);
       bool Same = It->second == R || describe(T.value(It->second)) == describe(V);
       Out.Kind = Same ? OpKind::Self : OpKind::View;
       Out.Note = Same ? In + "returns its argument"
                       : In + "returns a view of its argument";
-      return S;
+      return;
     }
     return Unknown("it returns a tensor from outside it (a member, a "
-                   "global)"),
-           S;
+                   "global)");
   }
   // A storage it allocated: the caller holds it from now on.
   Out.Kind = OpKind::Copy;
   Out.StorageBytes = Info.Bytes;
   if (!Info.Bytes)
-    return Unknown("the size of the storage it returns is not known"), S;
+    return Unknown("the size of the storage it returns is not known");
   if (Peak) {
     Out.TransientBytes = Env->simplify(*Peak - *Info.Bytes);
     if (Allocated)
       Out.TransientTotalBytes = Env->simplify(*Allocated - *Info.Bytes);
   }
   Out.Note = In + "returns a tensor it allocated";
-  return S;
 }
 
 bool FunctionEvaluator::followedEffects(const CallExpr *CE) {

@@ -407,8 +407,15 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
       !isTensorTupleType(CE->getArg(0)->getType()))
     if (auto R = recurrentValues(CE->getArg(0)); R && R->size() == 3)
       return std::vector<ValueId>{(*R)[1], (*R)[2]};
-  if (!isLibTorchDecl(Callee))
+  // A function of the project returning a pair or tuple of tensors
+  // (`auto [mu, log_var] = encode(x)`, `std::tie(h, c) = step(x, h, c)`),
+  // followed into its body.
+  if (!isLibTorchDecl(Callee)) {
+    if (followedEffects(CE))
+      if (auto It = CallTuples.find(CE); It != CallTuples.end())
+        return It->second;
     return std::nullopt;
+  }
   // max(dim, keepdim) / min(dim, keepdim), as methods or functions: the
   // table's "max.dim".
   CallSite Site;

@@ -446,11 +446,28 @@ public:
   struct CallSummary {
     OpOutcome Out;
     bool ReturnsTensor = false;
+    /// A std::pair / std::tuple of tensors: each element's outcome (the
+    /// call's bytes on the first); empty when the elements are not
+    /// followed.
+    bool ReturnsTuple = false;
+    std::vector<OpOutcome> Elements;
     std::vector<std::pair<unsigned, std::string>> Changed; // argument, why
   };
   CallSummary summarizeCall(const FunctionDecl &Def, const std::string &Name,
                             FunctionEvaluator &Callee, const FunctionTrace &T,
                             const std::vector<int> &TensorArgument);
+  /// What the caller gets for element K of what every return statement
+  /// of Callee returns: Out (holding the call's bytes) completed with the
+  /// value and kind, or unknown with the reason. Peak: the callee's peak,
+  /// when its returned storage is to be taken out of it.
+  void returnedElement(const FunctionDecl &Def, const std::string &Name,
+                       FunctionEvaluator &Callee, const FunctionTrace &T,
+                       const std::vector<int> &TensorArgument, size_t K,
+                       const std::optional<SymSize> &Peak,
+                       const std::optional<SymSize> &Allocated, OpOutcome &Out);
+  /// The tensors a followed call returning a std::pair / std::tuple gave,
+  /// by call.
+  std::map<const Expr *, std::vector<ValueId>> CallTuples;
   /// A value bound to a parameter of a followed call.
   struct BoundArgument {
     std::optional<TensorValue> Tensor;
@@ -698,6 +715,7 @@ public:
     std::map<std::string, UserObject> UserObjects;
     std::vector<std::optional<std::vector<ValueId>>> Returns;
     std::map<const clang::ParmVarDecl *, std::string> ChangedParameters;
+    std::map<const Expr *, std::vector<ValueId>> CallTuples;
   };
   EvaluatorSnapshot snapshot() const;
   void restore(const EvaluatorSnapshot &S);

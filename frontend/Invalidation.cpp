@@ -257,7 +257,7 @@ FunctionEvaluator::EvaluatorSnapshot FunctionEvaluator::snapshot() const {
                            BatchVariables, Grads,      BackwardSeen,
                            GradsWhy,   Optimizers,     OptimizerOrder,
                            TrainingCalls, NotFollowedWhy, UserObjects,
-                           Returns,    ChangedParameters};
+                           Returns,    ChangedParameters, CallTuples};
 }
 
 void FunctionEvaluator::restore(const EvaluatorSnapshot &S) {
@@ -290,6 +290,7 @@ void FunctionEvaluator::restore(const EvaluatorSnapshot &S) {
   UserObjects = S.UserObjects;
   Returns = S.Returns;
   ChangedParameters = S.ChangedParameters;
+  CallTuples = S.CallTuples;
 }
 
 std::optional<FunctionEvaluator::Completion>

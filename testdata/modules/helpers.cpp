@@ -6,6 +6,9 @@
 // Input shapes for the differential test: testdata/modules/inputs.json.
 #include <torch/torch.h>
 
+#include <tuple>
+#include <utility>
+
 // (B, T, C) -> (B, H, T, C / H): a view of its argument.
 static torch::Tensor split_heads(const torch::Tensor& x, int64_t n_head) {
   const auto B = x.size(0);
@@ -114,4 +117,29 @@ torch::Tensor pointer_helper() {
   reshape_through(&x);
   auto y = x.t();
   return y;
+}
+
+// Helpers returning a pair or a tuple of tensors (a VAE's encode, an
+// RNN step): each element is followed, a view of an argument stays one.
+// (They name no tensor: the harness records named tensors wherever they
+// run.)
+std::pair<torch::Tensor, torch::Tensor> split_stats(const torch::Tensor &x) {
+  return {x.mean(-1, true), x - x.mean(-1, true)};
+}
+
+std::tuple<torch::Tensor, torch::Tensor> step_state(const torch::Tensor &h,
+                                                    const torch::Tensor &c) {
+  return std::make_tuple((c * 0.5 + h.tanh()).sigmoid(), c.narrow(1, 0, 2));
+}
+
+torch::Tensor helpers_returning_pairs() {
+  auto x = torch::randn({4, 6});
+  auto stats = split_stats(x);
+  auto mu = stats.first;
+  auto spread = stats.second;
+  torch::Tensor h = torch::zeros({4, 3}), c = torch::ones({4, 3});
+  torch::Tensor h2, c2;
+  std::tie(h2, c2) = step_state(h, c);
+  auto both = std::get<0>(step_state(h, c));
+  return mu + spread.sum(-1, true) + both.sum();
 }
