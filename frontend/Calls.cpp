@@ -18,9 +18,6 @@
 #include "clang/AST/Attr.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
-#include <cstdint>
-
 using namespace clang;
 
 namespace tma {
@@ -306,12 +303,8 @@ FunctionEvaluator::summarizeCall(const FunctionDecl &Def,
     Out.Kind = OpKind::Use;
     return S;
   }
-  // A tensor is one element; a return the analysis cannot split is none.
-  bool One = !Callee.Returns.empty() &&
-             std::all_of(Callee.Returns.begin(), Callee.Returns.end(),
-                         [](const auto &Each) { return Each && Each->size() == 1; });
-  returnedElement(Def, Name, Callee, T, TensorArgument, One ? 0 : SIZE_MAX, Peak,
-                  Allocated, Out);
+  // A returned tensor is each return statement's one element.
+  returnedElement(Def, Name, Callee, T, TensorArgument, 0, Peak, Allocated, Out);
   return S;
 }
 

@@ -57,6 +57,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tma {
@@ -686,39 +687,18 @@ public:
   int SizeDepth = 0;
 
   // ---- loops iterated to a fixpoint (Statements.cpp) -------------------
-  /// Everything a statement's evaluation may change, so that a trial run
-  /// of a loop body can be taken back.
-  struct EvaluatorSnapshot {
-    Interpreter I;
-    ShapeEnv Env;
-    std::map<std::string, Options> OptionVars;
-    std::map<std::string, std::optional<Device>> DeviceVars;
-    std::map<std::string, std::vector<ValueId>> TensorLists, TensorTuples;
-    std::map<const Expr *, ValueId> Evaluated;
-    std::map<const Expr *, std::optional<std::vector<ValueId>>> EvaluatedLists,
-        EvaluatedTuples;
-    std::map<std::string, Slot> References, Pointers;
-    std::map<std::string, std::string> AddressTaken;
-    std::string MayHaveLeft;
-    size_t MayHaveLeftOps;
-    std::map<std::string, SymSize> IntVars;
-    std::vector<std::string> ModuleOrder;
-    std::map<std::string, ModuleValue> Modules;
-    std::map<std::string, LoaderBatches> Loaders, BatchVariables;
-    std::map<std::string, std::map<std::string, Holding>> Grads;
-    bool BackwardSeen;
-    std::string GradsWhy;
-    std::map<std::string, OptimizerValue> Optimizers;
-    std::vector<std::string> OptimizerOrder;
-    std::set<const Expr *> TrainingCalls;
-    std::string NotFollowedWhy;
-    std::map<std::string, UserObject> UserObjects;
-    std::vector<std::optional<std::vector<ValueId>>> Returns;
-    std::map<const clang::ParmVarDecl *, std::string> ChangedParameters;
-    std::map<const Expr *, std::vector<ValueId>> CallTuples;
-  };
-  EvaluatorSnapshot snapshot() const;
-  void restore(const EvaluatorSnapshot &S);
+  /// Everything a statement's evaluation may change, as references: a
+  /// loop's trial pass copies it out and, when the loop is not at a
+  /// fixpoint, assigns the copy back.
+  auto changeableState() {
+    return std::tie(I, *Env, OptionVars, DeviceVars, TensorLists, TensorTuples,
+                    Evaluated, EvaluatedLists, EvaluatedTuples, References,
+                    Pointers, AddressTaken, MayHaveLeft, MayHaveLeftOps, IntVars,
+                    ModuleOrder, Modules, Loaders, BatchVariables, Grads,
+                    BackwardSeen, GradsWhy, Optimizers, OptimizerOrder,
+                    TrainingCalls, NotFollowedWhy, UserObjects, Returns,
+                    ChangedParameters, CallTuples);
+  }
   /// A loop whose body leaves every tensor it carries from one iteration
   /// to the next as it found it (shape, strides, dtype, device, a storage
   /// of its own of the same bytes): the body's answers, computed from the

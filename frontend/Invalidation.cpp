@@ -6,6 +6,7 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 
 #include <set>
+#include <tuple>
 
 using namespace clang;
 
@@ -243,56 +244,6 @@ void FunctionEvaluator::tensorChangedInPlace(ValueId Old, ValueId New,
         if (E >= 0 && I.tensorOf(E) == Tensor)
           E = New;
 }
-} // namespace tma
-
-namespace tma {
-
-FunctionEvaluator::EvaluatorSnapshot FunctionEvaluator::snapshot() const {
-  return EvaluatorSnapshot{I,          *Env,           OptionVars,
-                           DeviceVars, TensorLists,    TensorTuples,
-                           Evaluated,  EvaluatedLists, EvaluatedTuples,
-                           References, Pointers,       AddressTaken,
-                           MayHaveLeft, MayHaveLeftOps, IntVars,
-                           ModuleOrder, Modules,       Loaders,
-                           BatchVariables, Grads,      BackwardSeen,
-                           GradsWhy,   Optimizers,     OptimizerOrder,
-                           TrainingCalls, NotFollowedWhy, UserObjects,
-                           Returns,    ChangedParameters, CallTuples};
-}
-
-void FunctionEvaluator::restore(const EvaluatorSnapshot &S) {
-  I = S.I;
-  *Env = S.Env;
-  OptionVars = S.OptionVars;
-  DeviceVars = S.DeviceVars;
-  TensorLists = S.TensorLists;
-  TensorTuples = S.TensorTuples;
-  Evaluated = S.Evaluated;
-  EvaluatedLists = S.EvaluatedLists;
-  EvaluatedTuples = S.EvaluatedTuples;
-  References = S.References;
-  Pointers = S.Pointers;
-  AddressTaken = S.AddressTaken;
-  MayHaveLeft = S.MayHaveLeft;
-  MayHaveLeftOps = S.MayHaveLeftOps;
-  IntVars = S.IntVars;
-  ModuleOrder = S.ModuleOrder;
-  Modules = S.Modules;
-  Loaders = S.Loaders;
-  BatchVariables = S.BatchVariables;
-  Grads = S.Grads;
-  BackwardSeen = S.BackwardSeen;
-  GradsWhy = S.GradsWhy;
-  Optimizers = S.Optimizers;
-  OptimizerOrder = S.OptimizerOrder;
-  TrainingCalls = S.TrainingCalls;
-  NotFollowedWhy = S.NotFollowedWhy;
-  UserObjects = S.UserObjects;
-  Returns = S.Returns;
-  ChangedParameters = S.ChangedParameters;
-  CallTuples = S.CallTuples;
-}
-
 std::optional<FunctionEvaluator::Completion>
 FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
   // Each level tries its body once more than it runs it: a bound keeps
@@ -318,7 +269,8 @@ FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
   if (Entry.empty())
     return std::nullopt;
 
-  EvaluatorSnapshot Before = snapshot();
+  auto Before = std::apply(
+      [](auto &...Field) { return std::make_tuple(Field...); }, changeableState());
   size_t OpsBefore = I.trace().Ops.size();
   Flow Inner = F;
   Inner.InLoop = true;
@@ -357,7 +309,7 @@ FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
   };
   for (const auto &[K, E] : Entry)
     if (!SameAfter(K, E)) {
-      restore(Before);
+      changeableState() = Before;
       return std::nullopt;
     }
   allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);

@@ -62,13 +62,7 @@ const std::set<std::string> &modelledLayers() {
       "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
       "AdaptiveAvgPool2d", "Flatten", "Unflatten", "Identity", "Sequential",
       "LSTM", "GRU"};
-  static const std::set<std::string> WithLosses = [] {
-    std::set<std::string> All = Layers;
-    for (const auto &[Layer, Op] : lossModules())
-      All.insert(Layer);
-    return All;
-  }();
-  return WithLosses;
+  return Layers;
 }
 
 ArgValue tensorArg(ValueId Id, const TensorValue &V) {
@@ -158,7 +152,7 @@ std::string dimsOf(size_t N) { return std::to_string(N) + "D"; }
 } // namespace
 
 bool modelledLayer(const std::string &Layer) {
-  return modelledLayers().count(Layer) != 0;
+  return modelledLayers().count(Layer) != 0 || isLossModule(Layer);
 }
 
 bool isLossModule(const std::string &Layer) {
@@ -345,14 +339,9 @@ std::string layerParameters(FunctionEvaluator::ModuleValue &M) {
 ValueId FunctionEvaluator::lossForward(const ModuleValue &M, ValueId Input,
                                        ValueId Target, const Expr *E,
                                        const FunctionDecl *Callee) {
-  auto Op = lossModules().find(M.Layer);
-  if (Op == lossModules().end())
-    return unmodelledCall(M.Layer, E, {Input, Target},
-                          "module '" + M.Name + "' (" + M.Layer +
-                              "): not a loss");
   OpCall C;
-  C.Op = lookupOp(Op->second);
-  C.Written = Op->second;
+  C.Written = lossModules().at(M.Layer); // M is a loss (isLossModule)
+  C.Op = lookupOp(C.Written);
   C.Version = Opts.Version;
   C.Args.push_back(tensorArg(Input, I.value(Input)));
   C.Args.push_back(tensorArg(Target, I.value(Target)));

@@ -152,11 +152,7 @@ Shape contiguousStrides(const Shape &Sizes) {
   SymSize Next = 1;
   for (size_t I = Sizes.size(); I-- > 0;) {
     Strides[I] = Next;
-    // max(size, 1) is the size wherever the facts (or the defaults,
-    // recorded) say the dim is not empty: `x.size(2) / n` after a view of
-    // a non-empty x, not `std::max(x.size(2) / n, 1)`.
-    Next = Next * (sizeGe(Sizes[I], 1) == Tri::True ? Sizes[I]
-                                                    : sizeMax(Sizes[I], 1));
+    Next = Next * sizeMax(Sizes[I], 1);
   }
   return Strides;
 }
@@ -187,17 +183,18 @@ Shape channelsLastStrides(const Shape &Sizes) {
 
 namespace {
 
-/// Dims in Order, each of size 1 skipped, must have the strides of a dense
-/// packing in that order.
-/// Each dim not decided to be 1 or not assumed not (dimIsOne, stated);
-/// false when one stays undecided.
+/// Each dim of [First, Last) not decided to be 1 or not is assumed not
+/// (dimIsOne, stated); false when one stays undecided.
+bool dimsAssumedNotOne(Shape::const_iterator First, Shape::const_iterator Last) {
+  return std::all_of(First, Last,
+                     [](const SymSize &S) { return dimIsOne(S) != Tri::Unknown; });
+}
 bool dimsAssumedNotOne(const Shape &Sizes) {
-  for (const SymSize &S : Sizes)
-    if (dimIsOne(S) == Tri::Unknown)
-      return false;
-  return true;
+  return dimsAssumedNotOne(Sizes.begin(), Sizes.end());
 }
 
+/// Dims in Order, each of size 1 skipped, must have the strides of a dense
+/// packing in that order.
 Tri packedInOrder(const Shape &Sizes, const Shape &Strides,
                   const std::vector<size_t> &Order) {
   SymSize Expected = 1;
@@ -435,8 +432,7 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
       isContiguous(OldSizes, OldStrides) == Tri::True &&
       (SameNumel || sizeEq(numel(NewSizes), N) == Tri::True)) {
     // A non-empty tensor with as many elements: no new dim is 0.
-    NewStrides = constantShape(NewSizes) ? contiguousStrides(NewSizes)
-                                         : packedStridesOfNonEmpty(NewSizes);
+    NewStrides = packedStridesOfNonEmpty(NewSizes);
     return Tri::True;
   }
   if (Empty == Tri::True && OldSizes == NewSizes) {
@@ -466,12 +462,10 @@ Tri computeStride(const Shape &OldSizes, const Shape &OldStrides,
     Tri Short = sizeLt(ViewNumel, TensorNumel);
     if (Short != Tri::Unknown)
       return Short;
-    for (int64_t D = TensorD; D <= ChunkLast; ++D)
-      if (dimIsOne(OldSizes[D]) == Tri::Unknown)
-        return Tri::Unknown;
-    for (int64_t D = ViewD + 1; D < static_cast<int64_t>(NewSizes.size()); ++D)
-      if (dimIsOne(NewSizes[D]) == Tri::Unknown)
-        return Tri::Unknown;
+    if (!dimsAssumedNotOne(OldSizes.begin() + TensorD,
+                           OldSizes.begin() + ChunkLast + 1) ||
+        !dimsAssumedNotOne(NewSizes.begin() + ViewD + 1, NewSizes.end()))
+      return Tri::Unknown;
     return sizeLt(ViewNumel, TensorNumel);
   };
   for (int64_t TensorD = static_cast<int64_t>(OldSizes.size()) - 1;
@@ -766,14 +760,8 @@ std::optional<Shape> tensorIteratorOutputStrides(
               ? Tri::False
               : triAnd(sizeEq(Op.Sizes[I], 1), sizeNe(OutSizes[Offset + I], 1));
       // Otherwise the sizes not known to be 1 are specialised (dimIsOne).
-      if (Expanded == Tri::Unknown) {
-        Tri OpOne = sizeEq(Op.Sizes[I], 1) == Tri::True ? Tri::True
-                                                         : dimIsOne(Op.Sizes[I]);
-        Tri OutOne = sizeEq(OutSizes[Offset + I], 1) == Tri::True
-                         ? Tri::True
-                         : dimIsOne(OutSizes[Offset + I]);
-        Expanded = triAnd(OpOne, !OutOne);
-      }
+      if (Expanded == Tri::Unknown)
+        Expanded = triAnd(dimIsOne(Op.Sizes[I]), !dimIsOne(OutSizes[Offset + I]));
       if (Expanded == Tri::Unknown)
         return std::nullopt;
       S[Offset + I] = Expanded == Tri::True ? SymSize(0) : Op.Strides[I];

@@ -397,13 +397,13 @@ struct RangeProver {
     // A symbol the facts say d divides, where the quotient was simplified
     // away (d * (s / d) is s): s = d * q, q >= 1 where s >= 1, so that
     // s >= d shows (x.size(1) == C * r * r: x.size(1) >= r).
+    const std::vector<std::string> Used = S.symbols();
     for (const auto &[Multiple, Divisor] : Env.Multiples) {
       auto Name = Multiple.symbolName();
       if (!Name || Divisor.constant() ||
           std::any_of(Splits.begin(), Splits.end(),
                       [&](const Split &P) { return P.Sym == *Name; }))
         continue;
-      std::vector<std::string> Used = S.symbols();
       if (std::find(Used.begin(), Used.end(), *Name) == Used.end())
         continue;
       std::vector<std::string> InDivisor = Divisor.symbols();
