@@ -266,6 +266,12 @@ static RuleResult factoryRule(const OpCall &C) {
       Sizes = Shape{*N};
   } else if (Name == "scalar_tensor") {
     Sizes = Shape{};
+  } else if (Name == "from_blob" && Lists.empty() && Ints.size() == 1) {
+    // from_blob(&n, 1, options): one int is an IntArrayRef of one size.
+    if (auto N = Ints[0]->size())
+      Sizes = Shape{*N};
+  } else if (Name == "from_blob" && Lists.size() >= 2) {
+    ShapeReason = "from_blob with strides is not modelled";
   } else if (!Lists.empty()) {
     if (Lists[0]->known())
       Sizes = Lists[0]->List;
@@ -315,6 +321,17 @@ static RuleResult factoryRule(const OpCall &C) {
     Out = factory(Sizes, Type, Dev, Fill,
                   O.Known && O.HasType ? O.TypeOf : std::string());
   }
+  if (Name == "from_blob" && Out.Kind == OpKind::Alloc) {
+    // The tensor wraps the program's own memory: LibTorch allocates and
+    // writes nothing, and which other tensors wrap the same memory is not
+    // followed (two from_blob of one pointer share it), so the storage
+    // stays unknown while shape, strides and dtype are the arguments'.
+    Out.Kind = OpKind::Unknown;
+    Out.ReadBytes = SymSize(0);
+    Out.WrittenBytes = SymSize(0);
+    Out.Value.markUnknown("from_blob wraps memory the program owns: which "
+                          "tensors share it is not followed");
+  }
   if (!Sizes && Name != "empty_strided")
     Out.Value.UnknownReason = ShapeReason;
   else if (!Reason.empty())
@@ -341,6 +358,7 @@ RuleResult rule_eye(const OpCall &C) { return factoryRule(C); }
 RuleResult rule_randperm(const OpCall &C) { return factoryRule(C); }
 RuleResult rule_scalar_tensor(const OpCall &C) { return factoryRule(C); }
 RuleResult rule_empty_strided(const OpCall &C) { return factoryRule(C); }
+RuleResult rule_from_blob(const OpCall &C) { return factoryRule(C); }
 
 // new_empty / new_zeros / new_ones / new_full (TensorFactories.cpp):
 // at::empty(size, self.options().merge_in(options)), then filled: a fresh

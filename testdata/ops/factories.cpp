@@ -68,3 +68,16 @@ void new_factories() {
   auto d = x.new_full({1, 3}, 7);
   auto e = x.new_zeros({0, 2}, torch::TensorOptions().dtype(torch::kHalf));
 }
+
+// from_blob wraps the program's memory: sizes, dtype and strides from the
+// arguments; two tensors over one pointer share it, which is not followed.
+void from_blob_wraps() {
+  float values[] = {1, 2, 3, 4, 5, 6};
+  auto a = torch::from_blob(values, {2, 3});
+  std::vector<int64_t> ids = {4, 5, 6, 7};
+  auto b = torch::from_blob(ids.data(), {4}, torch::kInt64);
+  auto c = torch::from_blob(ids.data(), {2, 2}, torch::TensorOptions().dtype(torch::kLong));
+  int64_t n = 9;
+  auto d = torch::from_blob(&n, 1, torch::kLong);
+  auto owned = torch::from_blob(values, {3, 2}).clone();
+}
