@@ -599,23 +599,52 @@ ValueId FunctionEvaluator::layerForward(
     // _dropoutNd_helper<3, 4>, torch::feature_dropout on a 4-D input (an
     // unbatched 3-D one is unsqueezed and squeezed back: not modelled).
     auto P = numberOption(O, "p");
-    if (!P)
-      return Unknown("its p could not be derived");
     std::string Op = L == "Dropout" ? "dropout" : "feature_dropout";
     if (L == "Dropout2d" && (!InV.Sizes || InV.Sizes->size() != 4))
       return Unknown(InV.Sizes ? "an input that is not 4-D is not modelled"
                                : "its input's rank is unknown");
-    auto WithMode = [&](bool Train) {
+    auto WithMode = [&](bool Train, double Prob) {
       OpCall C = Call(Op);
-      C.Args.push_back(numberArg(*P));
+      C.Args.push_back(numberArg(Prob));
       C.Args.push_back(boolArg(Train));
       return C;
     };
+    // Either a new tensor (Dropping) or the input itself: what the two
+    // share is answered (shape, dtype, and the layout when the new tensor
+    // is laid out as the input), not the kind.
+    auto EitherNewOrInput = [&](const OpOutcome &Dropping, const std::string &Why) {
+      OpOutcome Out = unmodelled(Op);
+      Out.Value.Sizes = Dropping.Value.Sizes;
+      keepDType(Out.Value, Dropping.Value);
+      Out.Value.Dev = InV.Dev;
+      if (InV.Strides && InV.Offset && Dropping.Value.Strides &&
+          *Dropping.Value.Strides == *InV.Strides &&
+          sizeEq(*InV.Offset, 0) == Tri::True) {
+        Out.Value.Strides = InV.Strides;
+        Out.Value.Offset = SymSize(0);
+      }
+      Out.Value.UnknownReason = "module '" + M.Name + "' (" + L + "): " + Why;
+      return apply(Op, E, {In}, Out);
+    };
+    if (!P) {
+      // p is a constructor argument (DropoutOptions(dropout_p)): eval mode
+      // returns the input whatever p is; training returns it for p == 0
+      // and a new tensor of its shape otherwise (as for any p in (0, 1]).
+      if (Training && !*Training)
+        return Run(WithMode(false, 0.5));
+      RuleResult RT = applyRule(WithMode(true, 0.5));
+      if (RT.Outcomes.size() != 1 || RT.Outcomes[0].Kind != OpKind::Copy)
+        return Unknown("its p could not be derived");
+      return EitherNewOrInput(RT.Outcomes[0],
+                              std::string("its p could not be derived: a new tensor, "
+                                          "or its input when p == 0") +
+                                  (Training ? "" : " or in eval mode"));
+    }
     if (Training)
-      return Run(WithMode(*Training));
+      return Run(WithMode(*Training, *P));
     // The mode is not known: the two outcomes agree, or only what they
     // share (shape, dtype) is answered.
-    OpCall Train = WithMode(true), Eval = WithMode(false);
+    OpCall Train = WithMode(true, *P), Eval = WithMode(false, *P);
     RuleResult RT = applyRule(Train), RE = applyRule(Eval);
     const std::string &Why = ModeWhy;
     if (RT.Outcomes.size() != 1 || RE.Outcomes.size() != 1)
@@ -626,14 +655,8 @@ ValueId FunctionEvaluator::layerForward(
     if (T.Kind == OpKind::Throws || V.Kind == OpKind::Throws ||
         T.Kind == OpKind::Unknown || V.Kind == OpKind::Unknown)
       return Unknown(Why);
-    OpOutcome Out = unmodelled(Op);
-    Out.Value.Sizes = T.Value.Sizes;
-    keepDType(Out.Value, T.Value);
-    Out.Value.Dev = InV.Dev;
-    Out.Value.UnknownReason =
-        "module '" + M.Name + "' (" + L + "): " + Why +
-        ": a new tensor in training mode, its input in eval mode";
-    return apply(Op, E, {In}, Out);
+    return EitherNewOrInput(T, Why + ": a new tensor in training mode, its "
+                                     "input in eval mode");
   }
   // Activations: the functional op of each (torch::relu, torch::hardtanh
   // for ReLU6 as at::relu6 is, ...); their scalar options change no

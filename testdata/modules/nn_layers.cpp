@@ -285,6 +285,29 @@ torch::Tensor MlpImpl::forward(torch::Tensor x) {
   return probs;
 }
 
+// Dropout whose p is a constructor argument: whatever p is, forward gives
+// a tensor of its input's shape and dtype (its input itself when p == 0 or
+// in eval mode), so the shape is answered and whether it copies is not.
+struct DropHeadImpl : torch::nn::Module {
+  DropHeadImpl(int64_t features, double p) : fc(features, features), drop(p) {
+    register_module("fc", fc);
+    register_module("drop", drop);
+  }
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Linear fc;
+  torch::nn::Dropout drop;
+};
+TORCH_MODULE(DropHead);
+
+torch::Tensor DropHeadImpl::forward(torch::Tensor x) {
+  TORCH_CHECK(x.dim() == 2, "x must be (N, features)");
+  auto h = fc->forward(x);
+  auto dropped = drop->forward(h);
+  auto scaled = dropped * 2;
+  return scaled;
+}
+
 // LSTM and GRU (torch/csrc/api/src/nn/modules/rnn.cpp): the output is laid
 // out (seq, batch, D*H) and transposed when batch_first; h_n is (D*layers,
 // batch, H). Their parameters: w_ih, w_hh and two biases per layer and
