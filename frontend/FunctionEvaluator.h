@@ -315,6 +315,14 @@ public:
   /// and parameter shapes, or Why.
   ModuleValue layerFromConstruction(QualType Holder, const Expr *Init,
                                     const std::string &Name);
+  /// A layer a helper of this file returns (`conv1(conv3x3(in, out,
+  /// stride))`, the helper `return torch::nn::Conv2d(options...);`): its
+  /// return expression read with the helper's integer parameters bound to
+  /// the call's arguments. nullopt when Init is no such call.
+  std::optional<ModuleValue> layerFromHelper(QualType Holder, const Expr *Init,
+                                             const std::string &Name);
+  /// Helpers being read by layerFromHelper (a recursive one stops).
+  unsigned LayerHelperDepth = 0;
   void declareModule(const VarDecl *VD, const DeclStmt *DS, Flow F,
                      bool Insertable);
   /// Allocates M's parameters and buffers as factories at Init, in the

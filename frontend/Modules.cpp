@@ -184,8 +184,11 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
   if (!modelledLayer(M.Layer))
     return Unknown("this layer is not modelled yet");
   const CXXConstructExpr *CE = holderConstruction(Init);
-  if (!CE)
+  if (!CE) {
+    if (std::optional<ModuleValue> Built = layerFromHelper(Holder, Init, Name))
+      return *Built;
     return Unknown("not constructed here");
+  }
   llvm::SmallVector<const Expr *, 4> Args;
   for (const Expr *A : CE->arguments())
     if (!isDefaultArg(A))
@@ -258,6 +261,57 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
       if (auto N = X.symbolName();
           N && Env->info(*N) && Env->info(*N)->Kind == SymbolKind::Integer)
         Env->markSizeLike(*N);
+  return M;
+}
+
+std::optional<FunctionEvaluator::ModuleValue>
+FunctionEvaluator::layerFromHelper(QualType Holder, const Expr *Init,
+                                   const std::string &Name) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(throughCopies(Init));
+  const FunctionDecl *Def =
+      Call ? followedDefinition(Call->getDirectCallee()) : nullptr;
+  if (!Def || isa<CXXMethodDecl>(Def) || Call->getNumArgs() != Def->getNumParams())
+    return std::nullopt;
+  // One statement, `return <layer>;`: anything else (locals, branches)
+  // would need the helper run, not read.
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Def->getBody());
+  const auto *Return = Body && Body->size() == 1
+                           ? dyn_cast<ReturnStmt>(Body->body_front())
+                           : nullptr;
+  if (!Return || !Return->getRetValue() || LayerHelperDepth >= 4)
+    return std::nullopt;
+  // The arguments in the caller's terms, bound to the helper's integer
+  // parameters while its return expression is read; a parameter of
+  // another type, or one not derived, leaves what reads it unknown.
+  std::vector<std::pair<std::string, std::optional<SymSize>>> Saved;
+  for (unsigned K = 0; K < Def->getNumParams(); ++K) {
+    const ParmVarDecl *P = Def->getParamDecl(K);
+    QualType PT = P->getType().getNonReferenceType();
+    if (!PT->isIntegerType() || PT->isBooleanType() || PT->isEnumeralType())
+      continue;
+    std::optional<SymSize> V = sizeValue(Call->getArg(K));
+    if (V)
+      V = convertInteger(*V, PT);
+    std::string Key = key(P);
+    auto Old = IntVars.find(Key);
+    Saved.push_back({Key, Old == IntVars.end() ? std::nullopt
+                                               : std::optional<SymSize>(Old->second)});
+    if (V)
+      IntVars[Key] = *V;
+    else
+      IntVars.erase(Key);
+  }
+  ++LayerHelperDepth;
+  ModuleValue M = layerFromConstruction(Holder, Return->getRetValue(), Name);
+  --LayerHelperDepth;
+  for (const auto &[Key, Old] : Saved) {
+    if (Old)
+      IntVars[Key] = *Old;
+    else
+      IntVars.erase(Key);
+  }
+  if (!M.Why.empty())
+    M.Why += " (in '" + Def->getNameAsString() + "')";
   return M;
 }
 

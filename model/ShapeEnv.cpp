@@ -249,6 +249,21 @@ struct RangeProver {
       Iv N = range(A.Args[0]), D = range(A.Args[1]);
       if (D.Lo < 1)
         return {}; // the divisor's sign is not known
+      // A numerator a fact bounds below (a kernel that fits its padded
+      // input: x.size(2) + 2 - w.size(2) >= 0), which the intervals of
+      // its terms alone do not show.
+      // One level deep: a fact's own quotients are not bounded by facts
+      // in turn (two such quotients would bound each other forever).
+      static thread_local bool InFactBound = false;
+      if (N.Lo < 0 && !InFactBound) {
+        InFactBound = true;
+        for (const SymSize &F : Env.NonNegative)
+          if (range(A.Args[0] - F).Lo >= 0) {
+            N.Lo = 0;
+            break;
+          }
+        InFactBound = false;
+      }
       Iv R;
       if (N.Lo >= 0) {
         R.Lo = isInf(D.Hi) ? 0 : floorDiv128(N.Lo, D.Hi);

@@ -69,6 +69,26 @@ std::optional<DimList> expandParam(const ArgValue *A, size_t N,
   return D;
 }
 
+/// expandParam for an option that may be symbolic (a convolution's stride
+/// from a constructor's parameter): one size stands for all.
+std::optional<Shape> expandSizes(const ArgValue *A, size_t N, const std::string &Name,
+                                 int64_t Default, std::string &Why) {
+  if (!A || A->K == ArgValue::Kind::Absent)
+    return Shape(N, SymSize(Default));
+  if (A->K != ArgValue::Kind::IntList) {
+    Why = Name + " could not be derived";
+    return std::nullopt;
+  }
+  if (A->List.size() == 1)
+    return Shape(N, A->List[0]);
+  if (A->List.size() != N) {
+    Why = Name + " " + dimsText(A->List) + " does not have 1 or " +
+          std::to_string(N) + " values (LibTorch throws)";
+    return std::nullopt;
+  }
+  return A->List;
+}
+
 /// The first unknown reason of the inputs, their device and a dtype all
 /// must share.
 OpOutcome freshOutput(const TensorValue &In,
@@ -152,8 +172,10 @@ static RuleResult convolution(const OpCall &C) {
   if (BiasA && BiasA->K == ArgValue::Kind::Unknown)
     return notModelledOnAll(C, Op + "'s bias could not be derived");
   std::string Why;
-  auto Stride = expandParam(argOrOption(C, 2, 3, "stride"), N, "stride",
-                            DimList(N, 1), Why);
+  // The stride may be symbolic (Conv2dOptions(...).stride(stride) with a
+  // constructor's parameter); the other options are constants.
+  auto Stride = expandSizes(argOrOption(C, 2, 3, "stride"), N, "stride", 1, Why);
+  bool ConstantStride = Stride && constantShape(*Stride).has_value();
   // padding: a list, or (conv, not transposed) "same" / "valid".
   const ArgValue *PadA = argOrOption(C, 2, 4, "padding");
   bool Same = false;
@@ -196,14 +218,21 @@ static RuleResult convolution(const OpCall &C) {
                                            : Why);
   if (Groups <= 0)
     return one(throws("non-positive groups is not supported"), Op);
+  if (!ConstantStride && (Transposed || Same))
+    return notModelledOnAll(C, "a symbolic stride of " + Op +
+                                   (Same ? " with padding='same'" : "") +
+                                   " is not modelled");
   for (size_t K = 0; K < N; ++K) {
-    if ((*Stride)[K] <= 0)
+    Tri Positive = requireLe(SymSize(1), (*Stride)[K]);
+    if (Positive == Tri::False)
       return one(throws("non-positive stride is not supported"), Op);
+    if (Positive == Tri::Unknown)
+      return notModelledOnAll(C, undecided("<=", SymSize(1), (*Stride)[K]));
     if (!Same && (*Padding)[K] < 0)
       return one(throws("negative padding is not supported"), Op);
     if ((*Dilation)[K] <= 0)
       return one(throws("dilation should be greater than zero"), Op);
-    if (Transposed && (*OutPad)[K] >= (*Stride)[K] &&
+    if (Transposed && sizeGe(SymSize((*OutPad)[K]), (*Stride)[K]) == Tri::True &&
         (*OutPad)[K] >= (*Dilation)[K])
       return one(throws("output padding must be smaller than either stride "
                         "or dilation"),
@@ -211,7 +240,7 @@ static RuleResult convolution(const OpCall &C) {
   }
   if (Same)
     for (size_t K = 0; K < N; ++K)
-      if ((*Stride)[K] != 1)
+      if (sizeEq((*Stride)[K], 1) != Tri::True)
         return one(throws("padding='same' is not supported for strided "
                           "convolutions"),
                    Op);
@@ -304,7 +333,7 @@ static RuleResult convolution(const OpCall &C) {
     SymSize In_ = IS[K + 2], Kern = WS[K + 2];
     SymSize Extent = SymSize((*Dilation)[K]) * (Kern - 1) + 1;
     if (Transposed) {
-      OS.push_back((In_ - 1) * (*Stride)[K] - 2 * (*Padding)[K] + Extent - 1 +
+      OS.push_back((In_ - 1) * (*Stride)[K] - SymSize(2 * (*Padding)[K]) + Extent - 1 +
                    (*OutPad)[K] + 1);
       continue;
     }

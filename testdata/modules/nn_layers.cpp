@@ -308,6 +308,54 @@ torch::Tensor DropHeadImpl::forward(torch::Tensor x) {
   return scaled;
 }
 
+// Layers a helper of the file builds (conv3x3 in ResNets): its return
+// expression is read with its parameters bound to the call's arguments.
+// The stride is the block's constructor argument, so the output's spatial
+// sizes are (H - 1) / stride + 1.
+torch::nn::Conv2d conv3x3(int64_t in_channels, int64_t out_channels, int64_t stride = 1) {
+  return torch::nn::Conv2d(torch::nn::Conv2dOptions(in_channels, out_channels, 3)
+                               .stride(stride)
+                               .padding(1)
+                               .bias(false));
+}
+
+struct BasicBlockImpl : torch::nn::Module {
+  BasicBlockImpl(int64_t in_channels, int64_t out_channels, int64_t stride)
+      : conv1(conv3x3(in_channels, out_channels, stride)),
+        bn1(out_channels),
+        conv2(conv3x3(out_channels, out_channels)),
+        bn2(out_channels) {
+    register_module("conv1", conv1);
+    register_module("bn1", bn1);
+    register_module("conv2", conv2);
+    register_module("bn2", bn2);
+  }
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Conv2d conv1;
+  torch::nn::BatchNorm2d bn1;
+  torch::nn::Conv2d conv2;
+  torch::nn::BatchNorm2d bn2;
+};
+TORCH_MODULE(BasicBlock);
+
+torch::Tensor BasicBlockImpl::forward(torch::Tensor x) {
+  auto out = torch::relu(bn1->forward(conv1->forward(x)));
+  auto second = bn2->forward(conv2->forward(out));
+  auto pooled = torch::adaptive_avg_pool2d(second, {1, 1});
+  return pooled;
+}
+
+torch::Tensor helper_built_layers() {
+  torch::NoGradGuard no_grad;
+  torch::nn::Conv2d stem = conv3x3(3, 8, 2);
+  auto image = torch::randn({2, 3, 9, 9});
+  auto features = stem(image);
+  torch::nn::Conv2d keep = conv3x3(8, 4);
+  auto refined = keep->forward(features);
+  return refined;
+}
+
 // LSTM and GRU (torch/csrc/api/src/nn/modules/rnn.cpp): the output is laid
 // out (seq, batch, D*H) and transposed when batch_first; h_n is (D*layers,
 // batch, H). Their parameters: w_ih, w_hh and two biases per layer and

@@ -82,3 +82,13 @@ torch::Tensor scale_like(const torch::Tensor& x, const torch::Tensor& scale) {
   acc.add_(rowsum);
   return y + ones;
 }
+
+// A convolution whose stride is an argument: the output's spatial sizes
+// are (H + 2 - K) / stride + 1.
+torch::Tensor strided_conv(const torch::Tensor& x, const torch::Tensor& w, int64_t stride) {
+  TORCH_CHECK(x.dim() == 4 && w.dim() == 4, "NCHW input, OIHW weight");
+  auto y = torch::conv2d(x, w, {}, stride, 1);
+  auto act = torch::relu(y);
+  auto flat = act.flatten(1);
+  return flat;
+}

@@ -577,3 +577,21 @@ TEST(ShapeEnvTest, DepthToSpaceAndBackIsDecided) {
   EXPECT_EQ(computeStride({N, C, R, R, H, W}, Permuted, {N, C * R * R, H, W}, Res),
             Tri::False);
 }
+
+TEST(ShapeEnvTest, AQuotientOfANumeratorAFactBoundsIsNotNegative) {
+  // A strided convolution's output size (H + 2 - K) / s + 1: H + 2 - K is
+  // not negative only by the fact that the kernel fits its padded input,
+  // which the intervals of H and K alone do not show.
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  SymSize H = Env.tensorSize("x", 2), K = Env.tensorSize("w", 2);
+  SymSize S = Env.integer("stride");
+  Env.addFact(SymRelation::ge(S, 1));
+  SymSize Q = SymSize::floorDiv(H + 2 - K, S);
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::ge(Q, 0)), Tri::Unknown);
+  Env.addFact(SymRelation::le(K, H + 2));
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::ge(Q, 0)), Tri::True);
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::ge(Q * 3 + Q * K + 1, 1)), Tri::True);
+  // It bounds the quotient below, not above.
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::le(Q, 5)), Tri::Unknown);
+}
