@@ -575,6 +575,11 @@ public:
   /// May evaluate the tensor expressions it reads (`x.t().size(0)`), so it
   /// is called inside an open statement.
   std::optional<SymSize> sizeValue(const Expr *E);
+  /// An integer a helper of the file computes from its arguments' sizes
+  /// and integers (`num_flat_features(x)`), read by IntegerCalls.cpp;
+  /// nullopt when its body does more than integer arithmetic.
+  std::optional<SymSize> integerCall(const CallExpr *CE);
+  unsigned IntegerCallDepth = 0;
   /// sizeValue; with Evaluate false only names are read (after the
   /// statement, or outside one).
   std::optional<SymSize> sizeOf(const Expr *E, bool Evaluate);

@@ -911,6 +911,10 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
         return Q == "std::max" ? sizeMax(*A, *B) : sizeMin(*A, *B);
       }
     }
+    // A helper of the file computing an integer (num_flat_features(x)).
+    if (Evaluate && !isa<CXXOperatorCallExpr>(CE))
+      if (auto V = integerCall(CE))
+        return V;
   }
   // x.size(k), x.dim(), x.numel(), x.stride(k), x.sizes()[k], x.sizes().size()
   if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(E);

@@ -272,6 +272,12 @@ struct RangeProver {
         R.Lo = isInf(N.Lo) ? -Inf : floorDiv128(N.Lo, D.Lo);
         R.Hi = isInf(N.Hi) ? Inf : (N.Hi >= 0 ? floorDiv128(N.Hi, D.Lo) : -1);
       }
+      // A fact about the quotient itself (a computed size specialised as
+      // `(x.size(2) / 2 + 1) / 2 - 2 >= 2`).
+      SymSize Q = atomValue(A);
+      for (const SymSize &F : Env.NonNegative)
+        if (auto C = (Q - F).constant())
+          R.Lo = std::max<I128>(R.Lo, *C);
       return makeIv(R.Lo, R.Hi);
     }
     case AtomKind::Mod: {

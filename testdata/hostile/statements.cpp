@@ -315,3 +315,35 @@ void stmt_loop_no_fixpoint() {
     other.unsqueeze_(0);
   auto a = alias.clone();
 }
+
+// Integer helpers: read when their bodies are integer arithmetic over
+// sizes; a branch, a tensor op or a value the integer type cannot hold
+// leaves the size not derived.
+int int_helper_rows(const torch::Tensor& x) {
+  int64_t rows = x.size(0);
+  rows += 0;
+  return rows;
+}
+int int_helper_branch(const torch::Tensor& x) {
+  if (x.dim() > 2)
+    return 3;
+  return 2;
+}
+int int_helper_side_effect(torch::Tensor x) {
+  x.add_(1);
+  return 2;
+}
+int int_helper_narrow(const torch::Tensor& x) {
+  int16_t n = 1;
+  for (auto s : x.sizes())
+    n *= s; // 300 * 300 does not fit: converted modulo 2^16
+  return n;
+}
+void stmt_integer_helpers() {
+  auto x = torch::zeros({2, 3});
+  auto rows = x.view({int_helper_rows(x), -1});
+  auto a = x.view({int_helper_branch(x), -1});
+  auto b = x.view({int_helper_side_effect(x), -1});
+  auto h = torch::empty({300, 300, 0});
+  auto c = h.view({int_helper_narrow(h), 0});
+}

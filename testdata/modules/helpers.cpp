@@ -143,3 +143,37 @@ torch::Tensor helpers_returning_pairs() {
   auto both = std::get<0>(step_state(h, c));
   return mu + spread.sum(-1, true) + both.sum();
 }
+
+// Integers a helper computes from its argument's sizes (PyTorch's
+// tutorial's num_flat_features): the helper is read, not run.
+int num_flat_features(torch::Tensor x) {
+  auto sz = x.sizes().slice(1);
+  int num_features = 1;
+  for (auto s : sz) {
+    num_features *= s;
+  }
+  return num_features;
+}
+
+int64_t channels_times(const torch::Tensor& x, int64_t factor) {
+  int64_t n = x.size(1);
+  n *= factor;
+  return n;
+}
+
+torch::Tensor flattened_by_helpers() {
+  auto x = torch::randn({2, 3, 4, 5});
+  auto flat = x.view({-1, num_flat_features(x)});
+  auto wide = x.reshape({2, channels_times(x, 20)});
+  auto t = x.transpose(1, 2);
+  auto copied = t.reshape({-1, num_flat_features(t)});
+  return copied;
+}
+
+// The same helper on a parameter: its sizes are symbols.
+torch::Tensor flatten_features(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 4, "x must be NCHW");
+  auto flat = x.view({x.size(0), num_flat_features(x)});
+  auto scores = flat.sum(1);
+  return scores;
+}

@@ -595,3 +595,21 @@ TEST(ShapeEnvTest, AQuotientOfANumeratorAFactBoundsIsNotNegative) {
   // It bounds the quotient below, not above.
   EXPECT_EQ(Env.decideFromFacts(SymRelation::le(Q, 5)), Tri::Unknown);
 }
+
+TEST(ShapeEnvTest, AFactAboutAQuotientBoundsIt) {
+  // Two max-pools of x (N, 16, H, W): (H / 2 + 1) / 2 - 2 >= 2 was stated
+  // when the size was specialised, so the flattened size 16·(A - 2)·(B - 2)
+  // written out as a polynomial is positive.
+  ShapeEnv Env;
+  DecisionScope Scope(Env);
+  SymSize H = Env.tensorSize("x", 2), W = Env.tensorSize("x", 3);
+  SymSize A = SymSize::floorDiv(SymSize::floorDiv(H, 2) + 1, 2);
+  SymSize B = SymSize::floorDiv(SymSize::floorDiv(W, 2) + 1, 2);
+  SymSize Flat = A * B * 16 + 64 - A * 32 - B * 32;
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::gt(Flat, 0)), Tri::Unknown);
+  Env.addFact(SymRelation::ge(A - 2, 2));
+  Env.addFact(SymRelation::ge(B - 2, 2));
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::gt(Flat, 0)), Tri::True);
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::ge(A, 4)), Tri::True);
+  EXPECT_EQ(Env.decideFromFacts(SymRelation::ge(A, 5)), Tri::Unknown);
+}
