@@ -152,6 +152,20 @@ OpOutcome clone(const TensorValue &In, MemoryFormat Fmt) {
   return Out;
 }
 
+// Whether to() copies or not, a dense input at offset 0 gives the same
+// geometry: self, or _to_copy's empty_strided with self's strides
+// (Preserve keeps a non-overlapping dense layout).
+static void keepDenseLayout(OpOutcome &Out, const TensorValue &In,
+                            const ToTarget &Target) {
+  if (In.hasLayout() && Target.Fmt == MemoryFormat::Preserve &&
+      sizeEq(*In.Offset, 0) == Tri::True)
+    if (auto Kept = preserveFormatStrides(*In.Sizes, *In.Strides);
+        Kept && *Kept == *In.Strides) {
+      Out.Value.Strides = In.Strides;
+      Out.Value.Offset = SymSize(0);
+    }
+}
+
 // to() (TensorConversions.cpp): to_will_alias, else _to_copy.
 //
 // A target dtype that is a parameter's (`x.to(p.scalar_type())`, p's dtype
@@ -188,6 +202,7 @@ OpOutcome to(const TensorValue &In, const ToTarget &Target) {
                                 "whether it copies is unknown"
                               : "the target device of to() is not known, so "
                                 "whether it copies is unknown");
+    keepDenseLayout(Out, In, Target);
     return Out;
   }
   std::optional<bool> SameType, SameDevice;
@@ -244,16 +259,7 @@ OpOutcome to(const TensorValue &In, const ToTarget &Target) {
     }
     Out.Value.markUnknown(In.Sizes || In.UnknownReason.empty() ? Why
                                                                : In.UnknownReason);
-    // Whether it copies or not, a dense input at offset 0 gives the same
-    // geometry: self, or _to_copy's empty_strided with self's strides
-    // (Preserve keeps a non-overlapping dense layout).
-    if (In.hasLayout() && Target.Fmt == MemoryFormat::Preserve &&
-        sizeEq(*In.Offset, 0) == Tri::True)
-      if (auto Kept = preserveFormatStrides(*In.Sizes, *In.Strides);
-          Kept && *Kept == *In.Strides) {
-        Out.Value.Strides = In.Strides;
-        Out.Value.Offset = SymSize(0);
-      }
+    keepDenseLayout(Out, In, Target);
     return Out;
   }
   if (*SameType && *SameDevice && !Target.Copy && *FormatOk)

@@ -99,3 +99,15 @@ void cast_unknown(torch::ScalarType t) {
   auto y = x.to(t);
   auto z = y.contiguous();
 }
+
+// A device chosen at run time: whether to() copies is unknown, but the
+// shape and the dense layout are the same either way, and so is every
+// shape computed from them.
+void to_runtime_device() {
+  torch::Device device(torch::cuda::is_available() ? torch::kCUDA : torch::kCPU);
+  auto a = torch::zeros({2, 3}).to(device);
+  auto b = torch::ones({4, 2}).to(device).detach();
+  auto v = a.view({3, 2});
+  auto e = a * 2;
+  auto s = b.sum(0);
+}
