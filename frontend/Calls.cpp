@@ -61,7 +61,8 @@ FunctionEvaluator::followedDefinition(const FunctionDecl *Callee) const {
       isa<CXXConstructorDecl>(Def) || isa<CXXDestructorDecl>(Def))
     return nullptr;
   if (const auto *MD = dyn_cast<CXXMethodDecl>(Def))
-    if (MD->getParent()->isLambda())
+    if (MD->getParent()->isLambda() &&
+        (MD->getParent()->capture_size() != 0 || MD->getParent()->isGenericLambda()))
       return nullptr; // its captures are the enclosing function's
   std::string Q = Def->getQualifiedNameAsString();
   if (Q.rfind("std::", 0) == 0 || Q.rfind("__gnu_cxx::", 0) == 0)
@@ -76,7 +77,9 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
   const FunctionDecl *Def = followedDefinition(Callee);
   if (!Def)
     return std::nullopt;
-  std::string Name = Def->getQualifiedNameAsString();
+  std::string Name = lambdaTraceName(*Def); // f::lambda@L3, as its own table
+  if (Name.empty())
+    Name = Def->getQualifiedNameAsString();
   NotFollowedWhy.clear();
   auto NotFollowed = [&](const std::string &Why) -> std::optional<ValueId> {
     NotFollowedWhy = "call to '" + Name + "' is not followed: " + Why;

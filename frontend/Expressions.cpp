@@ -496,7 +496,11 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
     return I.unknown("call",
                      !NotFollowedWhy.empty() ? NotFollowedWhy
                      : MD && MD->getParent() && MD->getParent()->isLambda()
-                         ? "call to a lambda is not analysed"
+                         ? (MD->getParent()->capture_size() != 0
+                                ? "call to a lambda with captures is not analysed"
+                            : MD->getParent()->isGenericLambda()
+                                ? "call to a generic lambda is not analysed"
+                                : "call to a lambda is not analysed")
                          : "method of a non-tensor object",
                      span(E->getSourceRange()));
   }

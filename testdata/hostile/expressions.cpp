@@ -224,3 +224,14 @@ void param_transpose_contiguous(const torch::Tensor &p) {
   auto q = p.t().contiguous();
   auto x = torch::ones({1024});
 }
+
+// A lambda without captures is followed like a function of the file: a
+// new tensor, or a view of the caller's argument.
+void lambda_captureless() {
+  auto denorm = [](torch::Tensor t) { return t.add(1).div_(2).clamp_(0, 1); };
+  auto rows = [](const torch::Tensor &t) { return t.view({2, 8}); };
+  auto x = torch::randn({4, 4});
+  auto img = denorm(x);
+  auto v = rows(x);
+  auto w = rows(img).contiguous();
+}
