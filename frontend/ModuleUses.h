@@ -41,6 +41,41 @@ inline bool movesToDevice(const clang::CXXMethodDecl *MD) {
          recordName(MD->getParamDecl(0)->getType()) == "c10::Device";
 }
 
+/// A method of a user module (`model->decode(z)`, `vae.encode(x)`) that
+/// leaves the module as constructed: defined in the translation unit, and
+/// calling on `this` only harmless Module methods or such methods of its
+/// own class (depth-bounded). What it does to the members is judged where
+/// members are (every method body counts in ModuleMembers.cpp); a
+/// `this->to(torch::kDouble)` or `this->eval()` inside it is a change the
+/// caller's reading of the object would miss.
+inline bool userMethodLeavesModule(const clang::CXXMethodDecl *MD, int Depth = 0) {
+  const clang::FunctionDecl *Def = nullptr;
+  if (!MD || Depth > 3 || isLibTorchDecl(MD) || !MD->hasBody(Def) || !Def->getBody())
+    return false;
+  struct ThisCalls : clang::RecursiveASTVisitor<ThisCalls> {
+    int Depth;
+    bool Harmless = true;
+    bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
+      const auto *This = llvm::dyn_cast_or_null<clang::CXXThisExpr>(
+          E->getImplicitObjectArgument()
+              ? E->getImplicitObjectArgument()->IgnoreParenImpCasts()
+              : nullptr);
+      const clang::CXXMethodDecl *Callee = E->getMethodDecl();
+      if (!This || !Callee)
+        return true;
+      bool Fine = Callee->getDeclName().isIdentifier() &&
+                  ((harmlessUse(Callee->getName()) && Callee->getName() != "eval" &&
+                    Callee->getName() != "train") ||
+                   (!isLibTorchDecl(Callee) && userMethodLeavesModule(Callee, Depth + 1)));
+      Harmless = Harmless && Fine;
+      return Harmless;
+    }
+  } Calls;
+  Calls.Depth = Depth;
+  Calls.TraverseStmt(const_cast<clang::Stmt *>(Def->getBody()));
+  return Calls.Harmless;
+}
+
 /// Whether every mention of D (a local module, or a member of the class
 /// being analysed) in the statements traversed is a call of a harmless
 /// method (fc->forward(x), fc(x), fc->parameters(), register_module("fc",
@@ -92,6 +127,8 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
         ++Harmless;
       else if (movesToDevice(MD))
         ++Harmless, ++DeviceMoves;
+      else if (userMethodLeavesModule(MD))
+        ++Harmless;
     }
     // A parameter's or a gradient's description read through the module
     // (`net->conv1->bias.grad()`, `net->fc->weight.sizes()`).

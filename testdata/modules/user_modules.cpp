@@ -144,3 +144,43 @@ torch::Tensor modules_printed_and_inspected() {
   auto z = probe->forward(x);
   return z;
 }
+
+// Methods of a user module besides forward (an autoencoder's encode and
+// decode) leave it as constructed when they call nothing on `this` that
+// could change it, so they are followed with its construction. One that
+// switches the module to eval mode inside is not.
+struct CoderImpl : torch::nn::Module {
+  CoderImpl(int64_t features, int64_t code)
+      : enc(features, code), dec(code, features) {
+    register_module("enc", enc);
+    register_module("dec", dec);
+  }
+  torch::Tensor encode(torch::Tensor x) { return torch::relu(enc->forward(x)); }
+  torch::Tensor decode(torch::Tensor z) { return torch::sigmoid(dec->forward(z)); }
+  torch::Tensor forward(torch::Tensor x) { return decode(encode(x)); }
+  torch::Tensor quiet_decode(torch::Tensor z) {
+    eval();
+    return decode(z);
+  }
+
+  torch::nn::Linear enc, dec;
+};
+TORCH_MODULE(Coder);
+
+torch::Tensor coder_methods() {
+  torch::NoGradGuard no_grad;
+  Coder coder(6, 3);
+  auto x = torch::randn({4, 6});
+  auto code = coder->encode(x);
+  auto back = coder->decode(code);
+  auto round = coder->forward(x);
+  return back + round;
+}
+
+torch::Tensor coder_switched_inside() {
+  torch::NoGradGuard no_grad;
+  Coder coder(6, 3);
+  auto z = torch::randn({4, 3});
+  auto quiet = coder->quiet_decode(z);
+  return quiet;
+}
