@@ -40,9 +40,39 @@ bool isTensorVectorType(QualType T) {
          isTensorType(Args[0].getAsType());
 }
 
+const clang::CXXRecordDecl *tensorRecord(QualType T) {
+  const auto *RD = T.getNonReferenceType().getCanonicalType()->getAsCXXRecordDecl();
+  if (!RD || !RD->hasDefinition())
+    return nullptr;
+  RD = RD->getDefinition();
+  if (RD->isUnion() || !RD->isAggregate() || RD->getNumBases() != 0 ||
+      RD->isLambda() || isa<ClassTemplateSpecializationDecl>(RD) ||
+      isLibTorchDecl(RD) || RD->field_empty())
+    return nullptr;
+  for (const FieldDecl *F : RD->fields())
+    if (F->getType()->isReferenceType() || !isTensorType(F->getType()) ||
+        F->isBitField())
+      return nullptr;
+  // Plain data only: a method could hand out a reference to a member
+  // (`torch::Tensor &ref() { return value; }`) that changes it unseen.
+  for (const Decl *D : RD->decls())
+    if ((isa<CXXMethodDecl>(D) || isa<FunctionTemplateDecl>(D) || isa<FriendDecl>(D)) &&
+        !D->isImplicit())
+      return nullptr;
+  return RD;
+}
+
+std::optional<size_t> tensorRecordField(const clang::FieldDecl *F) {
+  if (!F || !tensorRecord(QualType(F->getParent()->getTypeForDecl(), 0)))
+    return std::nullopt;
+  return F->getFieldIndex();
+}
+
 /// std::tuple / std::pair whose elements are all tensors (or references to
-/// tensors, as std::tie makes).
+/// tensors, as std::tie makes), and aggregates of tensors (tensorRecord).
 bool isTensorTupleType(QualType T) {
+  if (tensorRecord(T))
+    return true;
   T = T.getNonReferenceType().getCanonicalType();
   const auto *Spec =
       dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());

@@ -124,14 +124,27 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
     if (auto Batch = loaderBatchMember(ME))
       return *Batch;
     std::string Name = ME->getMemberDecl()->getName().str();
-    // A member of a tensor tuple local: `p.first`, `p.second`.
-    if (const auto *Base = dyn_cast<DeclRefExpr>(strip(ME->getBase())))
+    // A member of a tensor tuple local: `p.first`, `p.second`, or a
+    // tensor struct's `out.mu`.
+    if (const auto *Base = dyn_cast<DeclRefExpr>(strip(ME->getBase()))) {
+      if (auto Line = changedInPart(Base->getDecl()))
+        return I.unknown(Name,
+                         "'" + Base->getDecl()->getName().str() +
+                             "' is changed member by member (line " +
+                             std::to_string(*Line) + "), which is not followed",
+                         span(S->getSourceRange()),
+                         Interpreter::Provenance::External);
       if (auto It = TensorTuples.find(resolveKey(Base->getDecl()));
-          It != TensorTuples.end() && (Name == "first" || Name == "second")) {
-        size_t K = Name == "first" ? 0 : 1;
-        if (K < It->second.size())
-          return It->second[K];
+          It != TensorTuples.end()) {
+        std::optional<size_t> K =
+            Name == "first" ? std::optional<size_t>(0)
+            : Name == "second"
+                ? std::optional<size_t>(1)
+                : tensorRecordField(dyn_cast<FieldDecl>(ME->getMemberDecl()));
+        if (K && *K < It->second.size())
+          return It->second[*K];
       }
+    }
     return I.unknown(Name,
                      "member '" + Name + "': its value is not known here",
                      span(S->getSourceRange()),
@@ -356,7 +369,7 @@ FunctionEvaluator::tensorTuple(const Expr *E) {
     return std::nullopt;
   if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
     auto It = TensorTuples.find(resolveKey(DRE->getDecl()));
-    if (It == TensorTuples.end())
+    if (It == TensorTuples.end() || changedInPart(DRE->getDecl()))
       return std::nullopt;
     return It->second;
   }
@@ -384,7 +397,21 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
     if (Args.size() == 1 && isTensorTupleType(Args[0]->getType()))
       return tensorTuple(Args[0]); // a copy or a move
+    if (tensorRecord(CE->getType()))
+      return std::nullopt; // a struct is built by aggregate initialisation
     return Elements(Args);
+  }
+  // A struct of tensors initialised member by member (`return {y, mu,
+  // log_var};`): a member left out is an undefined tensor.
+  if (const auto *IL = dyn_cast<InitListExpr>(S)) {
+    const clang::CXXRecordDecl *RD = tensorRecord(IL->getType());
+    if (!RD)
+      return std::nullopt;
+    size_t Fields = std::distance(RD->field_begin(), RD->field_end());
+    if (IL->getNumInits() != Fields)
+      return std::nullopt;
+    llvm::SmallVector<const Expr *, 4> Inits(IL->inits());
+    return Elements(Inits);
   }
   const auto *CE = dyn_cast<CallExpr>(S);
   if (!CE)

@@ -693,6 +693,18 @@ public:
   std::map<std::string, SymSize> IntVars;
   /// Declarations the body may change after they are declared.
   std::set<const ValueDecl *> Mutated;
+  /// Tuples and structs of tensors changed other than as a whole (`p.second
+  /// = y`, `std::get<1>(p) = y`, passed by reference): their elements are
+  /// not followed (declareParameters), with the line of the first change.
+  std::map<const ValueDecl *, unsigned> TuplesChangedInPart;
+  /// The line of D's first change in part, when it has one (a reference to
+  /// a tuple resolves to the tuple it names).
+  std::optional<unsigned> changedInPart(const ValueDecl *D) const {
+    auto It = TuplesChangedInPart.find(llvm::cast<ValueDecl>(D->getCanonicalDecl()));
+    if (It == TuplesChangedInPart.end())
+      return std::nullopt;
+    return It->second;
+  }
   /// Tensor parameters a top-level check gives one shape (a.sizes() ==
   /// b.sizes()).
   std::vector<std::pair<const clang::ParmVarDecl *, const clang::ParmVarDecl *>>

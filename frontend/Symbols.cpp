@@ -633,6 +633,112 @@ void FunctionEvaluator::declareBoundParameters() {
   }
 }
 
+/// Tuples, pairs and structs of tensors changed other than by a whole
+/// assignment (`p = f(x)` is followed, holdElements): through a member
+/// (`p.second = y`), std::get (`std::get<1>(q) = y`), a non-const
+/// reference or pointer, a by-reference capture, or an in-place change of
+/// an element's geometry. Reading std::get (which takes the tuple by
+/// reference) is no change.
+struct TuplePartScan : RecursiveASTVisitor<TuplePartScan> {
+  const SourceManager &SM;
+  std::map<const ValueDecl *, unsigned> &Out;
+  TuplePartScan(const SourceManager &SM, std::map<const ValueDecl *, unsigned> &Out)
+      : SM(SM), Out(Out) {}
+
+  static bool isStdGet(const CallExpr *CE) {
+    const FunctionDecl *F = CE->getDirectCallee();
+    return F && CE->getNumArgs() == 1 && F->getQualifiedNameAsString() == "std::get";
+  }
+  /// The tuple local E is or reaches into (p, p.first, std::get<1>(p)).
+  static const ValueDecl *tupleOf(const Expr *E) {
+    E = strip(E);
+    if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E))
+      return isTensorTupleType(DRE->getDecl()->getType())
+                 ? cast<ValueDecl>(DRE->getDecl()->getCanonicalDecl())
+                 : nullptr;
+    if (const auto *ME = dyn_cast_or_null<MemberExpr>(E))
+      return tupleOf(ME->getBase());
+    if (const auto *CE = dyn_cast_or_null<CallExpr>(E); CE && isStdGet(CE))
+      return tupleOf(CE->getArg(0));
+    return nullptr;
+  }
+  void mark(const Stmt *At, const Expr *E) {
+    if (const ValueDecl *D = tupleOf(E)) {
+      unsigned Line = SM.getExpansionLineNumber(At->getBeginLoc());
+      auto [It, New] = Out.emplace(D, Line);
+      if (!New)
+        It->second = std::min(It->second, Line);
+    }
+  }
+  /// An assignment to Target: a change in part unless Target is the
+  /// tuple itself.
+  void assigned(const Stmt *At, const Expr *Target) {
+    if (!isa_and_nonnull<DeclRefExpr>(strip(Target)))
+      mark(At, Target);
+  }
+  bool VisitBinaryOperator(BinaryOperator *BO) {
+    if (BO->isAssignmentOp())
+      assigned(BO, BO->getLHS());
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator *UO) {
+    if (UO->getOpcode() == UO_AddrOf)
+      mark(UO, UO->getSubExpr());
+    return true;
+  }
+  bool VisitVarDecl(VarDecl *VD) {
+    QualType T = VD->getType();
+    if (VD->hasInit() && T->isReferenceType() && !T->getPointeeType().isConstQualified())
+      mark(VD->getInit(), VD->getInit());
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *CE) {
+    if (isStdGet(CE))
+      return true;
+    const auto *OCE = dyn_cast<CXXOperatorCallExpr>(CE);
+    if (OCE && OCE->getOperator() == OO_Equal && OCE->getNumArgs() == 2) {
+      assigned(OCE, OCE->getArg(0));
+      return true;
+    }
+    const FunctionDecl *FD = CE->getDirectCallee();
+    unsigned Shift = OCE && FD && isa<CXXMethodDecl>(FD);
+    for (unsigned K = Shift; K < CE->getNumArgs(); ++K) {
+      const Expr *A = CE->getArg(K);
+      if (!FD || K - Shift >= FD->getNumParams()) {
+        if (A->isLValue())
+          mark(CE, A);
+        continue;
+      }
+      QualType PT = FD->getParamDecl(K - Shift)->getType();
+      if ((PT->isReferenceType() && !PT->getPointeeType().isConstQualified()) ||
+          PT->isPointerType())
+        mark(CE, A);
+    }
+    return true;
+  }
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    const Expr *Obj = MC->getImplicitObjectArgument();
+    if (!MD || !Obj || !tupleOf(Obj))
+      return true;
+    if (isTensorType(Obj->getType())
+            ? MD->getIdentifier() && changesGeometryInPlace(MD->getName())
+            : !MD->isConst())
+      mark(MC, Obj);
+    return true;
+  }
+  bool VisitLambdaExpr(LambdaExpr *LE) {
+    for (const LambdaCapture &C : LE->captures())
+      if (C.capturesVariable() && C.getCaptureKind() == LCK_ByRef)
+        if (const auto *V = dyn_cast<VarDecl>(C.getCapturedVar());
+            V && isTensorTupleType(V->getType())) {
+          unsigned Line = SM.getExpansionLineNumber(LE->getBeginLoc());
+          Out.emplace(cast<ValueDecl>(V->getCanonicalDecl()), Line);
+        }
+    return true;
+  }
+};
+
 void collectMutations(const Stmt *Body, std::set<const ValueDecl *> &Out) {
   MutationScan(Out).TraverseStmt(const_cast<Stmt *>(Body));
 }
@@ -642,6 +748,8 @@ void FunctionEvaluator::declareParameters() {
   std::map<const ValueDecl *, std::vector<const Stmt *>> MutationSites;
   if (Body)
     MutationScan(Mutated, &MutationSites).TraverseStmt(const_cast<Stmt *>(Body));
+  if (Body)
+    TuplePartScan(SM, TuplesChangedInPart).TraverseStmt(const_cast<Stmt *>(Body));
   if (Caller)
     return declareBoundParameters();
   // Evidence: the uses, then the top-level checks (which win).

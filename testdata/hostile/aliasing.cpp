@@ -184,3 +184,36 @@ void alias_vector_element_sees_squeeze_() {
   x.squeeze_(1);
   auto a = v[0].clone();
 }
+
+// Pairs and structs of tensors changed member by member, through std::get
+// or a reference: their elements are not followed after that (a whole
+// reassignment is). A struct with a method is not read as one at all.
+struct TensorPairStruct {
+  torch::Tensor a;
+  torch::Tensor b;
+};
+void reset_b_of(TensorPairStruct &p) { p.b = torch::zeros({1024}); }
+TensorPairStruct make_pair_struct() { return {torch::ones({4}), torch::ones({2, 3})}; }
+
+void tuple_member_assigned() {
+  auto p = std::make_pair(torch::ones({4}), torch::ones({2}));
+  p.second = torch::zeros({8, 8});
+  auto c = p.second.clone();
+  auto q = std::make_tuple(torch::ones({4}), torch::ones({2}));
+  std::get<1>(q) = torch::zeros({8, 8});
+  auto d = std::get<1>(q).clone();
+}
+
+void struct_member_changes() {
+  TensorPairStruct s{torch::ones({4}), torch::ones({2})};
+  s.b = torch::zeros({8, 8});
+  auto c = s.b.clone();
+  TensorPairStruct r{torch::ones({4}), torch::ones({2})};
+  reset_b_of(r);
+  auto d = r.b.clone();
+  TensorPairStruct whole = make_pair_struct();
+  auto e = whole.b.clone();
+  whole = TensorPairStruct{torch::ones({5}), torch::ones({6})};
+  auto f = whole.a.clone();
+  auto [g, h] = make_pair_struct();
+}
