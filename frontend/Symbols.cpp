@@ -1007,6 +1007,32 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
       return std::nullopt;
     return Env->simplify(R);
   }
+  // `train ? kTrainSize : kTestSize` on a bool parameter nothing changes:
+  // the bool is the integer 0 or 1 C++ promotes it to, so the value is
+  // `b + (a - b) * train`, a size for either call.
+  if (const auto *CO = dyn_cast<ConditionalOperator>(E)) {
+    const Expr *Cond = CO->getCond()->IgnoreParenImpCasts();
+    bool Negated = false;
+    if (const auto *Not = dyn_cast<UnaryOperator>(Cond); Not && Not->getOpcode() == UO_LNot) {
+      Negated = true;
+      Cond = Not->getSubExpr()->IgnoreParenImpCasts();
+    }
+    const auto *DRE = dyn_cast<DeclRefExpr>(Cond);
+    const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
+    if (!P || Caller || P->getDeclContext() != &FD || !P->getType()->isBooleanType() ||
+        Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())) || P->getName().empty())
+      return std::nullopt;
+    auto A = operand(CO->getTrueExpr());
+    auto B = A ? operand(CO->getFalseExpr()) : std::nullopt;
+    if (!A || !B)
+      return std::nullopt;
+    if (Negated)
+      std::swap(A, B);
+    SymSize R = *B + (*A - *B) * Env->boolean(P->getName().str());
+    if (R.isError())
+      return std::nullopt;
+    return Env->simplify(R);
+  }
   if (const auto *CE = dyn_cast<CallExpr>(E)) {
     const FunctionDecl *Callee = CE->getDirectCallee();
     if (Callee && CE->getNumArgs() == 2 && !isa<CXXMemberCallExpr>(CE)) {

@@ -515,6 +515,13 @@ SymSize ShapeEnv::tensorStorageBytes(const std::string &Tensor) {
 SymSize ShapeEnv::integer(const std::string &Name) {
   return declare(Name, SymbolKind::Integer);
 }
+SymSize ShapeEnv::boolean(const std::string &Name) {
+  SymSize S = declare(Name, SymbolKind::Integer);
+  SymbolInfo &I = Symbols[Name];
+  I.Lower = std::max<int64_t>(I.Lower.value_or(0), 0);
+  I.Upper = std::min<int64_t>(I.Upper.value_or(1), 1);
+  return S;
+}
 
 void ShapeEnv::markSizeLike(const std::string &Name) {
   auto Sub = Substitutions.find(Name);

@@ -91,6 +91,9 @@ public:
   SymSize tensorElementSize(const std::string &Tensor);
   SymSize tensorStorageBytes(const std::string &Tensor);
   SymSize integer(const std::string &Name);
+  /// A bool parameter as the integer C++ promotes it to: 0 or 1 (`train ?
+  /// 50000 : 10000` is `10000 + 40000 * train`).
+  SymSize boolean(const std::string &Name);
   /// The value was used as a size (at::zeros({n})): it is >= 0 from here
   /// on (ATen would have thrown), and the 0/1 specialisation applies.
   void markSizeLike(const std::string &Name);
