@@ -76,9 +76,14 @@ FunctionEvaluator::slotOf(const Expr *E) {
 }
 
 ValueId FunctionEvaluator::readSlot(const Slot &Sl, const Expr *E) {
-  if (!Sl.Known)
-    return I.unknown(Sl.Display, "'" + Sl.Display + "' names " + Sl.Why,
+  if (!Sl.Known) {
+    // Some slots are displayed quoted already ('r', '*p').
+    std::string Shown = !Sl.Display.empty() && Sl.Display.front() == '\''
+                            ? Sl.Display
+                            : "'" + Sl.Display + "'";
+    return I.unknown(Sl.Display, Shown + " names " + Sl.Why,
                      span(E->getSourceRange()));
+  }
   if (!Sl.Vector.empty()) {
     auto It = TensorLists.find(Sl.Vector);
     if (It != TensorLists.end() && Sl.Index < It->second.size())
