@@ -634,7 +634,9 @@ ValueId FunctionEvaluator::layerForward(
         return Run(WithMode(false, 0.5));
       RuleResult RT = applyRule(WithMode(true, 0.5));
       if (RT.Outcomes.size() != 1 || RT.Outcomes[0].Kind != OpKind::Copy)
-        return Unknown("its p could not be derived");
+        return Unknown(InV.Sizes ? "its p could not be derived"
+                                 : "its input's shape is unknown (and its p "
+                                   "could not be derived)");
       return EitherNewOrInput(RT.Outcomes[0],
                               std::string("its p could not be derived: a new tensor, "
                                           "or its input when p == 0") +
