@@ -62,10 +62,12 @@ const clang::CXXRecordDecl *tensorRecord(QualType T) {
   return RD;
 }
 
-std::optional<size_t> tensorRecordField(const clang::FieldDecl *F) {
-  if (!F || !tensorRecord(QualType(F->getParent()->getTypeForDecl(), 0)))
-    return std::nullopt;
-  return F->getFieldIndex();
+std::string lambdaNotFollowed(const clang::CXXRecordDecl *Closure) {
+  if (Closure->capture_size() != 0)
+    return "call to a lambda with captures is not analysed";
+  if (Closure->isGenericLambda())
+    return "call to a generic lambda is not analysed";
+  return "";
 }
 
 /// std::tuple / std::pair whose elements are all tensors (or references to

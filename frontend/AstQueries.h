@@ -23,12 +23,13 @@ bool isTensorVectorType(clang::QualType T);
 /// std::tuple / std::pair whose elements are all tensors (or references to
 /// tensors, as std::tie makes).
 bool isTensorTupleType(clang::QualType T);
+/// Why calls to a lambda are not followed (its captures are the enclosing
+/// function's; a generic one has no single body), or "" when they are.
+std::string lambdaNotFollowed(const clang::CXXRecordDecl *Closure);
 /// A struct of the program whose members are all tensors (`struct VAEOutput
 /// { torch::Tensor reconstruction, mu, log_var; };`), read as a tuple of
 /// them in member order; null for any other type.
 const clang::CXXRecordDecl *tensorRecord(clang::QualType T);
-/// The element a member of such a struct is (`out.mu`: 1).
-std::optional<size_t> tensorRecordField(const clang::FieldDecl *F);
 /// The top-level namespace a declaration lives in ("at", "torch", "c10").
 std::string topNamespace(const clang::Decl *D);
 bool isLibTorchDecl(const clang::Decl *D);

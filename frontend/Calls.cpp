@@ -61,9 +61,8 @@ FunctionEvaluator::followedDefinition(const FunctionDecl *Callee) const {
       isa<CXXConstructorDecl>(Def) || isa<CXXDestructorDecl>(Def))
     return nullptr;
   if (const auto *MD = dyn_cast<CXXMethodDecl>(Def))
-    if (MD->getParent()->isLambda() &&
-        (MD->getParent()->capture_size() != 0 || MD->getParent()->isGenericLambda()))
-      return nullptr; // its captures are the enclosing function's
+    if (MD->getParent()->isLambda() && !lambdaNotFollowed(MD->getParent()).empty())
+      return nullptr;
   std::string Q = Def->getQualifiedNameAsString();
   if (Q.rfind("std::", 0) == 0 || Q.rfind("__gnu_cxx::", 0) == 0)
     return nullptr;

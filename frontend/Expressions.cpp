@@ -124,8 +124,8 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
     if (auto Batch = loaderBatchMember(ME))
       return *Batch;
     std::string Name = ME->getMemberDecl()->getName().str();
-    // A member of a tensor tuple local: `p.first`, `p.second`, or a
-    // tensor struct's `out.mu`.
+    // A member of a tensor tuple local: `p.first`, `p.second` (std::pair's
+    // fields 0 and 1), or a tensor struct's `out.mu`: its field's index.
     if (const auto *Base = dyn_cast<DeclRefExpr>(strip(ME->getBase()))) {
       if (auto Line = changedInPart(Base->getDecl()))
         return I.unknown(Name,
@@ -134,16 +134,11 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
                              std::to_string(*Line) + "), which is not followed",
                          span(S->getSourceRange()),
                          Interpreter::Provenance::External);
+      const auto *Field = dyn_cast<FieldDecl>(ME->getMemberDecl());
       if (auto It = TensorTuples.find(resolveKey(Base->getDecl()));
-          It != TensorTuples.end()) {
-        std::optional<size_t> K =
-            Name == "first" ? std::optional<size_t>(0)
-            : Name == "second"
-                ? std::optional<size_t>(1)
-                : tensorRecordField(dyn_cast<FieldDecl>(ME->getMemberDecl()));
-        if (K && *K < It->second.size())
-          return It->second[*K];
-      }
+          Field && It != TensorTuples.end() &&
+          Field->getFieldIndex() < It->second.size())
+        return It->second[Field->getFieldIndex()];
     }
     return I.unknown(Name,
                      "member '" + Name + "': its value is not known here",
@@ -520,16 +515,14 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
       return *V;
     if (const auto *CE = dyn_cast<CallExpr>(E))
       opaqueCallEffects(CE);
-    return I.unknown("call",
-                     !NotFollowedWhy.empty() ? NotFollowedWhy
-                     : MD && MD->getParent() && MD->getParent()->isLambda()
-                         ? (MD->getParent()->capture_size() != 0
-                                ? "call to a lambda with captures is not analysed"
-                            : MD->getParent()->isGenericLambda()
-                                ? "call to a generic lambda is not analysed"
-                                : "call to a lambda is not analysed")
-                         : "method of a non-tensor object",
-                     span(E->getSourceRange()));
+    std::string Why = NotFollowedWhy;
+    if (Why.empty() && MD && MD->getParent() && MD->getParent()->isLambda())
+      Why = lambdaNotFollowed(MD->getParent());
+    if (Why.empty())
+      Why = MD && MD->getParent() && MD->getParent()->isLambda()
+                ? "call to a lambda is not analysed"
+                : "method of a non-tensor object";
+    return I.unknown("call", Why, span(E->getSourceRange()));
   }
   std::string Name = calleeName(MD);
   CallSite S;

@@ -579,7 +579,6 @@ public:
   /// and integers (`num_flat_features(x)`), read by IntegerCalls.cpp;
   /// nullopt when its body does more than integer arithmetic.
   std::optional<SymSize> integerCall(const CallExpr *CE);
-  unsigned IntegerCallDepth = 0;
   /// sizeValue; with Evaluate false only names are read (after the
   /// statement, or outside one).
   std::optional<SymSize> sizeOf(const Expr *E, bool Evaluate);

@@ -288,7 +288,8 @@ struct HelperReader {
 } // namespace
 
 std::optional<SymSize> FunctionEvaluator::integerCall(const CallExpr *CE) {
-  if (isa<CXXOperatorCallExpr>(CE) || IntegerCallDepth >= 4)
+  // The reading interprets no call, so it cannot recurse.
+  if (isa<CXXOperatorCallExpr>(CE))
     return std::nullopt;
   const FunctionDecl *Def = followedDefinition(CE->getDirectCallee());
   QualType Ret = Def ? Def->getReturnType() : QualType();
@@ -318,10 +319,7 @@ std::optional<SymSize> FunctionEvaluator::integerCall(const CallExpr *CE) {
         R.Locals[Key] = IntOrList{V, std::nullopt};
     }
   }
-  ++IntegerCallDepth;
-  bool Read = R.run(Def->getBody());
-  --IntegerCallDepth;
-  if (!Read || !R.Returned)
+  if (!R.run(Def->getBody()) || !R.Returned)
     return std::nullopt;
   return convertInteger(*R.Returned, Ret);
 }

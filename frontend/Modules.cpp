@@ -283,7 +283,7 @@ FunctionEvaluator::layerFromHelper(QualType Holder, const Expr *Init,
   // The arguments in the caller's terms, bound to the helper's integer
   // parameters while its return expression is read; a parameter of
   // another type, or one not derived, leaves what reads it unknown.
-  std::vector<std::pair<std::string, std::optional<SymSize>>> Saved;
+  std::map<std::string, SymSize> Outer = IntVars;
   for (unsigned K = 0; K < Def->getNumParams(); ++K) {
     const ParmVarDecl *P = Def->getParamDecl(K);
     QualType PT = P->getType().getNonReferenceType();
@@ -292,24 +292,15 @@ FunctionEvaluator::layerFromHelper(QualType Holder, const Expr *Init,
     std::optional<SymSize> V = sizeValue(Call->getArg(K));
     if (V)
       V = convertInteger(*V, PT);
-    std::string Key = key(P);
-    auto Old = IntVars.find(Key);
-    Saved.push_back({Key, Old == IntVars.end() ? std::nullopt
-                                               : std::optional<SymSize>(Old->second)});
     if (V)
-      IntVars[Key] = *V;
+      IntVars[key(P)] = *V;
     else
-      IntVars.erase(Key);
+      IntVars.erase(key(P));
   }
   ++LayerHelperDepth;
   ModuleValue M = layerFromConstruction(Holder, Return->getRetValue(), Name);
   --LayerHelperDepth;
-  for (const auto &[Key, Old] : Saved) {
-    if (Old)
-      IntVars[Key] = *Old;
-    else
-      IntVars.erase(Key);
-  }
+  IntVars = std::move(Outer);
   if (!M.Why.empty())
     M.Why += " (in '" + Def->getNameAsString() + "')";
   return M;

@@ -662,13 +662,16 @@ struct TuplePartScan : RecursiveASTVisitor<TuplePartScan> {
       return tupleOf(CE->getArg(0));
     return nullptr;
   }
+  /// D changes at Where; the first line is kept.
+  void record(const ValueDecl *D, SourceLocation Where) {
+    unsigned Line = SM.getExpansionLineNumber(Where);
+    auto [It, New] = Out.emplace(D, Line);
+    if (!New)
+      It->second = std::min(It->second, Line);
+  }
   void mark(const Stmt *At, const Expr *E) {
-    if (const ValueDecl *D = tupleOf(E)) {
-      unsigned Line = SM.getExpansionLineNumber(At->getBeginLoc());
-      auto [It, New] = Out.emplace(D, Line);
-      if (!New)
-        It->second = std::min(It->second, Line);
-    }
+    if (const ValueDecl *D = tupleOf(E))
+      record(D, At->getBeginLoc());
   }
   /// An assignment to Target: a change in part unless Target is the
   /// tuple itself.
@@ -731,10 +734,8 @@ struct TuplePartScan : RecursiveASTVisitor<TuplePartScan> {
     for (const LambdaCapture &C : LE->captures())
       if (C.capturesVariable() && C.getCaptureKind() == LCK_ByRef)
         if (const auto *V = dyn_cast<VarDecl>(C.getCapturedVar());
-            V && isTensorTupleType(V->getType())) {
-          unsigned Line = SM.getExpansionLineNumber(LE->getBeginLoc());
-          Out.emplace(cast<ValueDecl>(V->getCanonicalDecl()), Line);
-        }
+            V && isTensorTupleType(V->getType()))
+          record(cast<ValueDecl>(V->getCanonicalDecl()), LE->getBeginLoc());
     return true;
   }
 };
@@ -746,10 +747,10 @@ void collectMutations(const Stmt *Body, std::set<const ValueDecl *> &Out) {
 void FunctionEvaluator::declareParameters() {
   const Stmt *Body = FD.getBody();
   std::map<const ValueDecl *, std::vector<const Stmt *>> MutationSites;
-  if (Body)
+  if (Body) {
     MutationScan(Mutated, &MutationSites).TraverseStmt(const_cast<Stmt *>(Body));
-  if (Body)
     TuplePartScan(SM, TuplesChangedInPart).TraverseStmt(const_cast<Stmt *>(Body));
+  }
   if (Caller)
     return declareBoundParameters();
   // Evidence: the uses, then the top-level checks (which win).
@@ -1046,7 +1047,7 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
       }
     }
     // A helper of the file computing an integer (num_flat_features(x)).
-    if (Evaluate && !isa<CXXOperatorCallExpr>(CE))
+    if (Evaluate)
       if (auto V = integerCall(CE))
         return V;
   }

@@ -43,34 +43,9 @@ std::string listText(const DimList &L) {
 }
 
 /// A list argument expanded to N values the way ATen's
-/// expand_param_if_needed does: one value stands for all; nullopt with Why
-/// when it is not a constant list of 1 or N values.
-std::optional<DimList> expandParam(const ArgValue *A, size_t N,
-                                   const std::string &Name,
-                                   std::optional<DimList> Default,
-                                   std::string &Why) {
-  if (!A || A->K == ArgValue::Kind::Absent) {
-    if (!Default)
-      Why = Name + " is missing";
-    return Default;
-  }
-  auto D = A->K == ArgValue::Kind::IntList ? A->dims() : std::nullopt;
-  if (!D) {
-    Why = Name + " could not be derived";
-    return std::nullopt;
-  }
-  if (D->size() == 1)
-    return DimList(N, (*D)[0]);
-  if (D->size() != N) {
-    Why = Name + " " + listText(*D) + " does not have 1 or " +
-          std::to_string(N) + " values (LibTorch throws)";
-    return std::nullopt;
-  }
-  return D;
-}
-
-/// expandParam for an option that may be symbolic (a convolution's stride
-/// from a constructor's parameter): one size stands for all.
+/// expand_param_if_needed does: one value stands for all (a size may be
+/// symbolic: a convolution's stride from a constructor's parameter);
+/// nullopt with Why when it is not a list of 1 or N values.
 std::optional<Shape> expandSizes(const ArgValue *A, size_t N, const std::string &Name,
                                  int64_t Default, std::string &Why) {
   if (!A || A->K == ArgValue::Kind::Absent)
@@ -87,6 +62,26 @@ std::optional<Shape> expandSizes(const ArgValue *A, size_t N, const std::string 
     return std::nullopt;
   }
   return A->List;
+}
+
+/// expandSizes of an option that must be constant; without a Default an
+/// absent one is missing.
+std::optional<DimList> expandParam(const ArgValue *A, size_t N,
+                                   const std::string &Name,
+                                   std::optional<DimList> Default,
+                                   std::string &Why) {
+  if (!A || A->K == ArgValue::Kind::Absent) {
+    if (!Default)
+      Why = Name + " is missing";
+    return Default;
+  }
+  std::optional<Shape> Sizes = expandSizes(A, N, Name, 0, Why);
+  if (!Sizes)
+    return std::nullopt;
+  std::optional<DimList> D = constantShape(*Sizes);
+  if (!D)
+    Why = Name + " could not be derived";
+  return D;
 }
 
 /// The first unknown reason of the inputs, their device and a dtype all
