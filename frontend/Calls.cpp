@@ -322,6 +322,10 @@ void FunctionEvaluator::returnedElement(const FunctionDecl &Def,
   std::string In = "'" + Name + "' ";
   auto Unknown = [&](const std::string &Why) {
     Out.Kind = OpKind::Unknown;
+    // Which tensor it returns is not known: it may be an argument itself.
+    for (int Input : TensorArgument)
+      if (Input >= 0)
+        Out.MayBeInputs.push_back(static_cast<unsigned>(Input));
     // A reason that already names a call (an argument's, a nested one's)
     // is said once.
     Out.Value = unknownTensor(Why.rfind("call to '", 0) == 0
@@ -345,13 +349,24 @@ void FunctionEvaluator::returnedElement(const FunctionDecl &Def,
   ValueId R = (*Callee.Returns.front())[K];
   const TensorValue &V = T.value(R);
   StorageId St = V.Storage;
+  bool SameStorage = true;
+  std::vector<TensorValue> Returned;
   for (const auto &Other : Callee.Returns) {
     const TensorValue &W = T.value((*Other)[K]);
+    Returned.push_back(W);
     if (describe(W) != describe(V) ||
         (W.Storage != St &&
          (St == NoStorage || W.Storage == NoStorage ||
           T.Storages.at(St).External || T.Storages.at(W.Storage).External)))
-      return Unknown("its return statements return different tensors");
+      SameStorage = false;
+  }
+  if (!SameStorage) {
+    Unknown("its return statements return different tensors");
+    // Of one shape, strides and dtype (`if (is_training()) return eps *
+    // std + mu; return mu;`): those are answered, which tensor it is not.
+    if (auto Common = commonLayout(Returned, Out.Value.UnknownReason))
+      Out.Value = *Common;
+    return;
   }
   // Known in its layout, the value may still miss a field (a device
   // that is the caller's): it carries that reason on.

@@ -239,13 +239,26 @@ ValueId FunctionEvaluator::conditional(const AbstractConditionalOperator *CO) {
     return tensor(*C ? CO->getTrueExpr() : CO->getFalseExpr());
   sideEffects(CO->getCond());
   size_t OpsBefore = I.trace().Ops.size();
-  tensor(CO->getTrueExpr());
-  tensor(CO->getFalseExpr());
+  ValueId A = tensor(CO->getTrueExpr());
+  ValueId B = tensor(CO->getFalseExpr());
   allocationsAreUncertain(OpsBefore, "allocates in an arm of '?:' (line " +
                                          std::to_string(span(CO->getSourceRange()).Line) +
                                          ")");
-  return I.unknown("?:", "chosen at run time by the condition",
-                   span(CO->getSourceRange()));
+  std::string Why = "chosen at run time by the condition";
+  // Arms of one layout (`train ? x.clone() : x`): which tensor is not known,
+  // its shape and dtype are.
+  std::optional<TensorValue> Common;
+  if (A >= 0 && B >= 0)
+    Common = commonLayout({I.value(A), I.value(B)}, Why);
+  ValueId Chosen =
+      Common ? I.unknownWith("?:", *Common, span(CO->getSourceRange()),
+                             I.value(A).Storage == I.value(B).Storage
+                                 ? I.value(A).Storage
+                                 : NoStorage,
+                             Interpreter::Provenance::Computed)
+             : I.unknown("?:", Why, span(CO->getSourceRange()));
+  I.mayBe(Chosen, {A, B});
+  return Chosen;
 }
 
 ValueId FunctionEvaluator::listElement(const Expr *E, const Expr *List,
@@ -575,7 +588,8 @@ std::vector<ValueId> FunctionEvaluator::applyResult(const CallSite &S,
   if (R.SelfTakesResult && !Values.empty() &&
       C.arg(0).K == ArgValue::Kind::Tensor)
     tensorChangedInPlace(C.arg(0).Tensor, Values.front(),
-                         "is reshaped in place by '" + C.Written + "'");
+                         "is reshaped in place by '" + C.Written + "'",
+                         span(S.E->getSourceRange()));
   return Values;
 }
 

@@ -203,7 +203,8 @@ public:
                          const std::string &Context);
   /// A tensor's geometry changed in place (`x.unsqueeze_(0)`): every name,
   /// list element and tuple element holding Old's tensor holds New.
-  void tensorChangedInPlace(ValueId Old, ValueId New, const std::string &Why);
+  void tensorChangedInPlace(ValueId Old, ValueId New, const std::string &Why,
+                            const SourceSpan &Where);
   /// Allocations among the ops since OpsBefore make the totals unknown
   /// (they ran a number of times the analysis does not know). AtOpLine:
   /// Why names the first such op's line.

@@ -204,14 +204,31 @@ void FunctionEvaluator::mergeBranchStates(const Stmt *Whole,
     std::string Display = Shown.empty() ? K : Shown;
     std::string Reason = std::string(Assigned.count(K) ? "assigned" : "changed") +
                          " in a " + Context + ": depends on the condition";
+    // Tensors of one layout on every path: that much is known after it.
+    std::optional<TensorValue> Common;
+    if (std::find(Held.begin(), Held.end(), NoValue) == Held.end()) {
+      std::vector<TensorValue> Values;
+      for (ValueId V : Held)
+        Values.push_back(I.value(V));
+      Common = commonLayout(Values, Reason);
+    }
     if (On != NoStorage) {
       // A hidden holder (a list element) only keeps its storage alive.
-      if (!Shown.empty())
-        I.rebind(K, I.unknownOn(Display, Reason, Where, On));
+      if (!Shown.empty()) {
+        ValueId Merged = Common ? I.unknownWith(Display, *Common, Where, On,
+                                                Interpreter::Provenance::External)
+                                : I.unknownOn(Display, Reason, Where, On);
+        I.mayBe(Merged, Held);
+        I.rebind(K, Merged);
+      }
       continue;
     }
-    I.rebind(K, I.unknown(Display, Reason, Where,
-                          Interpreter::Provenance::External));
+    ValueId Merged = Common ? I.unknownWith(Display, *Common, Where, NoStorage,
+                                            Interpreter::Provenance::External)
+                            : I.unknown(Display, Reason, Where,
+                                        Interpreter::Provenance::External);
+    I.mayBe(Merged, Held);
+    I.rebind(K, Merged);
     I.totalsUnknown("'" + Display + "' holds one of several tensors after line " +
                     std::to_string(Where.Line));
   }
@@ -230,19 +247,43 @@ void FunctionEvaluator::mergeBranchStates(const Stmt *Whole,
 }
 
 void FunctionEvaluator::tensorChangedInPlace(ValueId Old, ValueId New,
-                                             const std::string &Why) {
+                                             const std::string &Why,
+                                             const SourceSpan &Where) {
   if (Old < 0)
     return;
   ValueId Tensor = I.tensorOf(Old);
-  for (const std::string &K : I.keysHoldingTensor(Old)) {
+  std::vector<std::string> Holding = I.keysHoldingTensor(Old);
+  for (const std::string &K : Holding) {
     parameterChanged(K, Why);
     I.rebind(K, New);
+  }
+  // Names that may hold the changed tensor, or that it may be (one of
+  // several tensors chosen at run time): changed or not, which is unknown.
+  ValueId Maybe = NoValue;
+  auto MaybeChanged = [&] {
+    if (Maybe == NoValue)
+      Maybe = I.unknown("tensor",
+                        "may be the tensor that " + Why + " (line " +
+                            std::to_string(Where.Line) +
+                            "): which tensor is chosen at run time",
+                        Where, Interpreter::Provenance::External);
+    return Maybe;
+  };
+  std::vector<std::string> MayHold;
+  for (const auto &[K, Held] : I.names())
+    if (Held >= 0 && I.tensorOf(Held) != Tensor && I.mayShareTensor(Old, Held))
+      MayHold.push_back(K);
+  for (const std::string &K : MayHold) {
+    parameterChanged(K, Why);
+    I.rebind(K, MaybeChanged());
   }
   for (auto *Lists : {&TensorLists, &TensorTuples})
     for (auto &[K, Elements] : *Lists)
       for (ValueId &E : Elements)
         if (E >= 0 && I.tensorOf(E) == Tensor)
           E = New;
+        else if (E >= 0 && I.mayShareTensor(Old, E))
+          E = MaybeChanged();
 }
 std::optional<FunctionEvaluator::Completion>
 FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {

@@ -216,7 +216,7 @@ void FunctionEvaluator::forgetObject(const Expr *Object,
   ValueId V = I.unknown(Sl->Display, "'" + Sl->Display + "' " + Why,
                         span(Object->getSourceRange()),
                         Interpreter::Provenance::External);
-  tensorChangedInPlace(Old, V, Why);
+  tensorChangedInPlace(Old, V, Why, span(Object->getSourceRange()));
   I.totalsUnknown("'" + Sl->Display + "' " + Why);
 }
 

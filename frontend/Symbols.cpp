@@ -35,6 +35,8 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/Builtins.h"
 
+#include <functional>
+
 using namespace clang;
 
 namespace tma {
@@ -331,15 +333,77 @@ struct ParameterEvidence {
   std::optional<DType> Type;        // a top-level dtype check
 };
 
+/// The definition of a call the analysis follows into (a function of the
+/// file), or null.
+using FollowedCallee = std::function<const FunctionDecl *(const FunctionDecl *)>;
+
 struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
   ASTContext &Ctx;
   std::map<const ParmVarDecl *, ParameterEvidence> &Out;
   const std::set<const ValueDecl *> &Mutated;
   const std::map<const ValueDecl *, std::vector<const Stmt *>> &Sites;
+  const FollowedCallee &Followed;
+  /// The scans of helpers: those open (this function's included; a
+  /// recursive call adds nothing) and those done (each helper is scanned
+  /// once, however many calls reach it).
+  struct Helpers {
+    std::set<const FunctionDecl *> Open;
+    std::map<const FunctionDecl *, std::map<const ParmVarDecl *, ParameterEvidence>> Done;
+  };
+  Helpers &Scans;
   EvidenceScan(ASTContext &Ctx, std::map<const ParmVarDecl *, ParameterEvidence> &Out,
                const std::set<const ValueDecl *> &Mutated,
-               const std::map<const ValueDecl *, std::vector<const Stmt *>> &Sites)
-      : Ctx(Ctx), Out(Out), Mutated(Mutated), Sites(Sites) {}
+               const std::map<const ValueDecl *, std::vector<const Stmt *>> &Sites,
+               const FollowedCallee &Followed, Helpers &Scans)
+      : Ctx(Ctx), Out(Out), Mutated(Mutated), Sites(Sites), Followed(Followed),
+        Scans(Scans) {}
+
+  /// A helper of the file called with a parameter (`encode(x)`, whose x
+  /// goes into a Linear): what the helper's uses require of its parameter
+  /// they require of the caller's tensor, which the call hands over.
+  void calleeEvidence(const FunctionDecl *Callee,
+                      llvm::ArrayRef<const Expr *> Args) {
+    const FunctionDecl *Def = Followed(Callee);
+    // Three helpers deep is as far as evidence is looked for.
+    if (!Def || !Def->getBody() || Scans.Open.count(Def) || Scans.Open.size() > 3)
+      return;
+    auto Found = Scans.Done.find(Def);
+    if (Found == Scans.Done.end()) {
+      std::map<const ParmVarDecl *, ParameterEvidence> Inner;
+      std::set<const ValueDecl *> InnerMutated;
+      std::map<const ValueDecl *, std::vector<const Stmt *>> InnerSites;
+      Stmt *Body = Def->getBody();
+      MutationScan(InnerMutated, &InnerSites).TraverseStmt(Body);
+      Scans.Open.insert(Def);
+      EvidenceScan(Ctx, Inner, InnerMutated, InnerSites, Followed, Scans)
+          .TraverseStmt(Body);
+      Scans.Open.erase(Def);
+      Found = Scans.Done.emplace(Def, std::move(Inner)).first;
+    }
+    const auto &Inner = Found->second;
+    for (unsigned K = 0; K < Args.size() && K < Def->getNumParams(); ++K) {
+      auto It = Inner.find(Def->getParamDecl(K));
+      if (It == Inner.end() || isDefaultArg(Args[K]))
+        continue;
+      const ParameterEvidence &Ev = It->second;
+      if (Ev.ExactRank && !Ev.RankConflict) {
+        exactRank(Args[K], *Ev.ExactRank);
+        continue;
+      }
+      // The parameter, its copy (a by-value argument) or a tensor of its
+      // rank computed from it (`encode(x.to(kFloat))`).
+      auto Root = rankRoot(Args[K]);
+      if (!Root || Root->second != 0)
+        continue;
+      const ParmVarDecl *P = Root->first;
+      if (Ev.LayerRank && !Out[P].LayerRank) {
+        Out[P].LayerRank = Ev.LayerRank;
+        Out[P].Layer = Ev.Layer;
+      }
+      if (Ev.Transposed)
+        Out[P].Transposed = true;
+    }
+  }
 
   /// The tensor parameter E names, holding the caller's tensor there: the
   /// body never changes it, or E comes before every change in the source
@@ -467,7 +531,12 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     if (isa<CXXMemberCallExpr>(CE) || isa<CXXOperatorCallExpr>(CE))
       return true;
     const FunctionDecl *FD = CE->getDirectCallee();
-    if (!FD || !isLibTorchDecl(FD) || !FD->getIdentifier())
+    if (FD && !isLibTorchDecl(FD)) {
+      llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
+      calleeEvidence(FD, Args);
+      return true;
+    }
+    if (!FD || !FD->getIdentifier())
       return true;
     StringRef N = FD->getName();
     bool Functional =
@@ -484,6 +553,10 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
   }
   bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
     const CXXMethodDecl *MD = MC->getMethodDecl();
+    if (MD && !isLibTorchDecl(MD)) {
+      llvm::SmallVector<const Expr *, 4> Args(MC->arguments());
+      calleeEvidence(MD, Args);
+    }
     if (MD && MD->getIdentifier() && MD->getName() == "forward" &&
         MC->getNumArgs() >= 1 &&
         std::all_of(MC->arg_begin() + 1, MC->arg_end(),
@@ -755,9 +828,15 @@ void FunctionEvaluator::declareParameters() {
     return declareBoundParameters();
   // Evidence: the uses, then the top-level checks (which win).
   std::map<const ParmVarDecl *, ParameterEvidence> Evidence;
-  if (Body)
-    EvidenceScan(Ctx, Evidence, Mutated, MutationSites)
+  if (Body) {
+    FollowedCallee Followed = [this](const FunctionDecl *Callee) {
+      return followedDefinition(Callee);
+    };
+    EvidenceScan::Helpers Scans;
+    Scans.Open.insert(&FD);
+    EvidenceScan(Ctx, Evidence, Mutated, MutationSites, Followed, Scans)
         .TraverseStmt(const_cast<Stmt *>(Body));
+  }
   std::map<const ParmVarDecl *,
            std::pair<std::optional<int64_t>, std::optional<DType>>>
       Checked;

@@ -1,4 +1,6 @@
 #include "model/Interpreter.h"
+
+#include <set>
 #include "model/ShapeEnv.h"
 #include "model/Decide.h"
 
@@ -188,6 +190,9 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   ValueInfo VI;
   VI.Value = Outcome.Value;
   VI.Producer = E.Id;
+  for (unsigned K : Outcome.MayBeInputs)
+    if (K < Inputs.size() && Inputs[K] >= 0)
+      VI.MayBe.push_back(Inputs[K]);
   switch (Outcome.Kind) {
   case OpKind::View:
   case OpKind::Self:
@@ -373,6 +378,21 @@ ValueId Interpreter::unknownOn(const std::string &What, const std::string &Reaso
   return static_cast<ValueId>(Trace.Values.size() - 1);
 }
 
+ValueId Interpreter::unknownWith(const std::string &What,
+                                 const TensorValue &Layout,
+                                 const SourceSpan &Where, StorageId S,
+                                 Provenance From) {
+  ValueId Id = S != NoStorage ? unknownOn(What, Layout.UnknownReason, Where, S)
+                              : unknown(What, Layout.UnknownReason, Where, From);
+  TensorValue &V = Trace.Values[Id].Value;
+  std::optional<Device> Dev = V.Dev;
+  V = Layout;
+  V.Storage = S;
+  if (S != NoStorage)
+    V.Dev = Dev;
+  return Id;
+}
+
 ValueId Interpreter::undefined(const std::string &Reason) {
   ValueInfo VI;
   VI.Value = unknownTensor(Reason);
@@ -410,6 +430,43 @@ std::vector<std::string> Interpreter::keysHoldingTensor(ValueId V) const {
     if (Held >= 0 && tensorOf(Held) == T)
       Out.push_back(Key);
   return Out;
+}
+
+void Interpreter::mayBe(ValueId V, const std::vector<ValueId> &Candidates) {
+  if (V < 0)
+    return;
+  std::vector<ValueId> &Out = Trace.Values.at(V).MayBe;
+  for (ValueId C : Candidates)
+    if (C >= 0 && C != V)
+      Out.push_back(C);
+}
+
+bool Interpreter::mayShareTensor(ValueId A, ValueId B) const {
+  if (A < 0 || B < 0)
+    return false;
+  // The tensors each may be, through nested choices.
+  auto Tensors = [&](ValueId V) {
+    std::set<ValueId> Out;
+    std::vector<ValueId> Work = {V};
+    while (!Work.empty() && Out.size() < 4096) {
+      ValueId W = Work.back();
+      Work.pop_back();
+      if (W < 0 || !Out.insert(tensorOf(W)).second)
+        continue;
+      for (ValueId C : Trace.Values.at(W).MayBe)
+        Work.push_back(C);
+      ValueId T = tensorOf(W);
+      if (T != W)
+        for (ValueId C : Trace.Values.at(T).MayBe)
+          Work.push_back(C);
+    }
+    return Out;
+  };
+  std::set<ValueId> FromA = Tensors(A);
+  for (ValueId T : Tensors(B))
+    if (FromA.count(T))
+      return true;
+  return false;
 }
 
 ValueId Interpreter::lookup(const std::string &Key) const {

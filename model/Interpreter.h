@@ -54,6 +54,10 @@ public:
   ValueId unknown(const std::string &What, const std::string &Reason,
                   const SourceSpan &Where,
                   Provenance From = Provenance::Computed);
+  /// A tensor known only in Layout's fields (commonLayout: one of several
+  /// tensors of one shape), on storage S when that is known.
+  ValueId unknownWith(const std::string &What, const TensorValue &Layout,
+                      const SourceSpan &Where, StorageId S, Provenance From);
 
   /// Binds Key (unique per declaration) to Value; DisplayName is what the
   /// report shows.
@@ -97,6 +101,12 @@ public:
   /// Every name (hidden holders included) whose value is V's tensor: the
   /// handles an in-place change of its geometry is seen through.
   std::vector<std::string> keysHoldingTensor(ValueId V) const;
+  /// V is one of Candidates' tensors, chosen at run time (ValueInfo::MayBe).
+  void mayBe(ValueId V, const std::vector<ValueId> &Candidates);
+  /// A and B may be one C++ tensor without being known to be: one of them
+  /// is a run-time choice that includes the other's tensor, or both are
+  /// choices that share a candidate.
+  bool mayShareTensor(ValueId A, ValueId B) const;
   /// Every name and the value it holds now.
   const std::map<std::string, ValueId> &names() const { return Names; }
   /// The name the report shows for what Key holds now; empty for a hidden

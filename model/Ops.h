@@ -34,6 +34,9 @@ struct OpOutcome {
   TensorValue Value;
   /// View/Self/InPlace: the input whose storage the result shares.
   unsigned SharesInput = 0;
+  /// Unknown: inputs the result may be the very tensor of (a called
+  /// function that returns its argument on some paths).
+  std::vector<unsigned> MayBeInputs;
   std::optional<SymSize> ReadBytes;
   std::optional<SymSize> WrittenBytes;
   /// Storage allocated and freed inside the op (matmul's folding copy, a

@@ -36,4 +36,34 @@ TensorValue unknownTensor(const std::string &Reason) {
   return V;
 }
 
+std::optional<TensorValue> commonLayout(const std::vector<TensorValue> &Values,
+                                        const std::string &Reason) {
+  if (Values.empty())
+    return std::nullopt;
+  auto SameList = [](const Shape &A, const Shape &B) {
+    if (A.size() != B.size())
+      return false;
+    for (size_t K = 0; K < A.size(); ++K)
+      if (!A[K].identical(B[K]))
+        return false;
+    return true;
+  };
+  const TensorValue &First = Values.front();
+  TensorValue Out = unknownTensor(Reason);
+  Out.Sizes = First.Sizes;
+  Out.Strides = First.Strides;
+  Out.Offset = First.Offset;
+  keepDType(Out, First);
+  Out.Dev = First.Dev;
+  for (const TensorValue &V : Values) {
+    if (!V.hasLayout() || !V.dtypeKnown() || !SameList(*V.Sizes, *First.Sizes) ||
+        !SameList(*V.Strides, *First.Strides) || !V.Offset->identical(*First.Offset) ||
+        V.Type != First.Type || (!V.Type && V.TypeOf != First.TypeOf))
+      return std::nullopt;
+    if (V.Dev != First.Dev)
+      Out.Dev.reset();
+  }
+  return Out;
+}
+
 } // namespace tma

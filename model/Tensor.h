@@ -113,4 +113,12 @@ TensorValue makeContiguous(const Shape &Sizes, DType Type, Device Dev);
 /// A value with nothing known but the reason.
 TensorValue unknownTensor(const std::string &Reason);
 
+/// What every one of Values has alike, when they share sizes, strides,
+/// offset and dtype (a name that holds one of several tensors after a
+/// branch, each of one layout): those, and the device when they share it;
+/// no storage, and Reason. nullopt when any of those differs or is
+/// unknown.
+std::optional<TensorValue> commonLayout(const std::vector<TensorValue> &Values,
+                                        const std::string &Reason);
+
 } // namespace tma

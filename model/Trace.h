@@ -100,6 +100,11 @@ struct ValueInfo {
   /// handle (`x.unsqueeze_(0)`) is seen through every name holding it.
   /// NoValue: the value is its own tensor.
   ValueId SameTensorAs = NoValue;
+  /// A value that is one of several tensors, chosen at run time (a name
+  /// after a branch, `c ? a : b`, a call that returns its argument on some
+  /// paths): those tensors' values. A change to the geometry of one of
+  /// them may be a change to this one, and back.
+  std::vector<ValueId> MayBe;
 };
 
 struct StorageInfo {

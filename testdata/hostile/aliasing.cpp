@@ -217,3 +217,43 @@ void struct_member_changes() {
   auto f = whole.a.clone();
   auto [g, h] = make_pair_struct();
 }
+
+// A name that is one of two tensors of one shape, chosen at run time: its
+// shape and dtype are known, which tensor it is is not. An in-place change
+// of its geometry may change either one (a handle shares the TensorImpl),
+// and a change to either may change it.
+void choice_of_one_shape_sees_unsqueeze_() {
+  auto a = torch::zeros({2, 3});
+  auto b = torch::ones({2, 3});
+  auto r = std::getenv("TMA_HOSTILE_UNSET") == nullptr ? a : b;
+  auto r_copy = r.clone();
+  r.unsqueeze_(0);
+  auto a2 = a.clone();
+  auto b2 = b.clone();
+  auto c = torch::zeros({3, 4});
+  auto d = torch::ones({3, 4});
+  torch::Tensor s;
+  if (std::getenv("TMA_HOSTILE_UNSET") == nullptr)
+    s = c;
+  else
+    s = d;
+  auto s_copy = s.contiguous();
+  c.t_();
+  auto s2 = s.clone();
+  auto d2 = d.clone();
+}
+
+// A helper that returns its argument on one path and a copy on the other:
+// the caller's result has the argument's shape, and may be the argument.
+torch::Tensor argument_or_copy(const torch::Tensor &x) {
+  if (std::getenv("TMA_HOSTILE_UNSET") == nullptr)
+    return x;
+  return x.clone();
+}
+void call_returns_argument_or_copy() {
+  auto x = torch::zeros({4, 5});
+  auto y = argument_or_copy(x);
+  auto y2 = y * 2;
+  y.unsqueeze_(0);
+  auto x2 = x.clone();
+}
