@@ -107,3 +107,46 @@ TEST_F(Ledger, ExternalStorageIsNeverReleased) {
 }
 
 } // namespace
+
+// A run-time choice between tensors (ValueInfo::MayBe): it may share a
+// tensor with each candidate, through nested choices, and with nothing
+// else.
+TEST_F(Ledger, AChoiceMayBeEachOfItsCandidatesAndNothingElse) {
+  I.beginStatement(statementAt(1));
+  ValueId A = allocate(4), B = allocate(4), C = allocate(4);
+  ValueId AB = I.unknown("?:", "chosen at run time", {});
+  I.mayBe(AB, {A, B});
+  ValueId Nested = I.unknown("?:", "chosen at run time", {});
+  I.mayBe(Nested, {AB, C});
+  I.endStatement();
+  EXPECT_TRUE(I.mayShareTensor(AB, A));
+  EXPECT_TRUE(I.mayShareTensor(B, AB));
+  EXPECT_FALSE(I.mayShareTensor(AB, C));
+  EXPECT_TRUE(I.mayShareTensor(Nested, A));
+  EXPECT_TRUE(I.mayShareTensor(Nested, C));
+  EXPECT_TRUE(I.mayShareTensor(Nested, AB));
+  EXPECT_FALSE(I.mayShareTensor(A, B));
+}
+
+// What several tensors have alike: their layout and dtype when all share
+// it, the device only when all share it; nothing when a stride differs.
+TEST(CommonLayout, KeepsWhatEveryValueShares) {
+  TensorValue A = makeContiguous({2, 3}, DType::Float32, Device{});
+  TensorValue B = A;
+  B.Dev.reset();
+  auto Common = commonLayout({A, B}, "chosen at run time");
+  ASSERT_TRUE(Common);
+  ASSERT_TRUE(Common->Sizes);
+  EXPECT_EQ(Common->Sizes->size(), 2u);
+  EXPECT_EQ(Common->Type, std::optional<DType>(DType::Float32));
+  EXPECT_FALSE(Common->Dev);
+  EXPECT_EQ(Common->Storage, NoStorage);
+  EXPECT_EQ(Common->UnknownReason, "chosen at run time");
+
+  TensorValue Transposed = A;
+  Transposed.Strides = Shape{SymSize(1), SymSize(2)};
+  EXPECT_FALSE(commonLayout({A, Transposed}, "r"));
+  TensorValue Double = makeContiguous({2, 3}, DType::Float64, Device{});
+  EXPECT_FALSE(commonLayout({A, Double}, "r"));
+  EXPECT_FALSE(commonLayout({A, unknownTensor("no shape")}, "r"));
+}
