@@ -34,6 +34,7 @@
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/Builtins.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <functional>
 
@@ -331,6 +332,13 @@ struct ParameterEvidence {
   std::optional<int64_t> LayerRank;
   std::string Layer;
   std::optional<DType> Type;        // a top-level dtype check
+  /// Bounds uses prove: `x.size(2)` throws unless x has at least 3 dims,
+  /// an expand to 3 sizes of something with at least x's dims throws
+  /// unless x has at most 3. Equal bounds are an exact rank.
+  std::optional<int64_t> AtLeast, AtMost;
+  /// Some of the exact evidence or bounds come from a use in an arm of a
+  /// branch, which may not run: the rank is then stated, not proved.
+  bool OnSomePaths = false;
 };
 
 /// The definition of a call the analysis follows into (a function of the
@@ -351,6 +359,9 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     std::map<const FunctionDecl *, std::map<const ParmVarDecl *, ParameterEvidence>> Done;
   };
   Helpers &Scans;
+  /// Inside an arm of an if, a switch or a ?: (evidence there holds on
+  /// the paths through it only).
+  unsigned Conditional = 0;
   EvidenceScan(ASTContext &Ctx, std::map<const ParmVarDecl *, ParameterEvidence> &Out,
                const std::set<const ValueDecl *> &Mutated,
                const std::map<const ValueDecl *, std::vector<const Stmt *>> &Sites,
@@ -386,10 +397,18 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
       if (It == Inner.end() || isDefaultArg(Args[K]))
         continue;
       const ParameterEvidence &Ev = It->second;
+      unsigned Outside = Conditional;
+      Conditional += Ev.OnSomePaths;
+      auto Restore = llvm::make_scope_exit([&] { Conditional = Outside; });
       if (Ev.ExactRank && !Ev.RankConflict) {
         exactRank(Args[K], *Ev.ExactRank);
         continue;
       }
+      // Its bounds bound the argument.
+      if (Ev.AtLeast)
+        atLeast(Args[K], *Ev.AtLeast);
+      if (Ev.AtMost)
+        atMost(Args[K], *Ev.AtMost);
       // The parameter, its copy (a by-value argument) or a tensor of its
       // rank computed from it (`encode(x.to(kFloat))`).
       auto Root = rankRoot(Args[K]);
@@ -471,8 +490,18 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
     if (!MD || !MD->getIdentifier() || !isTensorType(MC->getType()))
       return std::nullopt;
-    StringRef N = MD->getName();
-    int64_t Delta;
+    std::optional<int64_t> Delta = rankDelta(MD->getName());
+    if (!Delta)
+      return std::nullopt;
+    auto Root = rankRoot(MC->getImplicitObjectArgument(), Depth + 1);
+    if (!Root)
+      return std::nullopt;
+    Root->second += *Delta;
+    return Root;
+  }
+  /// The dims a method's result has more than its input, for methods where
+  /// that is a fixed amount.
+  static std::optional<int64_t> rankDelta(StringRef N) {
     // Conversions, copies and views that keep every dimension.
     if (N == "to" || N == "contiguous" || N == "clone" || N == "detach" ||
         N == "float" || N == "double" || N == "half" || N == "bfloat16" ||
@@ -480,16 +509,141 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
         N == "abs" || N == "neg" || N == "exp" || N == "relu" ||
         N == "sigmoid" || N == "tanh" || N == "softmax" ||
         N == "log_softmax")
-      Delta = 0;
-    else if (N == "unfold" || N == "unsqueeze")
-      Delta = 1;
-    else
-      return std::nullopt;
-    auto Root = rankRoot(MC->getImplicitObjectArgument(), Depth + 1);
+      return 0;
+    if (N == "unfold" || N == "unsqueeze")
+      return 1;
+    return std::nullopt;
+  }
+  /// Parameters E has at least the dimensions of, plus an amount:
+  /// rank(E) >= rank(P) + amount for each (P, amount). Exact chains
+  /// (rankRoot) and, on top of them, broadcasting ops (their result has
+  /// the most dims of their operands), one-dim reductions (one fewer) and
+  /// unsqueeze (one more), through locals nothing changes.
+  std::vector<std::pair<const ParmVarDecl *, int64_t>>
+  lowerRoots(const Expr *E, int Depth = 0) {
+    std::vector<std::pair<const ParmVarDecl *, int64_t>> Out;
+    if (!E || Depth > 24 || !isTensorType(E->getType()))
+      return Out;
+    if (auto Root = rankRoot(E)) {
+      Out.push_back(*Root);
+      return Out;
+    }
+    E = strip(E);
+    auto Add = [&](const Expr *X, int64_t Delta) {
+      for (auto [P, D] : lowerRoots(X, Depth + 1))
+        Out.push_back({P, D + Delta});
+    };
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(E);
+        CE && CE->getNumArgs() == 1) {
+      Add(CE->getArg(0), 0);
+      return Out;
+    }
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+      const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+      if (V && !isa<ParmVarDecl>(V) && V->hasLocalStorage() &&
+          !V->getType()->isReferenceType() &&
+          !Mutated.count(cast<ValueDecl>(V->getCanonicalDecl())))
+        Add(V->getInit(), 0);
+      return Out;
+    }
+    if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(E)) {
+      switch (OC->getOperator()) {
+      case OO_Plus: case OO_Minus: case OO_Star: case OO_Slash:
+      case OO_Less: case OO_Greater: case OO_LessEqual: case OO_GreaterEqual:
+      case OO_EqualEqual: case OO_ExclaimEqual:
+        for (const Expr *A : OC->arguments())
+          Add(A, 0);
+        break;
+      default:
+        break;
+      }
+      return Out;
+    }
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
+    const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
+    if (!MD || !MD->getIdentifier() || !isLibTorchDecl(MD))
+      return Out;
+    StringRef N = MD->getName();
+    const Expr *Object = MC->getImplicitObjectArgument();
+    static const std::set<std::string> Broadcasting = {
+        "add", "sub", "mul", "div", "lt", "gt", "le", "ge", "eq", "ne",
+        "pow", "clamp_min", "clamp_max", "clamp", "masked_fill", "where",
+        "minimum", "maximum", "rsqrt", "sqrt", "log", "float", "type_as"};
+    if (auto Delta = rankDelta(N)) {
+      Add(Object, *Delta);
+    } else if (Broadcasting.count(N.str())) {
+      Add(Object, 0);
+      for (const Expr *A : MC->arguments())
+        Add(A, 0);
+    } else if ((N == "sum" || N == "mean" || N == "amax" || N == "amin") &&
+               MC->getNumArgs() >= 1 && singleDim(MC->getArg(0))) {
+      // One dim reduced; kept with keepdim.
+      std::optional<int64_t> Keep =
+          MC->getNumArgs() == 1 || isDefaultArg(MC->getArg(1))
+              ? std::optional<int64_t>(0)
+              : integer(MC->getArg(1));
+      if (Keep)
+        Add(Object, *Keep ? 0 : -1);
+    }
+    return Out;
+  }
+  /// A dims argument that names one dim: `sum(1)` (an int converted to
+  /// the OptionalIntArrayRef sum takes) or `sum({1})`.
+  static bool singleDim(const Expr *A) {
+    for (int K = 0; K < 6 && A; ++K) {
+      A = A->IgnoreParenImpCasts();
+      if (A->getType()->isIntegerType())
+        return true;
+      if (auto Count = bracedCount(A))
+        return *Count == 1;
+      const auto *CE = dyn_cast<CXXConstructExpr>(A);
+      if (!CE || CE->getNumArgs() != 1)
+        return false;
+      A = CE->getArg(0);
+    }
+    return false;
+  }
+  /// The number of entries of a braced list argument (`{B, T, C}`).
+  static std::optional<int64_t> bracedCount(const Expr *L) {
+    for (int K = 0; K < 6 && L; ++K) {
+      L = strip(L);
+      if (const auto *IL = dyn_cast<InitListExpr>(L))
+        return IL->getNumInits();
+      if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(L))
+        L = SIL->getSubExpr();
+      else if (const auto *CE = dyn_cast<CXXConstructExpr>(L);
+               CE && CE->getNumArgs() >= 1)
+        L = CE->getArg(0);
+      else
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+  /// rank(E) is at most Rank, or LibTorch throws: so is every parameter's
+  /// E has at least the dims of.
+  void atMost(const Expr *E, int64_t Rank) {
+    for (auto [P, D] : lowerRoots(E)) {
+      ParameterEvidence &Ev = Out[P];
+      Ev.AtMost = std::min(Ev.AtMost.value_or(Rank - D), Rank - D);
+      Ev.OnSomePaths |= Conditional > 0;
+    }
+  }
+  /// rank(E) is at least Rank, or LibTorch throws.
+  void atLeast(const Expr *E, int64_t Rank) {
+    auto Root = rankRoot(E);
     if (!Root)
+      return;
+    ParameterEvidence &Ev = Out[Root->first];
+    int64_t R = Rank - Root->second;
+    Ev.AtLeast = std::max(Ev.AtLeast.value_or(R), R);
+    Ev.OnSomePaths |= Conditional > 0;
+  }
+  /// A constant integer (a literal dim, `true` for keepdim).
+  std::optional<int64_t> integer(const Expr *E) const {
+    Expr::EvalResult R;
+    if (!E || E->isValueDependent() || !E->EvaluateAsInt(R, Ctx))
       return std::nullopt;
-    Root->second += Delta;
-    return Root;
+    return R.Val.getInt().getExtValue();
   }
   /// The expression E has exactly Rank dimensions, or LibTorch throws.
   void exactRank(const Expr *E, int64_t Rank) {
@@ -503,6 +657,7 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     if (Ev.ExactRank && *Ev.ExactRank != R)
       Ev.RankConflict = true;
     Ev.ExactRank = R;
+    Ev.OnSomePaths |= Conditional > 0;
   }
   /// `fc->forward(x)` / `fc(x)` of a layer on parameter x.
   void layerInput(const Expr *Object, const Expr *Input) {
@@ -524,6 +679,29 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     if (OC->getOperator() == OO_Call && OC->getNumArgs() == 2)
       layerInput(OC->getArg(0), OC->getArg(1));
     return true;
+  }
+  /// The arms of a branch: what a use there requires holds on the paths
+  /// through it only.
+  bool conditionally(Stmt *S) {
+    ++Conditional;
+    bool Go = TraverseStmt(S);
+    --Conditional;
+    return Go;
+  }
+  bool TraverseIfStmt(IfStmt *IS) {
+    return TraverseStmt(IS->getInit()) &&
+           TraverseStmt(IS->getConditionVariableDeclStmt()) &&
+           TraverseStmt(IS->getCond()) && conditionally(IS->getThen()) &&
+           conditionally(IS->getElse());
+  }
+  bool TraverseSwitchStmt(SwitchStmt *SS) {
+    return TraverseStmt(SS->getInit()) &&
+           TraverseStmt(SS->getConditionVariableDeclStmt()) &&
+           TraverseStmt(SS->getCond()) && conditionally(SS->getBody());
+  }
+  bool TraverseConditionalOperator(ConditionalOperator *CO) {
+    return TraverseStmt(CO->getCond()) && conditionally(CO->getTrueExpr()) &&
+           conditionally(CO->getFalseExpr());
   }
   /// at::mm / at::bmm (the same checks as the methods), and embedding,
   /// whose weight "must be 2-D" (Embedding.cpp).
@@ -580,23 +758,25 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
                                                    MC->getNumArgs() == 0)
       Out[P].Transposed = true;
     // permute needs exactly one index per dimension, or LibTorch throws.
-    if (N == "permute" && MC->getNumArgs() == 1) {
-      const Expr *L = MC->getArg(0);
-      for (int K = 0; K < 6 && L; ++K) {
-        L = strip(L);
-        if (const auto *IL = dyn_cast<InitListExpr>(L)) {
-          exactRank(Object, IL->getNumInits());
-          break;
-        }
-        if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(L))
-          L = SIL->getSubExpr();
-        else if (const auto *CE = dyn_cast<CXXConstructExpr>(L);
-                 CE && CE->getNumArgs() >= 1)
-          L = CE->getArg(0);
+    if (N == "permute" && MC->getNumArgs() == 1)
+      if (auto Count = bracedCount(MC->getArg(0)))
+        exactRank(Object, *Count);
+    if (!isTensorType(Object->getType()) || !isLibTorchDecl(MD))
+      return true;
+    // expand: "the number of sizes provided must be greater or equal to
+    // the number of dimensions in the tensor".
+    if (N == "expand" && MC->getNumArgs() >= 1)
+      if (auto Count = bracedCount(MC->getArg(0)))
+        atMost(Object, *Count);
+    // size(k) and unsqueeze(k) throw for a dim out of range.
+    if ((N == "size" || N == "unsqueeze") && MC->getNumArgs() == 1 &&
+        MC->getArg(0)->getType()->isIntegerType())
+      if (auto K = integer(MC->getArg(0)); K && *K > -64 && *K < 64) {
+        if (N == "size")
+          atLeast(Object, *K >= 0 ? *K + 1 : -*K);
         else
-          break;
+          atLeast(Object, *K >= 0 ? *K : -*K - 1);
       }
-    }
     return true;
   }
 };
@@ -844,12 +1024,22 @@ void FunctionEvaluator::declareParameters() {
     for (const Stmt *S : CS->body())
       if (auto C = checkedCondition(S))
         checkedParameterFacts(C->first, C->second, Checked);
-  for (auto &[P, Ev] : Evidence)
+  for (auto &[P, Ev] : Evidence) {
     if (Ev.RankConflict)
       Ev.ExactRank.reset();
+    // At least as many dims as one use reads and at most as many as
+    // another allows: exactly that many (`hidden.size(2)` and an expand of
+    // what has hidden's dims to 3 sizes). Bounds that cross are no
+    // evidence (one of the uses throws).
+    if (!Ev.ExactRank && !Ev.RankConflict && Ev.AtLeast && Ev.AtMost &&
+        *Ev.AtLeast == *Ev.AtMost)
+      Ev.ExactRank = Ev.AtLeast;
+  }
   for (const auto &[P, RT] : Checked) {
-    if (RT.first)
+    if (RT.first) {
       Evidence[P].ExactRank = RT.first;
+      Evidence[P].OnSomePaths = false;
+    }
     if (RT.second)
       Evidence[P].Type = RT.second;
   }
@@ -860,6 +1050,7 @@ void FunctionEvaluator::declareParameters() {
       for (int K = 0; K < 2; ++K, std::swap(A, B))
         if (!Evidence[A].ExactRank && Evidence[B].ExactRank) {
           Evidence[A].ExactRank = Evidence[B].ExactRank;
+          Evidence[A].OnSomePaths = Evidence[B].OnSomePaths;
           Changed = true;
         }
   }
@@ -874,6 +1065,8 @@ void FunctionEvaluator::declareParameters() {
       // a 4-d x, so the largest index read is no rank (and no assumption
       // anyone would state). Such sizes are still symbols (symbolicValue).
       std::optional<int64_t> Rank = Ev.ExactRank;
+      // From a use in a branch: the paths that skip it take any rank.
+      bool AssumedOnSomePaths = Rank && Ev.OnSomePaths;
       // x.t() of a tensor of unknown rank: a matrix, stated (t() of a
       // vector is the vector itself, of more dims it throws).
       bool AssumedMatrix = !Rank && Ev.Transposed;
@@ -931,7 +1124,8 @@ void FunctionEvaluator::declareParameters() {
         V.Sizes = Sizes;
         V.Strides = contiguousStrides(Sizes);
         V.Offset = SymSize(0);
-        if (AssumedMatrix || AssumedLayerRank || AssumedFromView)
+        if (AssumedMatrix || AssumedLayerRank || AssumedFromView ||
+            AssumedOnSomePaths)
           Env->assume(Name + ".dim() == " + std::to_string(*Rank));
         Env->assume(Name + ".is_contiguous()");
         Bytes = V.logicalBytes();

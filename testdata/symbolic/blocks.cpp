@@ -94,3 +94,23 @@ torch::Tensor losses_of_any_rank(const torch::Tensor& pred, const torch::Tensor&
   auto total = mse + l1 + smoothed + xent;
   return total;
 }
+
+// Ranks that bounds fix: `feats.size(1)` alone runs on a 3-d feats too, and
+// an expand to 3 sizes alone takes fewer dims; together they allow exactly
+// 2. A helper's bounds (tiled_rows: its rows have 2 dims) are its caller's
+// argument's, and through broadcasting ops they bound the tensors the
+// argument is computed from.
+torch::Tensor tiled_rows(const torch::Tensor& rows, int64_t copies) {
+  return rows.unsqueeze(0).expand({copies, rows.size(0), rows.size(1)});
+}
+
+torch::Tensor rows_normalized_and_tiled(const torch::Tensor& feats,
+                                        const torch::Tensor& bias, int64_t copies) {
+  TORCH_CHECK(bias.dim() == 1, "bias must be a vector");
+  auto shifted = feats + bias;
+  auto norms = shifted.pow(2).sum(-1, true).sqrt();
+  auto normalized = shifted / norms;
+  auto tiled = tiled_rows(normalized, copies);
+  auto flat = tiled.reshape({copies * feats.size(0), feats.size(1)});
+  return flat;
+}

@@ -81,3 +81,15 @@ torch::Tensor group_norm_manual(const torch::Tensor& x, int64_t groups,
   auto affine = y * gamma.view({1, C, 1, 1}) + beta.view({1, C, 1, 1});
   return affine;
 }
+
+// Evidence on some paths only: the permute runs when `transpose_input` is
+// set, so x's rank (2) is stated as an assumption (`x.dim() == 2`), not
+// proved: a caller that never sets it may pass any rank.
+torch::Tensor maybe_transposed_copy(const torch::Tensor& x, bool transpose_input) {
+  torch::Tensor y = x;
+  if (transpose_input)
+    y = x.permute({1, 0});
+  auto packed = y.contiguous();
+  auto doubled = x.clone() * 2;
+  return packed.sum() + doubled;
+}
