@@ -268,6 +268,15 @@ ValueId FunctionEvaluator::listElement(const Expr *E, const Expr *List,
   if (!L)
     return I.unknown("tensor", "the tensor list could not be derived",
                      span(E->getSourceRange()));
+  // A split or chunk of a tensor of unknown shape stands as one unknown
+  // piece: how many there are is what is not known, not an index out of
+  // range.
+  if (L->size() == 1 && (*L)[0] >= 0 && !I.value((*L)[0]).Sizes &&
+      (!K || *K != 0))
+    return I.unknown("tensor",
+                     "the number of tensors in the list is not known: " +
+                         I.value((*L)[0]).UnknownReason,
+                     span(E->getSourceRange()));
   if (!K || *K < 0 || *K >= static_cast<int64_t>(L->size()))
     return I.unknown("tensor",
                      K ? "index " + std::to_string(*K) +

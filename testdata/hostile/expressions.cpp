@@ -235,3 +235,15 @@ void lambda_captureless() {
   auto v = rows(x);
   auto w = rows(img).contiguous();
 }
+
+// Pieces of a tensor whose shape is not known: how many pieces there are is
+// not known either, so parts[1] is unknown for that reason (not an index
+// out of range).
+void chunk_of_unknown_shape() {
+  std::vector<int64_t> dims = {4, 6};
+  if (std::getenv("TMA_HOSTILE_UNSET") == nullptr)
+    dims.push_back(2);
+  auto x = torch::zeros(dims);
+  auto parts = x.chunk(2, 1);
+  auto second = parts[1].clone();
+}
