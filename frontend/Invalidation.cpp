@@ -143,12 +143,18 @@ void FunctionEvaluator::invalidateAssignedIn(const Stmt *Body,
       auto It = Before->find(K);
       Prior = It == Before->end() ? NoStorage : It->second;
     }
+    // Which of the tensors assigned in the body it holds is not listed: an
+    // in-place change of its geometry may be one to any tensor.
     if (Prior == Held) {
-      I.rebind(K, I.unknownOn(Display, Reason, span(Where), Held));
+      ValueId V = I.unknownOn(Display, Reason, span(Where), Held);
+      I.mayBeAny(V);
+      I.rebind(K, V);
       continue;
     }
-    I.rebind(K, I.unknown(Display, Reason, span(Where),
-                          Interpreter::Provenance::External));
+    ValueId V = I.unknown(Display, Reason, span(Where),
+                          Interpreter::Provenance::External);
+    I.mayBeAny(V);
+    I.rebind(K, V);
     I.totalsUnknown("'" + Display + "' holds one of several tensors "
                     "after line " + std::to_string(span(Where).Line));
   }

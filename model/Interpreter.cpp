@@ -441,10 +441,17 @@ void Interpreter::mayBe(ValueId V, const std::vector<ValueId> &Candidates) {
       Out.push_back(C);
 }
 
+void Interpreter::mayBeAny(ValueId V) {
+  if (V >= 0)
+    Trace.Values.at(V).MayBeAny = true;
+}
+
 bool Interpreter::mayShareTensor(ValueId A, ValueId B) const {
   if (A < 0 || B < 0)
     return false;
-  // The tensors each may be, through nested choices.
+  // The tensors each may be, through nested choices; Any: one of them may
+  // be any tensor at all.
+  bool Any = false;
   auto Tensors = [&](ValueId V) {
     std::set<ValueId> Out;
     std::vector<ValueId> Work = {V};
@@ -453,6 +460,8 @@ bool Interpreter::mayShareTensor(ValueId A, ValueId B) const {
       Work.pop_back();
       if (W < 0 || !Out.insert(tensorOf(W)).second)
         continue;
+      Any = Any || Trace.Values.at(W).MayBeAny ||
+            Trace.Values.at(tensorOf(W)).MayBeAny;
       for (ValueId C : Trace.Values.at(W).MayBe)
         Work.push_back(C);
       ValueId T = tensorOf(W);
@@ -463,7 +472,10 @@ bool Interpreter::mayShareTensor(ValueId A, ValueId B) const {
     return Out;
   };
   std::set<ValueId> FromA = Tensors(A);
-  for (ValueId T : Tensors(B))
+  std::set<ValueId> FromB = Tensors(B);
+  if (Any)
+    return true;
+  for (ValueId T : FromB)
     if (FromA.count(T))
       return true;
   return false;

@@ -103,6 +103,8 @@ public:
   std::vector<std::string> keysHoldingTensor(ValueId V) const;
   /// V is one of Candidates' tensors, chosen at run time (ValueInfo::MayBe).
   void mayBe(ValueId V, const std::vector<ValueId> &Candidates);
+  /// V may be any tensor of the function (ValueInfo::MayBeAny).
+  void mayBeAny(ValueId V);
   /// A and B may be one C++ tensor without being known to be: one of them
   /// is a run-time choice that includes the other's tensor, or both are
   /// choices that share a candidate.

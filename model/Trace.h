@@ -105,6 +105,9 @@ struct ValueInfo {
   /// paths): those tensors' values. A change to the geometry of one of
   /// them may be a change to this one, and back.
   std::vector<ValueId> MayBe;
+  /// One of tensors nobody listed (a name reassigned inside a loop, after
+  /// it): it may be any tensor of the function.
+  bool MayBeAny = false;
 };
 
 struct StorageInfo {

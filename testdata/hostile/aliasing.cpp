@@ -257,3 +257,19 @@ void call_returns_argument_or_copy() {
   y.unsqueeze_(0);
   auto x2 = x.clone();
 }
+
+// A name reassigned inside a loop holds, after it, the tensor from before
+// the loop or one assigned in it: an in-place change of its geometry may
+// be a change to any of them (here the loop runs once at run time, so b is
+// reshaped).
+void loop_choice_sees_unsqueeze_() {
+  auto a = torch::zeros({2, 3});
+  auto b = torch::ones({2, 3});
+  auto r = a;
+  int runs = std::getenv("TMA_HOSTILE_UNSET") == nullptr ? 1 : 0;
+  for (int i = 0; i < runs; ++i)
+    r = b;
+  r.unsqueeze_(0);
+  auto a2 = a.clone();
+  auto b2 = b.clone();
+}
