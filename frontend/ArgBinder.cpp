@@ -389,21 +389,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
 ArgValue FunctionEvaluator::bindIndices(const Expr *IndexList) {
   ArgValue A;
   A.Type = ArgType::TensorIndexList;
-  // Find the braced list of TensorIndex elements.
-  const Expr *Cur = IndexList;
-  const InitListExpr *IL = nullptr;
-  for (int Depth = 0; Depth < 6 && Cur && !IL; ++Depth) {
-    Cur = strip(Cur);
-    if ((IL = dyn_cast<InitListExpr>(Cur)))
-      break;
-    if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(Cur))
-      Cur = SIL->getSubExpr();
-    else if (const auto *CE = dyn_cast<CXXConstructExpr>(Cur);
-             CE && CE->getNumArgs() >= 1)
-      Cur = CE->getArg(0);
-    else
-      break;
-  }
+  const InitListExpr *IL = bracedList(IndexList);
   if (!IL) {
     A.K = ArgValue::Kind::Unknown;
     A.Reason = "index list could not be derived";

@@ -132,6 +132,22 @@ bool keepsFunctionBody(const Decl *D) {
 
 /// Strips the nodes that do not change a value: parentheses, implicit
 /// casts, temporaries, cleanups.
+const InitListExpr *bracedList(const Expr *E) {
+  for (int Depth = 0; Depth < 6 && E; ++Depth) {
+    E = strip(E);
+    if (const auto *IL = dyn_cast<InitListExpr>(E))
+      return IL;
+    if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(E))
+      E = SIL->getSubExpr();
+    else if (const auto *CE = dyn_cast<CXXConstructExpr>(E);
+             CE && CE->getNumArgs() >= 1)
+      E = CE->getArg(0);
+    else
+      return nullptr;
+  }
+  return nullptr;
+}
+
 const Expr *strip(const Expr *E) {
   while (E) {
     E = E->IgnoreParens();

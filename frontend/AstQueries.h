@@ -43,6 +43,11 @@ bool keepsFunctionBody(const clang::Decl *D);
 /// Strips the nodes that do not change a value: parentheses, implicit
 /// casts, temporaries, cleanups, default arguments.
 const clang::Expr *strip(const clang::Expr *E);
+
+/// The braced list an argument is written as (`{B, T, C}`), through the
+/// ArrayRef and std::initializer_list constructors that carry it to a
+/// LibTorch parameter; null when it is not one.
+const clang::InitListExpr *bracedList(const clang::Expr *E);
 bool isDefaultArg(const clang::Expr *E);
 std::string calleeName(const clang::FunctionDecl *FD);
 /// Whether E does any tensor work (a tensor-typed subexpression that is not

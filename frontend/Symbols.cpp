@@ -605,18 +605,8 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
   }
   /// The number of entries of a braced list argument (`{B, T, C}`).
   static std::optional<int64_t> bracedCount(const Expr *L) {
-    for (int K = 0; K < 6 && L; ++K) {
-      L = strip(L);
-      if (const auto *IL = dyn_cast<InitListExpr>(L))
-        return IL->getNumInits();
-      if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(L))
-        L = SIL->getSubExpr();
-      else if (const auto *CE = dyn_cast<CXXConstructExpr>(L);
-               CE && CE->getNumArgs() >= 1)
-        L = CE->getArg(0);
-      else
-        return std::nullopt;
-    }
+    if (const InitListExpr *IL = bracedList(L))
+      return IL->getNumInits();
     return std::nullopt;
   }
   /// rank(E) is at most Rank, or LibTorch throws: so is every parameter's
