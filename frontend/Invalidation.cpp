@@ -265,15 +265,13 @@ void FunctionEvaluator::tensorChangedInPlace(ValueId Old, ValueId New,
   }
   // Names that may hold the changed tensor, or that it may be (one of
   // several tensors chosen at run time): changed or not, which is unknown.
-  ValueId Maybe = NoValue;
+  // Each gets a value of its own: they are not known to be one tensor.
   auto MaybeChanged = [&] {
-    if (Maybe == NoValue)
-      Maybe = I.unknown("tensor",
-                        "may be the tensor that " + Why + " (line " +
-                            std::to_string(Where.Line) +
-                            "): which tensor is chosen at run time",
-                        Where, Interpreter::Provenance::External);
-    return Maybe;
+    return I.unknown("tensor",
+                     "may be the tensor that " + Why + " (line " +
+                         std::to_string(Where.Line) +
+                         "): which tensor is chosen at run time",
+                     Where, Interpreter::Provenance::External);
   };
   std::vector<std::string> MayHold;
   for (const auto &[K, Held] : I.names())
