@@ -479,12 +479,8 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     if (const ParmVarDecl *P = unchanged(E))
       return std::make_pair(P, int64_t(0));
     if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-      const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
-      if (!V || isa<ParmVarDecl>(V) || !V->hasLocalStorage() ||
-          V->getType()->isReferenceType() || !isTensorType(V->getType()) ||
-          Mutated.count(cast<ValueDecl>(V->getCanonicalDecl())))
-        return std::nullopt;
-      return rankRoot(V->getInit(), Depth + 1);
+      const Expr *Init = unchangedLocalInit(DRE);
+      return Init ? rankRoot(Init, Depth + 1) : std::nullopt;
     }
     const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
     const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
@@ -498,6 +494,16 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
       return std::nullopt;
     Root->second += *Delta;
     return Root;
+  }
+  /// The initialiser of the tensor local DRE names, when nothing changes
+  /// the local after it (so the local is its initialiser); else null.
+  const Expr *unchangedLocalInit(const DeclRefExpr *DRE) const {
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    if (!V || isa<ParmVarDecl>(V) || !V->hasLocalStorage() ||
+        V->getType()->isReferenceType() || !isTensorType(V->getType()) ||
+        Mutated.count(cast<ValueDecl>(V->getCanonicalDecl())))
+      return nullptr;
+    return V->getInit();
   }
   /// The dims a method's result has more than its input, for methods where
   /// that is a fixed amount.
@@ -539,11 +545,8 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
       return Out;
     }
     if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-      const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
-      if (V && !isa<ParmVarDecl>(V) && V->hasLocalStorage() &&
-          !V->getType()->isReferenceType() &&
-          !Mutated.count(cast<ValueDecl>(V->getCanonicalDecl())))
-        Add(V->getInit(), 0);
+      if (const Expr *Init = unchangedLocalInit(DRE))
+        Add(Init, 0);
       return Out;
     }
     if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(E)) {
