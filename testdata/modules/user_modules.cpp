@@ -222,10 +222,11 @@ torch::Tensor VariationalImpl::forward(torch::Tensor x) {
   auto z = reparameterize(mu, log_var);
   auto picked = z.size(0) > 2 ? mu : log_var;
   torch::Tensor chosen;
-  if (z.size(1) > 2)
+  if (z.size(1) > 2) {
     chosen = mu;
-  else
+  } else {
     chosen = log_var.exp();
+  }
   auto chosen_twice = chosen * 2;
   auto recon = torch::sigmoid(out->forward(z));
   return recon + chosen_twice.sum() + picked.sum();

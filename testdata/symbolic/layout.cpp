@@ -87,8 +87,9 @@ torch::Tensor group_norm_manual(const torch::Tensor& x, int64_t groups,
 // proved: a caller that never sets it may pass any rank.
 torch::Tensor maybe_transposed_copy(const torch::Tensor& x, bool transpose_input) {
   torch::Tensor y = x;
-  if (transpose_input)
+  if (transpose_input) {
     y = x.permute({1, 0});
+  }
   auto packed = y.contiguous();
   auto doubled = x.clone() * 2;
   return packed.sum() + doubled;

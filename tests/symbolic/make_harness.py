@@ -39,12 +39,15 @@ import re
 import sys
 
 DECL = re.compile(r"^(\s*)(?:const\s+)?(?:auto|at::Tensor|torch::Tensor|Tensor)\s+([A-Za-z_]\w*)\s*=(?!=)")
+UNINITIALISED = re.compile(r"^\s*(?:at::Tensor|torch::Tensor|Tensor)\s+([A-Za-z_]\w*)\s*;")
 ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*)\s*=(?!=)")
 # A torch::nn layer the function declares (`torch::nn::Linear fc(784, 10);`):
 # the harness keeps the module to read its parameters and their gradients
 # once the function has returned.
 LAYER = re.compile(r"^(\s*)torch::nn::[A-Z]\w*\s+([A-Za-z_]\w*)\s*[({]")
 # `opt.step();`: the optimizer's state is read right after it.
+# A branch or loop header whose body is the next statement, unbraced.
+BRACELESS = re.compile(r"^\s*(?:\}\s*)?(?:if|else|for|while)\b(?!.*[{;]\s*$)")
 STEP = re.compile(r"^(\s*)([A-Za-z_]\w*)\.step\(\s*\)\s*;")
 # A function definition starts at column 0 with a return type and a name.
 # The name is captured qualified, so a method defined out of its class
@@ -105,6 +108,7 @@ def instrument(path, text, wanted):
     function = None
     declared = set()
     depth = 0
+    previous = ""
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if stripped.startswith("#include"):
@@ -138,6 +142,11 @@ def instrument(path, text, wanted):
         elif function and not stripped.startswith(("for", "if", "while", "return", "//")):
             m = DECL.match(line)
             name = None
+            bare = UNINITIALISED.match(line)
+            if bare:
+                # `torch::Tensor y;`: undefined until a later `y = ...;`,
+                # which is recorded.
+                declared.add(bare.group(1))
             if m:
                 name = m.group(2)
                 declared.add(name)
@@ -145,6 +154,12 @@ def instrument(path, text, wanted):
                 m = ASSIGN.match(line)
                 if m and m.group(2) in declared:
                     name = m.group(2)
+            if name and BRACELESS.match(previous):
+                # The probe goes after the statement's ';': it would run
+                # when the branch or loop body did not.
+                raise SystemExit("%s:%d: the binding of '%s' is the body of `%s` without braces; "
+                                 "write the body in braces so the harness records it only when "
+                                 "it runs" % (path, number, name, previous.strip()))
             if name:
                 start = offsets[number - 1] + len(m.group(1))
                 end = statement_end(text, start)
@@ -153,6 +168,8 @@ def instrument(path, text, wanted):
                 bindings[function].append((name, number))
         # Brace depth after this line (the corpus has no braces in strings).
         code = line.split("//", 1)[0]
+        if code.strip():
+            previous = code
         depth += code.count("{") - code.count("}")
     # Include lines were blanked to spaces of the same length, so the
     # offsets of the original text still hold.
