@@ -238,6 +238,14 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     I.endStatement();
     return;
   }
+  // `auto result = lstm->forward(x)`: (output, (h_n, c_n)), kept as its
+  // three tensors (recurrentValues reads them through the name).
+  if (!T->isReferenceType() && !isTensorTupleType(T) && recurrentModule(Init)) {
+    openStatement(DS, F, Insertable);
+    holdElements(key(VD), recurrentValues(Init), TensorTuples);
+    I.endStatement();
+    return;
+  }
   if (T->isPointerType() && isTensorType(T->getPointeeType())) {
     openStatement(DS, F, Insertable);
     const Expr *S = strip(Init);
@@ -339,10 +347,24 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
       // converted to another dtype or loaded from disk is not this one.
       ModuleUses Uses(VD);
       Uses.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
-      if (!Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())) &&
-          Uses.Mentions == Uses.Harmless)
-        if (auto Obj = userObject(T, Init))
-          UserObjects[key(VD)] = *Obj;
+      if (auto Obj = userObject(T, Init)) {
+        // Not followed, and the callee says why rather than only that its
+        // object's construction is unknown.
+        if (Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl()))) {
+          Obj->Ctor = nullptr;
+          Obj->Why = "'" + Name + "' is assigned again after its construction "
+                     "(line " + std::to_string(Where.Line) +
+                     "), so which module it holds is not followed";
+        } else if (Uses.Mentions != Uses.Harmless) {
+          Obj->Ctor = nullptr;
+          Obj->Why = "'" + Name + "' (line " + std::to_string(Where.Line) +
+                     ") is also used other than by forward(), parameters(), "
+                     "train(), eval() or to(device) (passed to a function, "
+                     "loaded from a file), so its parameters may not be the "
+                     "ones its construction made";
+        }
+        UserObjects[key(VD)] = *Obj;
+      }
     }
   // Other declarations may still run tensor ops (int64_t n = x.sum().item()).
   // Their temporaries matter for the peak, so evaluate tensor subexprs.

@@ -276,6 +276,10 @@ public:
     std::vector<std::pair<std::string, Shape>> ParamShapes;
     std::map<std::string, ValueId> Params; ///< weight, bias
     std::string Why;   ///< non-empty: not followed, and why
+    /// Non-empty: followed (forward has its shapes), but which parameters
+    /// reset() makes is not known (an LSTM whose num_layers is a symbol),
+    /// and ParamShapes is empty; no count of them may read it as none.
+    std::string ParamsWhy;
     SourceSpan Where;  ///< its declaration
     bool Member = false; ///< a member of the method's object
     std::vector<ModuleSummary::Forward> Forwards;
@@ -294,7 +298,9 @@ public:
     /// A temporary built in the expression that runs it: in training mode.
     bool Temporary = false;
     /// Adds what parameters() returns of it (not its buffers) to S's
-    /// parameters, elements and bytes, named Prefix + name.
+    /// parameters, elements and bytes, named Prefix + name. When they are
+    /// not listed (ParamsWhy), S's counts become unknown and its Why says
+    /// why, unless it has one.
     void addParameters(const std::string &Prefix, ModuleSummary &S) const;
     DType paramType(const std::string &P) const {
       auto It = ParamTypes.find(P);
@@ -508,6 +514,8 @@ public:
   /// the module) builds: output, h_n and (LSTM) c_n; nullopt for any other
   /// expression.
   std::optional<std::vector<ValueId>> recurrentValues(const Expr *E);
+  /// The LSTM or GRU module whose forward S calls, or null.
+  const ModuleValue *recurrentModule(const Expr *S) const;
   /// A layer with trainable parameters run at E with gradients on: autograd
   /// keeps the tensors its backward needs (its input, the intermediates of
   /// what follows) for as long as the output lives, temporaries included;

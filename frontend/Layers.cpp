@@ -167,7 +167,10 @@ std::optional<int64_t> batchedInputRank(const std::string &Layer) {
       {"Conv3d", 5},          {"ConvTranspose1d", 3}, {"ConvTranspose2d", 4},
       {"BatchNorm2d", 4},     {"BatchNorm3d", 5},     {"MaxPool1d", 3},
       {"MaxPool2d", 4},       {"AvgPool1d", 3},       {"AvgPool2d", 4},
-      {"AdaptiveAvgPool1d", 3}, {"AdaptiveAvgPool2d", 4}, {"Dropout2d", 4}};
+      {"AdaptiveAvgPool1d", 3}, {"AdaptiveAvgPool2d", 4}, {"Dropout2d", 4},
+      // A batch of sequences; LibTorch 2.x also takes one unbatched
+      // sequence (2-D), which recurrentForward does not model.
+      {"LSTM", 3},            {"GRU", 3}};
   auto It = Ranks.find(Layer);
   if (It == Ranks.end())
     return std::nullopt;
@@ -178,11 +181,16 @@ std::optional<RecurrentLayers>
 recurrentLayers(const FunctionEvaluator::ModuleValue &M) {
   const NamedArgs &O = M.Options;
   auto In = sizeOption(O, "input_size"), H = sizeOption(O, "hidden_size");
-  auto Layers = intOption(O, "num_layers");
+  // A symbolic layer count (`.num_layers(num_layers)`, a constructor
+  // argument) is one that runs: with none, forward throws (at::lstm and
+  // at::gru stack the per-layer final states, and at::stack of no tensors
+  // throws).
+  auto Layers = sizeOption(O, "num_layers");
   auto Bidirectional = flagOption(O, "bidirectional");
   auto BatchFirst = flagOption(O, "batch_first");
   if ((M.Layer != "LSTM" && M.Layer != "GRU") || !In || !H || !Layers ||
-      *Layers < 1 || !Bidirectional || !BatchFirst)
+      (Layers->constant() && *Layers->constant() < 1) || !Bidirectional ||
+      !BatchFirst)
     return std::nullopt;
   RecurrentLayers R;
   R.Gates = M.Layer == "LSTM" ? 4 : 3;
@@ -219,7 +227,15 @@ std::string layerParameters(FunctionEvaluator::ModuleValue &M) {
       return "an LSTM with proj_size is not modelled";
     SymSize Gates(R->Gates), H = R->HiddenSize;
     int64_t Dirs = R->Bidirectional ? 2 : 1;
-    for (int64_t K = 0; K < R->NumLayers; ++K)
+    // Each layer has parameters of its own: a layer count that is a
+    // symbol gives no list of them (forward is still followed).
+    std::optional<int64_t> Layers = R->NumLayers.constant();
+    if (!Layers) {
+      M.ParamsWhy = "its number of layers (" + R->NumLayers.toCpp() +
+                    ") is not a constant, so its parameters are not listed";
+      return "";
+    }
+    for (int64_t K = 0; K < *Layers; ++K)
       for (int64_t D = 0; D < Dirs; ++D) {
         std::string Suffix = "_l" + std::to_string(K) + (D ? "_reverse" : "");
         SymSize Width = K == 0 ? R->InputSize : SymSize(Dirs) * H;

@@ -497,6 +497,11 @@ void FunctionEvaluator::summarizeObject(
         Why = M.Why;
       continue;
     }
+    if (!M.ParamsWhy.empty()) {
+      if (Why.empty())
+        Why = "member '" + M.Name + "' (" + M.Layer + "): " + M.ParamsWhy;
+      continue;
+    }
     M.addParameters(M.Name + ".", O);
   }
   if (!Why.empty() || !O.ParameterElements || !O.ParameterBytes) {

@@ -229,6 +229,8 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
         M.Why = Child.Why;
         return M;
       }
+      if (!Child.ParamsWhy.empty() && M.ParamsWhy.empty())
+        M.ParamsWhy = "its layer " + Index + " (" + Child.Layer + "): " + Child.ParamsWhy;
       for (const auto &[P, Sizes] : Child.ParamShapes) {
         M.ParamShapes.push_back({Index + "." + P, Sizes});
         if (Child.Buffers.count(P))
@@ -256,11 +258,18 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
   // reset() makes the parameters with torch::empty, which throws on a
   // negative size: an integer symbol that is a parameter's size is a size,
   // as a factory's is (ArgBinder).
+  // So are a recurrent layer's sizes when its parameters are not listed,
+  // and its symbolic layer count: h_n has that many rows per direction
+  // (and forward throws without a layer).
+  std::vector<SymSize> Sizes;
   for (const auto &Param : M.ParamShapes)
-    for (const SymSize &X : Param.second)
-      if (auto N = X.symbolName();
-          N && Env->info(*N) && Env->info(*N)->Kind == SymbolKind::Integer)
-        Env->markSizeLike(*N);
+    Sizes.insert(Sizes.end(), Param.second.begin(), Param.second.end());
+  if (auto R = recurrentLayers(M))
+    Sizes.insert(Sizes.end(), {R->InputSize, R->HiddenSize, R->NumLayers});
+  for (const SymSize &X : Sizes)
+    if (auto N = X.symbolName();
+        N && Env->info(*N) && Env->info(*N)->Kind == SymbolKind::Integer)
+      Env->markSizeLike(*N);
   return M;
 }
 
@@ -385,6 +394,9 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
 void FunctionEvaluator::allocateParameters(ModuleValue &M, const Expr *Init,
                                            const std::string &HoldKey,
                                            const std::string &DeviceMoved) {
+  if (!M.ParamsWhy.empty())
+    I.totalsUnknown("module '" + M.Name + "' (" + M.Layer + ") allocates " +
+                    "parameters the analysis does not list: " + M.ParamsWhy);
   for (const auto &[PName, Sizes] : M.ParamShapes) {
     OpOutcome Out =
         factory(Sizes, M.paramType(PName), Device{}, FillKind::Filled);
@@ -507,12 +519,12 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   return Out;
 }
 
-std::optional<std::vector<ValueId>>
-FunctionEvaluator::recurrentValues(const Expr *S) {
+const FunctionEvaluator::ModuleValue *
+FunctionEvaluator::recurrentModule(const Expr *S) const {
   const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(S));
   const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
   if (!MD || calleeName(MD) != "forward" || MC->getNumArgs() < 1)
-    return std::nullopt;
+    return nullptr;
   const Expr *O = strip(MC->getImplicitObjectArgument());
   if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(O);
       OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
@@ -521,15 +533,46 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
   auto It = D ? Modules.find(key(D)) : Modules.end();
   if (It == Modules.end() ||
       (It->second.Layer != "LSTM" && It->second.Layer != "GRU"))
+    return nullptr;
+  return &It->second;
+}
+
+std::optional<std::vector<ValueId>>
+FunctionEvaluator::recurrentValues(const Expr *S) {
+  // A local holding an LSTM's (output, (h_n, c_n)) (declareVariable keeps
+  // its three tensors as a tuple's).
+  if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(strip(S))) {
+    auto It = TensorTuples.find(resolveKey(DRE->getDecl()));
+    if (isTensorTupleType(DRE->getType()) || It == TensorTuples.end() ||
+        It->second.size() != 3 || changedInPart(DRE->getDecl()))
+      return std::nullopt;
+    return It->second;
+  }
+  if (!recurrentModule(S))
     return std::nullopt;
+  const auto *MC = cast<CXXMemberCallExpr>(strip(S));
+  const Expr *O = strip(MC->getImplicitObjectArgument());
+  if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(O);
+      OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
+    O = strip(OCE->getArg(0));
+  auto It = Modules.find(key(namedDecl(O)));
   if (auto Done = EvaluatedTuples.find(MC); Done != EvaluatedTuples.end())
     return Done->second;
   const ModuleValue &M = It->second;
   size_t Count = M.Layer == "LSTM" ? 3 : 2; // (output, (h_n, c_n)), (output, h_n)
   ValueId In = tensor(MC->getArg(0));
   std::string Module = "module '" + M.Name + "' (" + M.Layer + "): ";
+  // Output, h_n and c_n are distinct tensors whatever is unknown of them:
+  // one op, then a value of its own for each other element.
+  auto Others = [&](std::vector<ValueId> &Values, const std::string &Why) {
+    while (Values.size() < Count)
+      Values.push_back(I.unknown(M.Layer + " element " + std::to_string(Values.size()),
+                                 Why, span(MC->getSourceRange())));
+  };
   auto AllUnknown = [&](const std::string &Why) {
-    return std::vector<ValueId>(Count, unmodelledCall(M.Layer, MC, {In}, Why));
+    std::vector<ValueId> Values = {unmodelledCall(M.Layer, MC, {In}, Why)};
+    Others(Values, Why);
+    return Values;
   };
   std::optional<RecurrentLayers> R = recurrentLayers(M);
   std::vector<ValueId> Values;
@@ -540,10 +583,15 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
   } else if (!R) {
     Values = AllUnknown(Module + "its options could not be derived");
   } else {
-    for (const OpOutcome &Out : recurrentForward(I.value(In), *R, Opts.Version))
+    std::vector<OpOutcome> Outs = recurrentForward(I.value(In), *R, Opts.Version);
+    for (const OpOutcome &Out : Outs)
       Values.push_back(apply(M.Layer, MC, {In}, Out));
-    if (Values.size() != Count) // one Throws or Unknown outcome
-      Values.assign(Count, Values.front());
+    if (Values.size() != Count) { // one Throws or Unknown outcome
+      if (Outs.front().Kind == OpKind::Throws)
+        Values.assign(Count, Values.front()); // nothing runs after it
+      else
+        Others(Values, Outs.front().Value.UnknownReason);
+    }
     gradientsKeepIntermediates(M, MC);
   }
   It->second.Forwards.push_back({span(MC->getSourceRange()).Line, Values.front()});
@@ -553,7 +601,8 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
 
 void FunctionEvaluator::gradientsKeepIntermediates(const ModuleValue &M,
                                                    const Expr *E) {
-  bool Trainable = std::any_of(M.ParamShapes.begin(), M.ParamShapes.end(),
+  bool Trainable = !M.ParamsWhy.empty() ||
+                   std::any_of(M.ParamShapes.begin(), M.ParamShapes.end(),
                                [&](const auto &P) { return !M.Buffers.count(P.first); });
   if (Trainable && !gradModeOffAt(E))
     I.totalsUnknown("'" + M.Name + "' (line " +
@@ -583,6 +632,14 @@ bool FunctionEvaluator::gradModeOffAt(const Expr *E) const {
 
 void FunctionEvaluator::ModuleValue::addParameters(const std::string &Prefix,
                                                   ModuleSummary &S) const {
+  if (!ParamsWhy.empty()) {
+    S.ParameterElements.reset();
+    S.ParameterBytes.reset();
+    if (S.Why.empty())
+      S.Why = (Prefix.empty() ? "" : "'" + Prefix.substr(0, Prefix.size() - 1) + "': ") +
+              ParamsWhy;
+    return;
+  }
   for (const auto &[PName, Sizes] : ParamShapes) {
     if (Buffers.count(PName))
       continue; // buffers() holds it, not parameters()
@@ -614,7 +671,7 @@ FunctionEvaluator::moduleSummaries() const {
     if (M.Why.empty()) {
       S.ParameterElements = S.ParameterBytes = SymSize(0);
       M.addParameters("", S);
-      if (!S.ParameterBytes)
+      if (!S.ParameterBytes && S.Why.empty())
         S.Why = "a parameter's size does not fit in int64";
     }
     if (Training && M.Local)

@@ -183,6 +183,9 @@ void FunctionEvaluator::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
                   "' is not a module the analysis builds");
     if (!It->second.Why.empty())
       return Done(It->second.Why);
+    if (!It->second.ParamsWhy.empty())
+      return Done("module '" + It->second.Name + "' (" + It->second.Layer +
+                  "): " + It->second.ParamsWhy);
   } else {
     Done("its parameters are not the parameters() of a module built here");
     // Its state is allocated by step() on tensors the analysis does not
@@ -456,6 +459,8 @@ void FunctionEvaluator::summarizeTraining(const std::string &Key,
   };
   if (!M.Why.empty())
     S.GradientWhy = M.Why;
+  else if (!M.ParamsWhy.empty())
+    S.GradientWhy = M.ParamsWhy;
   else if (!Why.empty())
     S.GradientWhy = Why;
   else

@@ -216,7 +216,9 @@ struct RecurrentLayers {
   unsigned Gates = 4;  // LSTM 4, GRU 3
   bool CellState = true; // LSTM: c_n too
   SymSize InputSize = 0, HiddenSize = 0;
-  int64_t NumLayers = 1;
+  /// A symbol when the layer count is a constructor's argument: the
+  /// output does not depend on it, h_n and c_n have num_layers * D rows.
+  SymSize NumLayers = 1;
   bool Bidirectional = false, BatchFirst = false;
 };
 /// LSTM/GRU forward(input) without an initial state (LibTorch's

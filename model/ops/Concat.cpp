@@ -51,7 +51,9 @@ OpOutcome cat(const std::vector<TensorValue> &Ins, int64_t Dim) {
     if (!T.Sizes || !T.Strides)
       return unknownCopy(shapeReason(T), Type, Dev);
     if (T.Sizes->size() == 1) {
-      Tri Empty = sizeEq((*T.Sizes)[0], 0);
+      // Skipped when empty (the legacy 1-D [0] tensor); a symbolic size
+      // is not, as in chunk (stated `S >= 2`).
+      Tri Empty = shapeIsEmpty({(*T.Sizes)[0]});
       if (Empty == Tri::Unknown)
         return unknownCopy(undecided("==", (*T.Sizes)[0], 0), Type, Dev);
       if (Empty == Tri::True)

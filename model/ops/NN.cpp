@@ -721,7 +721,16 @@ std::vector<OpOutcome> recurrentForward(const TensorValue &In,
   if (Fits == Tri::Unknown)
     return Single(unknownCopy(undecided("==", IS[2], R.InputSize), In.Type,
                               In.Dev));
-  // The parameters are float32: another input dtype is not modelled.
+  // The parameters are float32: another input dtype is not modelled. A
+  // parameter's dtype is float32 where the call runs (LibTorch's matmul
+  // with the float32 weights throws on any other): stated.
+  if (!In.Type && !In.TypeOf.empty() &&
+      requireCondition(In.TypeOf + ".scalar_type() == torch::kFloat")) {
+    TensorValue Float = In;
+    Float.Type = DType::Float32;
+    Float.TypeOf.clear();
+    return recurrentForward(Float, R, Version);
+  }
   if (In.Type != std::optional<DType>(DType::Float32))
     return Single(unknownCopy(In.Type ? "a " + std::string(dtypeName(*In.Type)) +
                                             " input to float32 parameters is "
@@ -756,7 +765,7 @@ std::vector<OpOutcome> recurrentForward(const TensorValue &In,
     Out.push_back(Fresh({Batch, Seq, Width}, {SeqStrides[1], SeqStrides[0], SeqStrides[2]}));
   else
     Out.push_back(Fresh(SeqFirst, SeqStrides));
-  Shape State = {Dirs * SymSize(R.NumLayers), Batch, R.HiddenSize};
+  Shape State = {Dirs * R.NumLayers, Batch, R.HiddenSize};
   Out.push_back(Fresh(State, contiguousStrides(State)));
   if (R.CellState)
     Out.push_back(Fresh(State, contiguousStrides(State)));

@@ -128,7 +128,9 @@ std::vector<OpOutcome> chunk(const TensorValue &In, int64_t Chunks,
   if (!D)
     return {throws(rangeError(Rank))};
   const SymSize &N = (*In.Sizes)[*D];
-  Tri Empty = sizeEq(N, 0);
+  // A symbolic dim is not empty unless the facts say so (PyTorch's 0/1
+  // specialisation, stated as `N >= 2`).
+  Tri Empty = shapeIsEmpty({N});
   if (Empty == Tri::Unknown)
     return {undecidedOutcome(Probe, undecided("==", N, 0))};
   if (Empty == Tri::True)

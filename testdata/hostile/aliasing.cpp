@@ -273,3 +273,20 @@ void loop_choice_sees_unsqueeze_() {
   auto a2 = a.clone();
   auto b2 = b.clone();
 }
+
+// A recurrent layer whose forward is not followed (its input's dtype is
+// chosen at run time) still returns distinct tensors: the output and the
+// final states share no storage (h_n was once reported a view of out).
+void unfollowed_recurrent_outputs_are_distinct() {
+  torch::NoGradGuard no_grad;
+  torch::nn::GRU gru(torch::nn::GRUOptions(5, 4).num_layers(2));
+  auto seq = torch::randn({3, 2, 5}).to(
+      std::getenv("TMA_HOSTILE_UNSET") == nullptr ? torch::kFloat : torch::kDouble);
+  auto result = gru->forward(seq);
+  auto out = std::get<0>(result);
+  auto h_n = std::get<1>(result);
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(5, 3));
+  auto state = lstm->forward(seq);
+  auto lstm_out = std::get<0>(state);
+  auto c_n = std::get<1>(std::get<1>(state));
+}

@@ -381,6 +381,18 @@ torch::Tensor recurrent_layers() {
   return last;
 }
 
+// A GRU whose depth is the caller's: h_n has 2 * layers rows (two
+// directions); its parameters are not listed.
+torch::Tensor gru_of_depth(const torch::Tensor& seq, int64_t layers) {
+  torch::NoGradGuard no_grad;
+  torch::nn::GRU gru(torch::nn::GRUOptions(5, 4).num_layers(layers).bidirectional(true));
+  auto result = gru->forward(seq);
+  auto out = std::get<0>(result);
+  auto h_n = std::get<1>(result);
+  auto last_layer = h_n.narrow(0, h_n.size(0) - 2, 2);
+  return out.sum() + last_layer.sum();
+}
+
 // Loss modules (torch/csrc/api/src/nn/modules/loss.cpp): forward(input,
 // target) is the functional loss with the module's options; Mean and Sum
 // write the 0-d result into the unreduced loss's storage where ATen does.

@@ -231,3 +231,34 @@ torch::Tensor VariationalImpl::forward(torch::Tensor x) {
   auto recon = torch::sigmoid(out->forward(z));
   return recon + chosen_twice.sum() + picked.sum();
 }
+
+// A sequence classifier whose LSTM depth is a constructor argument (the
+// tutorials' RNN): the output and the final states have shapes, h_n with
+// num_layers rows; which parameters the layers hold is not listed, so the
+// module's parameter bytes are unknown.
+struct SequenceClassifierImpl : torch::nn::Module {
+  SequenceClassifierImpl(int64_t input_size, int64_t hidden_size, int64_t num_layers,
+                         int64_t num_classes);
+  torch::Tensor forward(torch::Tensor x);
+  torch::nn::LSTM lstm{nullptr};
+  torch::nn::Linear fc{nullptr};
+};
+TORCH_MODULE(SequenceClassifier);
+
+SequenceClassifierImpl::SequenceClassifierImpl(int64_t input_size, int64_t hidden_size,
+                                               int64_t num_layers, int64_t num_classes)
+    : lstm(torch::nn::LSTMOptions(input_size, hidden_size).num_layers(num_layers).batch_first(true)),
+      fc(hidden_size, num_classes) {
+  register_module("lstm", lstm);
+  register_module("fc", fc);
+}
+
+torch::Tensor SequenceClassifierImpl::forward(torch::Tensor x) {
+  auto result = lstm->forward(x);
+  auto out = std::get<0>(result);
+  auto h_n = std::get<0>(std::get<1>(result));
+  auto last = out.index({torch::indexing::Slice(), -1});
+  auto logits = fc->forward(last);
+  auto depth_mean = h_n.mean(0);
+  return logits + depth_mean.sum();
+}
