@@ -40,6 +40,11 @@ ValueId FunctionEvaluator::unmodelledCall(const std::string &Op, const Expr *E,
                                           const std::string &Reason) {
   OpOutcome Out = unmodelled(Op);
   Out.Value.UnknownReason = Reason;
+  // What it returns is not known: it may be one of its inputs itself
+  // (requires_grad_(), a layer that returns its input), so an in-place
+  // change through it may be one to them.
+  for (unsigned K = 0; K < Inputs.size(); ++K)
+    Out.MayBeInputs.push_back(K);
   return apply(Op, E, Inputs, Out);
 }
 

@@ -640,6 +640,7 @@ ValueId FunctionEvaluator::layerForward(
         Out.Value.Offset = SymSize(0);
       }
       Out.Value.UnknownReason = "module '" + M.Name + "' (" + L + "): " + Why;
+      Out.MayBeInputs = {0}; // its input itself in eval mode
       return apply(Op, E, {In}, Out);
     };
     if (!P) {

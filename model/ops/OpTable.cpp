@@ -1,6 +1,9 @@
 // The op table built from OpTable.def: schemas parsed once, names and
 // aliases indexed, rules dispatched by opcode.
 #include "model/ops/OpTable.h"
+#include "model/ops/OpsDetail.h"
+
+#include <algorithm>
 
 #include <map>
 #include <mutex>
@@ -210,6 +213,25 @@ RuleResult one(OpOutcome Out, std::string Name) {
 RuleResult notModelled(const OpCall &C, const std::string &Why) {
   RuleResult R = notModelledOnAll(C, Why);
   R.Inputs = std::vector<size_t>{C.selfIndex()};
+  // An op that returns a view of self whatever its other arguments are
+  // (narrow, select, view, permute, ...) still does when they are not
+  // known: it shares self's storage (what it keeps alive), is on its
+  // device, has its dtype unless an argument sets one (view(dtype)), and
+  // moves no element. Only its geometry is unknown.
+  const ArgValue &Self = C.self();
+  if (C.Op && C.Op->Result == ResultKind::View &&
+      Self.K == ArgValue::Kind::Tensor) {
+    OpOutcome Out = detail::viewOf(Self.TV);
+    const Schema &S = C.Op->Overloads[C.Overload];
+    if (std::any_of(S.Args.begin(), S.Args.end(), [](const SchemaArg &A) {
+          return A.Type == ArgType::ScalarType || A.Type == ArgType::OptScalarType;
+        })) {
+      Out.Value.Type.reset();
+      Out.Value.TypeOf.clear();
+    }
+    Out.Value.UnknownReason = Why;
+    R.Outcomes = {Out};
+  }
   return R;
 }
 
@@ -233,8 +255,18 @@ static RuleResult dispatch(const OpCall &C) {
 
 RuleResult applyRule(const OpCall &C) {
   RuleResult R = dispatch(C);
-  for (OpOutcome &Out : R.Outcomes)
+  for (OpOutcome &Out : R.Outcomes) {
     Out.Code = C.Op->Code;
+    // A view-or-copy op returns self itself for some inputs (to() that
+    // needs no conversion, contiguous() of a contiguous tensor, flatten of
+    // one dim, dropout when not training): when its outcome is not known
+    // the result may be self, and an in-place change through it may be
+    // one to self. Self is the first input (schema order, or notModelled's
+    // Inputs).
+    if (C.Op->Result == ResultKind::ViewOrCopy && Out.Kind == OpKind::Unknown &&
+        Out.MayBeInputs.empty())
+      Out.MayBeInputs.push_back(0);
+  }
   return R;
 }
 

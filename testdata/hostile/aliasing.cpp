@@ -290,3 +290,68 @@ void unfollowed_recurrent_outputs_are_distinct() {
   auto lstm_out = std::get<0>(state);
   auto c_n = std::get<1>(std::get<1>(state));
 }
+
+// to() whose copy is not decided may return its input itself: an in-place
+// change of the result's geometry may be one of the input's (here the
+// dtypes match at run time, so a is reshaped).
+void undecided_to_may_be_its_input() {
+  auto a = torch::zeros({2, 3}).to(
+      std::getenv("TMA_HOSTILE_UNSET") == nullptr ? torch::kFloat : torch::kDouble);
+  auto b = a.to(torch::kFloat);
+  b.unsqueeze_(0);
+  auto a2 = a.clone();
+}
+
+// dropout with a training flag chosen at run time returns its input itself
+// when not training.
+void undecided_dropout_may_be_its_input() {
+  auto a = torch::ones({2, 3});
+  bool training = std::getenv("TMA_HOSTILE_UNSET") != nullptr;
+  auto b = torch::dropout(a, 0.5, training);
+  b.unsqueeze_(0);
+  auto a2 = a.clone();
+}
+
+// contiguous() of a tensor whose layout is chosen at run time returns it
+// itself when it is already contiguous.
+void undecided_contiguous_may_be_its_input() {
+  auto base = torch::ones({3, 2});
+  auto a = std::getenv("TMA_HOSTILE_UNSET") == nullptr ? base.t().t() : base.t();
+  auto b = a.contiguous();
+  b.unsqueeze_(0);
+  auto a2 = a.clone();
+}
+
+// A Dropout module whose mode is set in a branch returns its input itself
+// in eval mode (here it is in eval mode at run time).
+void dropout_module_mode_in_branch_may_be_its_input() {
+  torch::nn::Dropout drop(0.5);
+  if (std::getenv("TMA_HOSTILE_UNSET") == nullptr) {
+    drop->eval();
+  }
+  auto a = torch::ones({2, 3});
+  auto b = drop->forward(a);
+  b.unsqueeze_(0);
+  auto a2 = a.clone();
+}
+
+// A method the analysis does not model may return its receiver itself
+// (requires_grad_ does).
+void unmodelled_method_may_be_its_receiver() {
+  auto a = torch::ones({2, 3});
+  auto b = a.requires_grad_(false);
+  b.unsqueeze_(0);
+  auto a2 = a.clone();
+}
+
+// narrow with a start the analysis cannot derive is still a view of its
+// input: it shares the input's storage, dtype and device.
+void narrow_of_unknown_start_is_a_view() {
+  auto a = torch::ones({6, 3});
+  int64_t start = std::getenv("TMA_HOSTILE_UNSET") == nullptr ? 2 : 1;
+  for (int i = 0; i < 2; ++i)
+    start = start + i;
+  auto b = a.narrow(0, start, 2);
+  auto c = b.select(1, start - 2);
+  auto d = a.view(torch::kInt32);
+}
