@@ -567,7 +567,7 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
   ValueId V = unmodelledCall(Name, E, Inputs, "'" + Name + "' is not modelled");
   // An in-place method we do not model (resize_, unsqueeze_, t_, set_...)
   // may change the tensor's shape or storage: forget what we knew.
-  if (!Name.empty() && Name.back() == '_' && Name != "requires_grad_")
+  if (!Name.empty() && Name.back() == '_')
     forgetObject(Object, "is changed in place by '" + Name + "'");
   return V;
 }

@@ -917,4 +917,10 @@ RuleResult rule_alias(const OpCall &C) { return one(alias(C.self().TV)); }
 // the same geometry, outside autograd; it copies nothing.
 RuleResult rule_detach(const OpCall &C) { return one(alias(C.self().TV)); }
 
+// requires_grad_ (VariableTypeManual.cpp): sets the autograd flag of self
+// and returns self itself; no geometry, storage or element changes.
+RuleResult rule_requires_grad_(const OpCall &C) {
+  return one(selfOf(C.self().TV, "requires_grad_ sets a flag: returns self"));
+}
+
 } // namespace tma

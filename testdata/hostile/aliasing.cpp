@@ -335,11 +335,19 @@ void dropout_module_mode_in_branch_may_be_its_input() {
   auto a2 = a.clone();
 }
 
-// A method the analysis does not model may return its receiver itself
-// (requires_grad_ does).
-void unmodelled_method_may_be_its_receiver() {
+// requires_grad_ returns its receiver itself.
+void requires_grad_returns_its_receiver() {
   auto a = torch::ones({2, 3});
   auto b = a.requires_grad_(false);
+  b.unsqueeze_(0);
+  auto a2 = a.clone();
+}
+
+// A method the analysis does not model may return its receiver itself
+// (to_dense of a strided tensor does).
+void unmodelled_method_may_be_its_receiver() {
+  auto a = torch::ones({2, 3});
+  auto b = a.to_dense();
   b.unsqueeze_(0);
   auto a2 = a.clone();
 }

@@ -173,3 +173,10 @@ void inplace_restride() {
   x.transpose_(0, 2);
   auto h = x.clone();
 }
+
+// requires_grad_: self itself, its flag set; a view stays a view.
+void requires_grad_returns_self() {
+  auto x = torch::randn({3, 4}).requires_grad_();
+  auto y = torch::randn({2, 5}).t().requires_grad_(false);
+  auto z = x.detach().requires_grad_(true);
+}

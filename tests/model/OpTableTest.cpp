@@ -189,4 +189,59 @@ TEST(OpTable, DetachIsAViewOfTheSameGeometry) {
   EXPECT_EQ(Out.WrittenBytes, std::optional<int64_t>(0));
 }
 
+// requires_grad_ returns self itself (not a view of it), with or without
+// its flag argument, and moves no bytes.
+TEST(OpTable, RequiresGradReturnsSelf) {
+  const OpInfo *Op = lookupOp("requires_grad_");
+  ASSERT_NE(Op, nullptr);
+  OpCall C;
+  C.Op = Op;
+  C.Written = "requires_grad_";
+  ArgValue Self = plain(ArgType::Tensor);
+  Self.TV = matrix();
+  C.Args = {Self};
+  RuleResult R = applyRule(C);
+  ASSERT_EQ(R.Outcomes.size(), 1u);
+  EXPECT_EQ(R.Outcomes[0].Kind, OpKind::Self);
+  EXPECT_EQ(R.Outcomes[0].Value.Sizes, Self.TV.Sizes);
+  EXPECT_EQ(R.Outcomes[0].ReadBytes, std::optional<int64_t>(0));
+}
+
+// A view op whose other arguments are not derived is still a view of
+// self: dtype kept, geometry unknown with the reason; view(dtype) keeps no
+// dtype.
+TEST(OpTable, ViewOpWithUnknownArgumentsIsStillAView) {
+  OpCall C;
+  C.Op = lookupOp("narrow");
+  ASSERT_NE(C.Op, nullptr);
+  C.Written = "narrow";
+  ArgValue Self = plain(ArgType::Tensor);
+  Self.TV = matrix();
+  ArgValue Unknown;
+  Unknown.K = ArgValue::Kind::Unknown;
+  C.Args = {Self, Unknown, Unknown, Unknown};
+  RuleResult R = applyRule(C);
+  ASSERT_EQ(R.Outcomes.size(), 1u);
+  EXPECT_EQ(R.Outcomes[0].Kind, OpKind::View);
+  EXPECT_EQ(R.Outcomes[0].Value.Type, Self.TV.Type);
+  EXPECT_FALSE(R.Outcomes[0].Value.Sizes.has_value());
+  EXPECT_FALSE(R.Outcomes[0].Value.UnknownReason.empty());
+}
+
+// A view-or-copy op whose outcome is not known may be self itself.
+TEST(OpTable, UnknownViewOrCopyMayBeSelf) {
+  OpCall C;
+  C.Op = lookupOp("contiguous");
+  ASSERT_NE(C.Op, nullptr);
+  C.Written = "contiguous";
+  ArgValue Self = plain(ArgType::Tensor);
+  Self.TV = matrix();
+  Self.TV.Strides.reset();
+  C.Args = {Self};
+  RuleResult R = applyRule(C);
+  ASSERT_EQ(R.Outcomes.size(), 1u);
+  EXPECT_EQ(R.Outcomes[0].Kind, OpKind::Unknown);
+  EXPECT_EQ(R.Outcomes[0].MayBeInputs, std::vector<unsigned>{0});
+}
+
 } // namespace
