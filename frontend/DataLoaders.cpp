@@ -108,8 +108,13 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
     }
   }
   if (!Base || recordName(Base->getType()) != "torch::data::datasets::MNIST") {
-    L.Why = "the data loader's dataset is not a built-in one the analysis "
-            "follows (MNIST)";
+    // Name the dataset: a user's own one (its get() reads files) is the
+    // common case, and the reason should say which.
+    std::string Dataset = Base ? recordName(Base->getType()) : "";
+    L.Why = "the data loader's dataset" +
+            (Dataset.empty() ? std::string() : " '" + Dataset + "'") +
+            " is not one the analysis follows (it follows "
+            "torch::data::datasets::MNIST)";
     return L;
   }
   // MNIST(root, mode = kTrain).

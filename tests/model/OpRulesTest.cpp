@@ -186,13 +186,17 @@ TEST(OpRules, TransposeOutOfRangeThrows) {
                "Dimension out of range (expected to be in range of [-3, 2]");
 }
 
-TEST(OpRules, TransposeWithUnknownDimsIsUnknownWithAReason) {
+// Whatever its dims, transpose returns a view of self: its geometry is
+// unknown with the reason, its dtype and the storage it shares are not.
+TEST(OpRules, TransposeWithUnknownDimsIsAViewOfUnknownShape) {
   OpOutcome Out = run(bind("transpose", 0,
                            {tensorArg(X), unknownArg(ArgType::Int, "a parameter"),
                             intArg(1)}));
-  EXPECT_EQ(Out.Kind, OpKind::Unknown);
+  EXPECT_EQ(Out.Kind, OpKind::View);
   EXPECT_FALSE(Out.Value.Sizes.has_value());
+  EXPECT_EQ(Out.Value.Type, std::optional<DType>(DType::Float32));
   EXPECT_EQ(Out.Value.UnknownReason, "transpose dims could not be derived");
+  expectNoTraffic(Out);
 }
 
 // ---- view vs reshape -----------------------------------------------------------
