@@ -797,6 +797,39 @@ RuleResult rule_dropout(const OpCall &C) {
     if (!P || !Train)
       return notModelled(C, "dropout options could not be derived");
   }
+  // A training flag the analysis cannot derive (`torch::dropout(x, 0.5,
+  // is_training())` in a module's forward): a new tensor when training,
+  // the input itself otherwise. What both share (shape, dtype, the layout
+  // of a dense input) is answered; which tensor it is, and so its storage,
+  // is not, and it may be the input.
+  if (P->K == ArgValue::Kind::Number && P->Number && !Train->known() &&
+      C.Args.size() == 3 && &C.Args[2] == Train) {
+    OpCall Training = C;
+    Training.Args[2].K = ArgValue::Kind::Bool;
+    Training.Args[2].Bool = true;
+    RuleResult RT = rule_dropout(Training);
+    if (RT.Outcomes.size() == 1 && RT.Outcomes[0].Kind == OpKind::Self)
+      return RT; // p == 0 or an empty input: the input either way
+    // Either way the result has the input's shape and dtype (training
+    // multiplies by a noise that broadcasts into it) where it does not
+    // throw; the layout too when the new tensor is laid out as the input.
+    std::string Why = Op + "'s training flag could not be derived: a new "
+                           "tensor when training, its input otherwise";
+    OpOutcome Out = unmodelled(Op);
+    std::optional<TensorValue> Common;
+    if (RT.Outcomes.size() == 1 && RT.Outcomes[0].Kind == OpKind::Copy)
+      Common = commonLayout({RT.Outcomes[0].Value, In}, Why);
+    if (Common) {
+      Out.Value = *Common;
+    } else {
+      Out.Value.Sizes = In.Sizes;
+      keepDType(Out.Value, In);
+      Out.Value.Dev = In.Dev;
+      Out.Value.UnknownReason = Why;
+    }
+    Out.MayBeInputs = {0};
+    return one(Out, Op);
+  }
   if (P->K != ArgValue::Kind::Number || !P->Number || !Train->known())
     return notModelled(C, Op + " arguments could not be derived");
   double Prob = *P->Number;
@@ -813,7 +846,8 @@ RuleResult rule_dropout(const OpCall &C) {
                Op);
   if (!In.Sizes)
     return notModelled(C, shapeReason(In));
-  Tri Empty = sizeEq(numel(*In.Sizes), 0);
+  // A symbolic size is not 0 unless the facts say so (stated `S >= 2`).
+  Tri Empty = shapeIsEmpty(*In.Sizes);
   if (Empty == Tri::Unknown)
     return notModelled(C, "whether " + Op + "'s input is empty (then it returns "
                           "the input) is not decidable");

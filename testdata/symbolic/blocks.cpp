@@ -114,3 +114,14 @@ torch::Tensor rows_normalized_and_tiled(const torch::Tensor& feats,
   auto flat = tiled.reshape({copies * feats.size(0), feats.size(1)});
   return flat;
 }
+
+// Dropout whose training flag is the caller's (`is_training()` in a
+// module): the shape is answered either way; the storage is a new tensor
+// when training and the input itself otherwise, so it is not.
+torch::Tensor dropout_by_flag(const torch::Tensor& x, bool training) {
+  TORCH_CHECK(x.dim() == 2, "x (N, C)");
+  auto h = torch::relu(x);
+  auto dropped = torch::dropout(h, 0.5, training);
+  auto scaled = dropped * 2;
+  return scaled;
+}
