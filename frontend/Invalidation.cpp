@@ -264,13 +264,15 @@ void FunctionEvaluator::tensorChangedInPlace(ValueId Old, ValueId New,
     I.rebind(K, New);
   }
   // Names that may hold the changed tensor, or that it may be (one of
-  // several tensors chosen at run time): changed or not, which is unknown.
+  // several tensors chosen at run time, or what an op the analysis cannot
+  // decide returned: its input itself or a new tensor): changed or not,
+  // which is unknown.
   // Each gets a value of its own: they are not known to be one tensor.
   auto MaybeChanged = [&] {
     return I.unknown("tensor",
                      "may be the tensor that " + Why + " (line " +
                          std::to_string(Where.Line) +
-                         "): which tensor is chosen at run time",
+                         "): which tensor it is, is known only at run time",
                      Where, Interpreter::Provenance::External);
   };
   std::vector<std::string> MayHold;

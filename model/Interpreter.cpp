@@ -262,6 +262,10 @@ ValueId Interpreter::unknown(const std::string &What, const std::string &Reason,
                              const SourceSpan &Where, Provenance From) {
   ValueInfo VI;
   VI.Value = unknownTensor(Reason);
+  // What code the analysis does not follow returns may be any tensor it
+  // could reach (its argument itself, through a std::function or a tuple
+  // it built): an in-place change of its geometry may be one to any name.
+  VI.MayBeAny = From == Provenance::Computed;
   Trace.Values.push_back(VI);
   recordUnknown(What, Reason, Where);
   if (From == Provenance::Computed)
@@ -435,6 +439,9 @@ std::vector<std::string> Interpreter::keysHoldingTensor(ValueId V) const {
 void Interpreter::mayBe(ValueId V, const std::vector<ValueId> &Candidates) {
   if (V < 0)
     return;
+  // One of these and nothing else (an unknown() value may be any tensor
+  // until it is known to be a choice among them).
+  Trace.Values.at(V).MayBeAny = false;
   std::vector<ValueId> &Out = Trace.Values.at(V).MayBe;
   for (ValueId C : Candidates)
     if (C >= 0 && C != V)

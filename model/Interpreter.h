@@ -50,7 +50,9 @@ public:
   /// or a computation we do not follow (it may have allocated, so the
   /// totals become unknown).
   enum class Provenance { External, Computed };
-  /// A tensor value the frontend could not evaluate at all.
+  /// A tensor value the frontend could not evaluate at all. Computed: what
+  /// unfollowed code returned, which may be any tensor (MayBeAny) until
+  /// mayBe() narrows it.
   ValueId unknown(const std::string &What, const std::string &Reason,
                   const SourceSpan &Where,
                   Provenance From = Provenance::Computed);
@@ -101,7 +103,8 @@ public:
   /// Every name (hidden holders included) whose value is V's tensor: the
   /// handles an in-place change of its geometry is seen through.
   std::vector<std::string> keysHoldingTensor(ValueId V) const;
-  /// V is one of Candidates' tensors, chosen at run time (ValueInfo::MayBe).
+  /// V is one of Candidates' tensors, chosen at run time (ValueInfo::MayBe),
+  /// and no other.
   void mayBe(ValueId V, const std::vector<ValueId> &Candidates);
   /// V may be any tensor of the function (ValueInfo::MayBeAny).
   void mayBeAny(ValueId V);

@@ -363,3 +363,23 @@ void narrow_of_unknown_start_is_a_view() {
   auto c = b.select(1, start - 2);
   auto d = a.view(torch::kInt32);
 }
+
+// What a std::function returns may be its argument itself.
+void std_function_may_return_its_argument() {
+  std::function<torch::Tensor(torch::Tensor)> f = [](torch::Tensor t) { return t; };
+  auto a = torch::ones({2, 3});
+  auto b = f(a);
+  b.unsqueeze_(0);
+  auto a2 = a.clone();
+}
+
+// So may an element of a tuple it returns.
+void std_function_tuple_element_may_be_its_argument() {
+  std::function<std::tuple<torch::Tensor, torch::Tensor>(torch::Tensor)> f =
+      [](torch::Tensor t) { return std::make_tuple(t, t * 2); };
+  auto a = torch::ones({2, 3});
+  auto p = f(a);
+  auto b = std::get<0>(p);
+  b.unsqueeze_(0);
+  auto a2 = a.clone();
+}

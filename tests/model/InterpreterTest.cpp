@@ -128,6 +128,24 @@ TEST_F(Ledger, AChoiceMayBeEachOfItsCandidatesAndNothingElse) {
   EXPECT_FALSE(I.mayShareTensor(A, B));
 }
 
+// What unfollowed code returns may be any tensor (a std::function that
+// returns its argument); one known to be a choice is only its candidates.
+TEST_F(Ledger, AnUnfollowedResultMayBeAnyTensorUntilItIsAChoice) {
+  I.beginStatement(statementAt(1));
+  ValueId A = allocate(4), B = allocate(4);
+  ValueId Opaque = I.unknown("call", "call to a lambda is not analysed", {});
+  ValueId Member = I.unknown("member", "a member", {},
+                             Interpreter::Provenance::External);
+  ValueId Choice = I.unknown("?:", "chosen at run time", {});
+  I.mayBe(Choice, {A});
+  I.endStatement();
+  EXPECT_TRUE(I.mayShareTensor(Opaque, A));
+  EXPECT_TRUE(I.mayShareTensor(B, Opaque));
+  EXPECT_FALSE(I.mayShareTensor(Member, A));
+  EXPECT_TRUE(I.mayShareTensor(Choice, A));
+  EXPECT_FALSE(I.mayShareTensor(Choice, B));
+}
+
 // What several tensors have alike: their layout and dtype when all share
 // it, the device only when all share it; nothing when a stride differs.
 TEST(CommonLayout, KeepsWhatEveryValueShares) {
