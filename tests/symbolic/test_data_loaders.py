@@ -13,38 +13,22 @@ the real tool on tests/symbolic/data/loaders.cpp, JSON output.
 
 usage: test_data_loaders.py CLI SOURCE_DIR CACHE_DIR
 """
-import json
 import os
-import subprocess
 import sys
 
-FAILURES = []
-
-
-def check(ok, what):
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    if not ok:
-        FAILURES.append(what)
-    return ok
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_checks import check, finish, functions, row as row_of  # noqa: E402
 
 
 def main():
     cli, source, cache = sys.argv[1:4]
     data = os.path.join(source, "tests", "symbolic", "data", "loaders.cpp")
-    proc = subprocess.run([cli, "--format=json", "--checks=-*", "--cache-dir", cache, data],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          timeout=900)
-    if not check(proc.returncode in (0, 1), "the tool exits 0 or 1 (got %d): %s"
-                 % (proc.returncode, proc.stderr[-2000:])):
+    fns = functions(cli, cache, data)
+    if fns is None:
         return 1
-    fns = {f["function"]: f for f in json.loads(proc.stdout)["functions"]}
 
     def row(fn, name):
-        for t in fns.get(fn, {}).get("tensors", []):
-            if t["name"] == name:
-                return t
-        check(False, "%s has a row %s" % (fn, name))
-        return {}
+        return row_of(fns, fn, name)
 
     short = row("short_last_batch", "images")
     check(short.get("shape") == ["batch.data.size(0)", 784],
@@ -74,8 +58,7 @@ def main():
     check("holds storage" in (fns["unstacked"]["summary"].get("unknown_reason") or ""),
           "unstacked: the dataset's storage is the reason: %s"
           % fns["unstacked"]["summary"].get("unknown_reason"))
-    print("%d failures" % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -13,38 +13,22 @@ on tests/symbolic/data/objects.cpp, JSON output:
 
 usage: test_objects.py CLI SOURCE_DIR CACHE_DIR
 """
-import json
 import os
-import subprocess
 import sys
 
-FAILURES = []
-
-
-def check(ok, what):
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    if not ok:
-        FAILURES.append(what)
-    return ok
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_checks import check, finish, functions, row as row_of  # noqa: E402
 
 
 def main():
     cli, source, cache = sys.argv[1:4]
     data = os.path.join(source, "tests", "symbolic", "data", "objects.cpp")
-    proc = subprocess.run([cli, "--format=json", "--checks=-*", "--cache-dir", cache, data],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          timeout=900)
-    if not check(proc.returncode in (0, 1), "the tool exits 0 or 1 (got %d): %s"
-                 % (proc.returncode, proc.stderr[-2000:])):
+    fns = functions(cli, cache, data)
+    if fns is None:
         return 1
-    fns = {f["function"]: f for f in json.loads(proc.stdout)["functions"]}
 
     def row(fn, name):
-        for t in fns.get(fn, {}).get("tensors", []):
-            if t["name"] == name:
-                return t
-        check(False, "%s has a row %s" % (fn, name))
-        return {}
+        return row_of(fns, fn, name)
 
     for name in ("a", "b"):
         r = row("reassigned_module", name)
@@ -84,8 +68,7 @@ def main():
     s = fn.get("summary", {})
     check(s.get("peak_live_bytes") is None and s.get("live_bytes_nothing_freed") is None,
           "LSTM of symbolic depth: totals unknown: %s" % s.get("unknown_reason"))
-    print("%d failures" % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == "__main__":
