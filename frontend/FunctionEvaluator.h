@@ -280,6 +280,10 @@ public:
     /// reset() makes is not known (an LSTM whose num_layers is a symbol),
     /// and ParamShapes is empty; no count of them may read it as none.
     std::string ParamsWhy;
+    /// With ParamsWhy: how many elements (float32) those parameters have
+    /// in all, when that is a formula (an LSTM's layers times the elements
+    /// of one); the summary's parameter bytes then still have a value.
+    std::optional<SymSize> ParamElements;
     SourceSpan Where;  ///< its declaration
     bool Member = false; ///< a member of the method's object
     std::vector<ModuleSummary::Forward> Forwards;
@@ -299,8 +303,9 @@ public:
     bool Temporary = false;
     /// Adds what parameters() returns of it (not its buffers) to S's
     /// parameters, elements and bytes, named Prefix + name. When they are
-    /// not listed (ParamsWhy), S's counts become unknown and its Why says
-    /// why, unless it has one.
+    /// not listed (ParamsWhy), only their count is added (ParamElements),
+    /// or S's counts become unknown and its Why says why, unless it has
+    /// one.
     void addParameters(const std::string &Prefix, ModuleSummary &S) const;
     DType paramType(const std::string &P) const {
       auto It = ParamTypes.find(P);

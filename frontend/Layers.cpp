@@ -233,6 +233,13 @@ std::string layerParameters(FunctionEvaluator::ModuleValue &M) {
     if (!Layers) {
       M.ParamsWhy = "its number of layers (" + R->NumLayers.toCpp() +
                     ") is not a constant, so its parameters are not listed";
+      // Their count is still a formula: per direction, the first layer
+      // reads the input and every later one the previous layer's D*H.
+      SymSize Biases = *Bias ? SymSize(2) * Gates * H : SymSize(0);
+      SymSize First = Gates * H * R->InputSize + Gates * H * H + Biases;
+      SymSize Later = Gates * H * (SymSize(Dirs) * H) + Gates * H * H + Biases;
+      M.ParamElements = SymSize(Dirs) * First +
+                        SymSize(Dirs) * (R->NumLayers - SymSize(1)) * Later;
       return "";
     }
     for (int64_t K = 0; K < *Layers; ++K)

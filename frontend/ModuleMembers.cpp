@@ -497,7 +497,7 @@ void FunctionEvaluator::summarizeObject(
         Why = M.Why;
       continue;
     }
-    if (!M.ParamsWhy.empty()) {
+    if (!M.ParamsWhy.empty() && !M.ParamElements) {
       if (Why.empty())
         Why = "member '" + M.Name + "' (" + M.Layer + "): " + M.ParamsWhy;
       continue;

@@ -632,6 +632,12 @@ bool FunctionEvaluator::gradModeOffAt(const Expr *E) const {
 
 void FunctionEvaluator::ModuleValue::addParameters(const std::string &Prefix,
                                                   ModuleSummary &S) const {
+  if (!ParamsWhy.empty() && ParamElements) {
+    S.ParameterElements = addSizes(S.ParameterElements, *ParamElements);
+    S.ParameterBytes = addSizes(S.ParameterBytes,
+                                mulSizes(*ParamElements, SymSize(itemSize(DType::Float32))));
+    return;
+  }
   if (!ParamsWhy.empty()) {
     S.ParameterElements.reset();
     S.ParameterBytes.reset();

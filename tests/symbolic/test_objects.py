@@ -7,9 +7,10 @@ on tests/symbolic/data/objects.cpp, JSON output:
     callee's rows say which of the two (not only that the construction is
     not followed); one constructed and only run is followed;
   - an LSTM whose num_layers is a parameter: output and c_n have shapes
-    (c_n with `layers` rows), its parameters are not listed: the summary's
-    parameter bytes, gradient bytes and the optimizer's state are unknown
-    with that reason, and so are the totals (never a sum without them).
+    (c_n with `layers` rows), its parameters are not listed: their count
+    and bytes are a formula in `layers`; gradient bytes and the optimizer's
+    state are unknown with that reason, and so are the totals (never a sum
+    without them).
 
 usage: test_objects.py CLI SOURCE_DIR CACHE_DIR
 """
@@ -53,9 +54,12 @@ def main():
     lstm = [m for m in fn.get("modules", []) if m.get("name") == "lstm"]
     if check(len(lstm) == 1, "LSTM of symbolic depth: one summary row"):
         m = lstm[0]
-        check(m.get("parameter_bytes") is None and m.get("parameters") == []
-              and "not listed" in (m.get("unknown_reason") or ""),
-              "LSTM of symbolic depth: parameter bytes unknown, parameters not listed: %s" % m)
+        # LSTM(4, 6): 4*6*4 + 4*6*6 + 2*4*6 = 288 elements in the first
+        # layer, 4*6*6 + 4*6*6 + 48 = 336 in each later one.
+        check(m.get("parameter_elements") == "layers * 336 - 48"
+              and m.get("parameter_bytes") == "layers * 1344 - 192"
+              and m.get("parameters") == [],
+              "LSTM of symbolic depth: parameters not listed, their count a formula: %s" % m)
         opts = m.get("optimizers", [])
         check(len(opts) == 1 and opts[0].get("state_bytes") is None
               and "not listed" in (opts[0].get("unknown_reason") or ""),
