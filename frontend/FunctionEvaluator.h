@@ -520,7 +520,7 @@ public:
   /// expression.
   std::optional<std::vector<ValueId>> recurrentValues(const Expr *E);
   /// The LSTM or GRU module whose forward S calls, or null.
-  const ModuleValue *recurrentModule(const Expr *S) const;
+  ModuleValue *recurrentModule(const Expr *S);
   /// A layer with trainable parameters run at E with gradients on: autograd
   /// keeps the tensors its backward needs (its input, the intermediates of
   /// what follows) for as long as the output lives, temporaries included;

@@ -519,8 +519,8 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   return Out;
 }
 
-const FunctionEvaluator::ModuleValue *
-FunctionEvaluator::recurrentModule(const Expr *S) const {
+FunctionEvaluator::ModuleValue *
+FunctionEvaluator::recurrentModule(const Expr *S) {
   const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(S));
   const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
   if (!MD || calleeName(MD) != "forward" || MC->getNumArgs() < 1)
@@ -548,17 +548,13 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
       return std::nullopt;
     return It->second;
   }
-  if (!recurrentModule(S))
+  ModuleValue *Layer = recurrentModule(S);
+  if (!Layer)
     return std::nullopt;
   const auto *MC = cast<CXXMemberCallExpr>(strip(S));
-  const Expr *O = strip(MC->getImplicitObjectArgument());
-  if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(O);
-      OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
-    O = strip(OCE->getArg(0));
-  auto It = Modules.find(key(namedDecl(O)));
   if (auto Done = EvaluatedTuples.find(MC); Done != EvaluatedTuples.end())
     return Done->second;
-  const ModuleValue &M = It->second;
+  const ModuleValue &M = *Layer;
   size_t Count = M.Layer == "LSTM" ? 3 : 2; // (output, (h_n, c_n)), (output, h_n)
   ValueId In = tensor(MC->getArg(0));
   std::string Module = "module '" + M.Name + "' (" + M.Layer + "): ";
@@ -594,7 +590,7 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
     }
     gradientsKeepIntermediates(M, MC);
   }
-  It->second.Forwards.push_back({span(MC->getSourceRange()).Line, Values.front()});
+  Layer->Forwards.push_back({span(MC->getSourceRange()).Line, Values.front()});
   EvaluatedTuples[MC] = Values;
   return Values;
 }
@@ -632,13 +628,13 @@ bool FunctionEvaluator::gradModeOffAt(const Expr *E) const {
 
 void FunctionEvaluator::ModuleValue::addParameters(const std::string &Prefix,
                                                   ModuleSummary &S) const {
-  if (!ParamsWhy.empty() && ParamElements) {
-    S.ParameterElements = addSizes(S.ParameterElements, *ParamElements);
-    S.ParameterBytes = addSizes(S.ParameterBytes,
-                                mulSizes(*ParamElements, SymSize(itemSize(DType::Float32))));
-    return;
-  }
   if (!ParamsWhy.empty()) {
+    if (ParamElements) {
+      S.ParameterElements = addSizes(S.ParameterElements, *ParamElements);
+      S.ParameterBytes = addSizes(
+          S.ParameterBytes, mulSizes(*ParamElements, SymSize(itemSize(DType::Float32))));
+      return;
+    }
     S.ParameterElements.reset();
     S.ParameterBytes.reset();
     if (S.Why.empty())

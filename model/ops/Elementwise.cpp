@@ -801,9 +801,10 @@ RuleResult rule_dropout(const OpCall &C) {
   // is_training())` in a module's forward): a new tensor when training,
   // the input itself otherwise. What both share (shape, dtype, the layout
   // of a dense input) is answered; which tensor it is, and so its storage,
-  // is not, and it may be the input.
-  if (P->K == ArgValue::Kind::Number && P->Number && !Train->known() &&
-      C.Args.size() == 3 && &C.Args[2] == Train) {
+  // is not, and it may be the input (applyRule says so of every unknown
+  // view-or-copy outcome).
+  bool Positional = C.arg(1).K != ArgValue::Kind::NNOptions && C.Args.size() == 3;
+  if (Positional && P->K == ArgValue::Kind::Number && P->Number && !Train->known()) {
     OpCall Training = C;
     Training.Args[2].K = ArgValue::Kind::Bool;
     Training.Args[2].Bool = true;
@@ -827,7 +828,6 @@ RuleResult rule_dropout(const OpCall &C) {
       Out.Value.Dev = In.Dev;
       Out.Value.UnknownReason = Why;
     }
-    Out.MayBeInputs = {0};
     return one(Out, Op);
   }
   if (P->K != ArgValue::Kind::Number || !P->Number || !Train->known())
