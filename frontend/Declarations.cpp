@@ -84,6 +84,32 @@ void FunctionEvaluator::holdElements(
     I.hold(Key + "#" + std::to_string(K), (*Elements)[K]);
 }
 
+/// A function-`static` (or `thread_local`) tensor is initialised on the
+/// first call only, which may be an earlier one, and lives until the
+/// program ends; later calls see whatever an earlier one left in it. Its
+/// storage comes from outside the call, as a global's does, and whether
+/// this call allocates it is not known: the totals are unknown.
+void FunctionEvaluator::staticLocal(const VarDecl *VD, const DeclStmt *DS,
+                                    Flow F, bool Insertable) {
+  std::string Name = VD->getName().str();
+  SourceSpan Where = span(DS->getSourceRange());
+  std::string Why = "'" + Name + "' is a static local: initialised on the "
+                    "first call only, it outlives the call";
+  I.totalsUnknown(Why + " (line " + std::to_string(Where.Line) +
+                  "), so whether this call allocates it is not known");
+  if (!isTensorType(VD->getType())) {
+    TensorLists.erase(key(VD));
+    TensorTuples.erase(key(VD));
+    return;
+  }
+  openStatement(DS, F, Insertable);
+  ValueId V = I.unknown(Name, Why, Where, Interpreter::Provenance::External);
+  I.bind(key(VD), Name, V, Where,
+         span(SourceRange(VD->getLocation(), VD->getLocation())), false);
+  I.markStatic();
+  I.endStatement();
+}
+
 void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
                                         Flow F, bool Insertable) {
   QualType T = VD->getType();
@@ -91,6 +117,11 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   SourceSpan NameWhere = span(SourceRange(VD->getLocation(), VD->getLocation()));
   std::string Name = VD->getName().str();
   const Expr *Init = VD->hasInit() ? VD->getInit() : nullptr;
+  if (VD->isStaticLocal() && !T->isReferenceType() &&
+      (isTensorType(T) || isTensorVectorType(T) || isTensorTupleType(T))) {
+    staticLocal(VD, DS, F, Insertable);
+    return;
+  }
   if (!Init) {
     // `torch::Tensor a;` is an undefined tensor until assigned; the name
     // lives in this scope. `std::vector<torch::Tensor> v;` is empty.

@@ -147,7 +147,9 @@ void FunctionEvaluator::sideEffects(const Expr *E) {
 
 /// A call the analysis does not follow may still change the caller's
 /// tensors: a lambda assigning what it captured by reference, a function
-/// taking a tensor by non-const reference or pointer.
+/// taking a tensor by non-const reference or pointer, or by value (a
+/// by-value torch::Tensor is a second handle to the same TensorImpl, so
+/// `t.unsqueeze_(0)` in the callee reshapes the caller's tensor).
 void FunctionEvaluator::opaqueCallEffects(const CallExpr *CE) {
   const FunctionDecl *Callee = CE->getDirectCallee();
   if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(CE);
@@ -181,8 +183,12 @@ void FunctionEvaluator::opaqueCallEffects(const CallExpr *CE) {
       return;
     }
   }
-  if (!Callee || isLibTorchDecl(Callee))
+  if (!Callee)
     return;
+  if (isLibTorchDecl(Callee)) {
+    libTorchWrites(CE, Callee);
+    return;
+  }
   std::string Name = Callee->getQualifiedNameAsString();
   if (Name == "std::move" || Name == "std::forward" || Name == "std::get" ||
       Name == "std::tie" || Name == "std::swap")
@@ -202,17 +208,49 @@ void FunctionEvaluator::opaqueCallEffects(const CallExpr *CE) {
     bool ByPointer = PT->isPointerType() &&
                      !PT->getPointeeType().isConstQualified() &&
                      isTensorType(PT->getPointeeType());
+    bool ByValue = !PT->isReferenceType() && isTensorType(PT);
     const Expr *Target = A;
     if (ByPointer)
       if (const auto *UO = dyn_cast<UnaryOperator>(strip(A));
           UO && UO->getOpcode() == UO_AddrOf)
         Target = UO->getSubExpr();
-    if ((ByRef || ByPointer))
-      if (auto Sl = slotOf(Target); Sl && Sl->Known)
-        forgetSlot(Sl->Key, Sl->Display,
-                   std::string(ByRef ? "passed by reference" : "passed by pointer") +
-                       " to '" + Name + "'",
-                   span(A->getSourceRange()));
+    // Rebound through the reference or pointer, or changed in place through
+    // any of the three: every handle to the tensor is unknown after it.
+    if (ByRef || ByPointer || ByValue)
+      forgetObject(Target, std::string(ByRef       ? "is passed by reference"
+                                       : ByPointer ? "is passed by pointer"
+                                                   : "is passed by value (a "
+                                                     "handle to the same tensor)") +
+                               " to '" + Name + "', which the analysis does not "
+                               "follow: it may be changed there");
+  }
+}
+
+/// LibTorch writes a tensor argument only where its schema says so
+/// (`Tensor(a!)`): the out= argument of `mm_out`, `add_out`, `cat_out`,
+/// which the C++ API passes as a non-const `at::Tensor &`, and the self of
+/// the function forms of in-place geometry ops (`at::as_strided_`,
+/// `at::resize_as_`). Such a call the op table does not model resizes and
+/// writes that argument: it and every handle to it are unknown after it.
+void FunctionEvaluator::libTorchWrites(const CallExpr *CE,
+                                       const FunctionDecl *Callee) {
+  std::string Name = calleeName(Callee);
+  unsigned Skip = isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(Callee) ? 1 : 0;
+  for (unsigned K = 0; K + Skip < CE->getNumArgs() && K < Callee->getNumParams();
+       ++K) {
+    QualType PT = Callee->getParamDecl(K)->getType();
+    const Expr *A = CE->getArg(K + Skip);
+    if (!isTensorType(A->getType()))
+      continue;
+    bool OutArgument = PT->isLValueReferenceType() &&
+                       !PT.getNonReferenceType().isConstQualified() &&
+                       isTensorType(PT);
+    bool ReshapedSelf = K == 0 && !isa<CXXMethodDecl>(Callee) &&
+                        changesGeometryInPlace(Name);
+    if (OutArgument || ReshapedSelf)
+      forgetObject(A, std::string("is written by '") + Name + "' (" +
+                          (OutArgument ? "its out= argument" : "in place") +
+                          "), which is not modelled");
   }
 }
 

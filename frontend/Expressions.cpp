@@ -529,7 +529,10 @@ ValueId FunctionEvaluator::freeFunction(const Expr *E, const FunctionDecl *FD,
   for (const Expr *A : Args)
     if (isTensorType(A->getType()))
       Inputs.push_back(tensor(A));
-  return unmodelledCall(Name, E, Inputs, "'" + Name + "' is not modelled");
+  ValueId Result = unmodelledCall(Name, E, Inputs, "'" + Name + "' is not modelled");
+  if (const auto *CE = dyn_cast<CallExpr>(E))
+    libTorchWrites(CE, FD);
+  return Result;
 }
 
 ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,

@@ -173,6 +173,8 @@ public:
   void declaration(const DeclStmt *DS, Flow F, bool Insertable);
   void declareVariable(const VarDecl *VD, const DeclStmt *DS, Flow F,
                        bool Insertable);
+  void staticLocal(const VarDecl *VD, const DeclStmt *DS, Flow F,
+                   bool Insertable);
   Completion expressionStatement(const Expr *E, Flow F, bool Insertable);
   void openStatement(const Stmt *S, Flow F, bool Insertable);
   /// The storage each name that Body may assign holds now.
@@ -256,6 +258,7 @@ public:
   std::optional<std::vector<ValueId>> evaluateTuple(const Expr *S);
   ValueId conditional(const AbstractConditionalOperator *CO);
   void opaqueCallEffects(const CallExpr *CE);
+  void libTorchWrites(const CallExpr *CE, const FunctionDecl *Callee);
   bool mayAllocateTensors(const FunctionDecl *Callee, int Depth = 0);
   std::map<const FunctionDecl *, bool> MayAllocate;
   ValueId call(const Expr *E, const FunctionDecl *Callee, const Expr *Object,

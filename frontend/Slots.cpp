@@ -205,7 +205,16 @@ ValueId FunctionEvaluator::assignment(const Expr *E, const Expr *LHS,
 /// becomes unknown and so do the function's totals.
 void FunctionEvaluator::forgetObject(const Expr *Object,
                                      const std::string &Why) {
-  auto Sl = slotOf(Object);
+  // A tensor copied into a by-value parameter (`f(a)` for `f(Tensor t)`)
+  // is a second handle to a's TensorImpl: what changes t changes a.
+  const Expr *Handle = strip(Object);
+  while (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(Handle)) {
+    if (CE->getNumArgs() != 1 || !isTensorType(CE->getType()) ||
+        !CE->getConstructor()->isCopyOrMoveConstructor())
+      break;
+    Handle = strip(CE->getArg(0));
+  }
+  auto Sl = slotOf(Handle);
   if (!Sl || !Sl->Known)
     return;
   ValueId Old = I.lookup(Sl->Key);
