@@ -668,51 +668,191 @@ private:
   std::string FixedDBError;
 };
 
-/// Reads one framed message. nullopt at the end of the stream; sets
-/// FramingError (and returns an empty body) on a header block without a
-/// usable Content-Length.
-std::optional<std::string> readMessage(std::istream &In, std::string &FramingError) {
-  FramingError.clear();
-  std::optional<size_t> Length;
-  std::string Line;
-  bool SawHeader = false;
-  while (true) {
-    if (!std::getline(In, Line))
-      return std::nullopt;
-    if (!Line.empty() && Line.back() == '\r')
-      Line.pop_back();
-    if (Line.empty()) {
-      if (!SawHeader)
-        continue; // stray blank line between messages
-      break;
+/// Splits the input stream into message bodies. A header block is lines
+/// "Name: value" up to an empty line; it needs exactly one usable
+/// Content-Length. A block that is not one (no length, a length that is
+/// no number, negative, or over the limit, a line that is no header, a
+/// header line without its blank line) is reported and skipped, and the
+/// reader resynchronises on the next "Content-Length:" in the stream,
+/// wherever it starts: a body sent without a usable header ends where the
+/// next message's header begins, on the same line, since bodies need not
+/// end in a newline. Reading is by bytes, with bounded memory: nothing
+/// skipped is kept.
+class MessageReader {
+public:
+  explicit MessageReader(std::istream &In) : In(*In.rdbuf()) {}
+
+  struct Result {
+    enum Kind { Message, BadBlock, End } What;
+    std::string Body;  // Message: the body
+    std::string Error; // BadBlock: what was wrong; End: why, or empty
+  };
+
+  Result next() {
+    if (Resynchronise) {
+      Resynchronise = false;
+      uint64_t Skipped = 0;
+      if (!skipToContentLength(Skipped))
+        return {Result::End, "",
+                Skipped ? "no message after " + std::to_string(Skipped) +
+                              " skipped bytes"
+                        : ""};
+      PendingHeader = "Content-Length:";
     }
-    SawHeader = true;
-    llvm::StringRef Name, Value;
-    std::tie(Name, Value) = llvm::StringRef(Line).split(':');
-    if (Name.trim().equals_insensitive("Content-Length")) {
-      size_t N;
-      if (Value.trim().getAsInteger(10, N))
-        FramingError = "bad Content-Length '" + Value.trim().str() + "'";
+    std::optional<uint64_t> Length;
+    std::string BadLength;
+    bool SawHeader = false;
+    while (true) {
+      std::string Line;
+      if (PendingHeader) {
+        Line = std::move(*PendingHeader);
+        PendingHeader.reset();
+      }
+      bool Complete = readLine(Line);
+      if (!Complete && Line.empty())
+        return {Result::End, "", ""};
+      if (!Line.empty() && Line.back() == '\r')
+        Line.pop_back();
+      if (Line.size() > MaxHeaderLine)
+        return bad("a header line over " + std::to_string(MaxHeaderLine) +
+                   " bytes");
+      if (!Complete)
+        return {Result::End, "",
+                "the input ended inside a header block: '" + shown(Line) + "'"};
+      if (Line.empty()) {
+        if (!SawHeader)
+          continue; // a stray blank line between messages
+        break;
+      }
+      SawHeader = true;
+      llvm::StringRef Name, Value;
+      std::tie(Name, Value) = llvm::StringRef(Line).split(':');
+      Name = Name.rtrim(" \t");
+      if (!llvm::StringRef(Line).contains(':') || !isHeaderName(Name))
+        return badAt(Line, "a header line that is no \"Name: value\" header: '" +
+                               shown(Line) + "'");
+      if (!Name.equals_insensitive("Content-Length"))
+        continue; // Content-Type, or a header we need not understand
+      llvm::StringRef Digits = Value.trim(" \t");
+      uint64_t N = 0;
+      bool Number = !Digits.empty() && Digits.size() <= 19 &&
+                    llvm::all_of(Digits, llvm::isDigit) &&
+                    !Digits.getAsInteger(10, N);
+      if (!Number)
+        return badAt(Line, "bad Content-Length '" + shown(Digits) + "'");
+      if (Length && *Length != N)
+        return badAt(Line, "two different Content-Length headers");
+      Length = N;
+    }
+    if (!Length)
+      return bad("a header block without Content-Length");
+    if (*Length > MaxBody)
+      return bad("a message of " + std::to_string(*Length) +
+                 " bytes is over the 256 MiB limit");
+    std::string Body(*Length, '\0');
+    std::streamsize Got =
+        In.sgetn(Body.data(), static_cast<std::streamsize>(*Length));
+    if (static_cast<uint64_t>(Got) != *Length)
+      return {Result::End, "",
+              "the input ended inside a message body (" + std::to_string(Got) +
+                  " of " + std::to_string(*Length) + " bytes)"};
+    return {Result::Message, std::move(Body), ""};
+  }
+
+private:
+  static constexpr size_t MaxHeaderLine = 4096;
+  static constexpr uint64_t MaxBody = uint64_t(256) << 20;
+
+  /// RFC 7230's token characters: a JSON body run into a header line
+  /// ('{"jsonrpc":...') is no header name.
+  static bool isHeaderName(llvm::StringRef Name) {
+    return !Name.empty() && llvm::all_of(Name, [](char C) {
+      return llvm::isAlnum(C) || llvm::StringRef("!#$%&'*+-.^_`|~").contains(C);
+    });
+  }
+
+  /// Text for a log line: at most 60 bytes, control bytes escaped.
+  static std::string shown(llvm::StringRef Text) {
+    std::string Out;
+    for (unsigned char C : Text.take_front(60)) {
+      if (C < 0x20 || C == 0x7f)
+        Out += "\\x" + llvm::utohexstr(C, /*LowerCase=*/true, /*Width=*/2);
       else
-        Length = N;
+        Out += static_cast<char>(C);
     }
+    if (Text.size() > 60)
+      Out += "...";
+    return Out;
   }
-  if (!Length) {
-    if (FramingError.empty())
-      FramingError = "a message without Content-Length";
-    return std::string();
+
+  Result bad(std::string Error) {
+    Resynchronise = true;
+    return {Result::BadBlock, "", std::move(Error)};
   }
-  if (*Length > (size_t(256) << 20)) {
-    FramingError = "a message of " + std::to_string(*Length) +
-                   " bytes is over the 256 MiB limit";
-    return std::nullopt; // cannot resynchronise without reading it all
+  /// A bad block whose offending line may itself hold the next message's
+  /// header after its first byte (a body without a blank line before it,
+  /// or one run into the next header): resume there.
+  Result badAt(llvm::StringRef Line, std::string Error) {
+    size_t At = Line.drop_front().find_insensitive("content-length:");
+    if (At == llvm::StringRef::npos)
+      return bad(std::move(Error));
+    PendingHeader = Line.drop_front(At + 1).str();
+    // The rest of the line was read already; the header goes on from it.
+    PendingComplete = true;
+    return {Result::BadBlock, "", std::move(Error)};
   }
-  std::string Body(*Length, '\0');
-  In.read(Body.data(), static_cast<std::streamsize>(*Length));
-  if (static_cast<size_t>(In.gcount()) != *Length)
-    return std::nullopt;
-  return Body;
-}
+
+  /// Appends bytes up to and without '\n' to Line (at most a little over
+  /// MaxHeaderLine; the rest of a longer line is left for resynchronising).
+  /// False when the stream ended before a '\n'.
+  bool readLine(std::string &Line) {
+    if (PendingComplete) {
+      PendingComplete = false;
+      return true;
+    }
+    while (Line.size() <= MaxHeaderLine) {
+      int C = In.sbumpc();
+      if (C == std::char_traits<char>::eof())
+        return false;
+      if (C == '\n')
+        return true;
+      Line += static_cast<char>(C);
+    }
+    return true; // too long: the caller reports it
+  }
+
+  /// Reads up to and through the next "Content-Length:" (any case).
+  /// Skipped counts the bytes dropped. False at the end of the stream.
+  bool skipToContentLength(uint64_t &Skipped) {
+    static const char Pattern[] = "content-length:";
+    const size_t N = sizeof(Pattern) - 1;
+    size_t Matched = 0;
+    // 'c' occurs in the pattern only at its start, so on a mismatch the
+    // match can only restart at the current byte.
+    while (Matched < N) {
+      int C = In.sbumpc();
+      if (C == std::char_traits<char>::eof())
+        return false;
+      char Lower = llvm::toLower(static_cast<char>(C));
+      if (Lower == Pattern[Matched]) {
+        ++Matched;
+      } else {
+        Skipped += Matched + 1;
+        Matched = Lower == Pattern[0] ? 1 : 0;
+        Skipped -= Matched;
+      }
+    }
+    return true;
+  }
+
+  std::streambuf &In;
+  bool Resynchronise = false;
+  /// The start of a header line already read (after resynchronising, or
+  /// found inside a bad line), which the next block begins with.
+  std::optional<std::string> PendingHeader;
+  /// PendingHeader is a whole line (its '\n' was consumed already).
+  bool PendingComplete = false;
+};
 
 } // namespace
 
@@ -721,18 +861,26 @@ int runLspServer(const LspOptions &Options, std::istream &In,
   Server S(Options, Out, Err);
   if (!S.start())
     return 2;
-  std::string FramingError;
-  while (auto Body = readMessage(In, FramingError)) {
-    if (!FramingError.empty()) {
-      Err << "tensor-accountant: lsp: " << FramingError << "\n";
-      S.logMessage(1, "tensor-accountant: " + FramingError);
+  MessageReader Reader(In);
+  while (true) {
+    MessageReader::Result R = Reader.next();
+    if (R.What == MessageReader::Result::End) {
+      if (!R.Error.empty())
+        Err << "tensor-accountant: lsp: " << R.Error << "\n";
+      break;
+    }
+    if (R.What == MessageReader::Result::BadBlock) {
+      // Skipped, logged, and the server reads on from the next
+      // Content-Length: one bad block costs one message, never the rest.
+      std::string Message = R.Error + "; skipped it, reading on from the next "
+                                      "Content-Length header";
+      Err << "tensor-accountant: lsp: " << Message << "\n";
+      S.logMessage(1, "tensor-accountant: " + Message);
       continue;
     }
-    if (!S.handle(*Body))
+    if (!S.handle(R.Body))
       return S.exitCode();
   }
-  if (!FramingError.empty())
-    Err << "tensor-accountant: lsp: " << FramingError << "\n";
   return 1;
 }
 

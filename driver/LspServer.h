@@ -27,7 +27,12 @@
 //    JSON nested too deeply to parse safely: driver/JSONInput.h), a request
 //    that is not JSON-RPC -32600, an unknown method -32601, bad params
 //    -32602, requests before initialize -32002; unknown notifications are
-//    ignored, as the protocol asks.
+//    ignored, as the protocol asks. A header block the server cannot use
+//    (no Content-Length, one that is no non-negative number or is over
+//    256 MiB, a line that is no header) is logged (stderr and
+//    window/logMessage) and skipped: the reader resumes at the next
+//    "Content-Length:" in the stream, wherever it starts, so one bad block
+//    costs that message only.
 #pragma once
 
 #include "driver/Analysis.h"
