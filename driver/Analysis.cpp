@@ -39,22 +39,72 @@ makeFixedDatabase(const std::vector<std::string> &UserFlags, bool HaveUserFlags,
   std::vector<std::string> Flags = UserFlags;
   if (!HaveUserFlags)
     Flags.push_back("-std=c++17");
-  bool UserGaveTorch = false;
-  for (const std::string &F : UserFlags)
-    UserGaveTorch |= llvm::StringRef(F).contains("torch");
-  if (!UserGaveTorch) {
-    auto Torch = findLibTorchHeaders();
-    if (!Torch) {
-      Error = "LibTorch headers not found: install Debian's libtorch-dev, set "
-              "Torch_DIR to a LibTorch, or pass include flags after --";
-      return nullptr;
-    }
-    for (const std::string &Dir : Torch->IncludeDirs)
-      Flags.push_back("-isystem" + Dir);
-    for (const std::string &Dir : Torch->ExtensionDirs)
-      Flags.push_back("-idirafter" + Dir);
+  // A LibTorch the flags reach already needs no default one; a flag that
+  // merely mentions "torch" (-I src/pytorch-utils) is no such flag.
+  auto Torch = findLibTorchHeaders();
+  if (!Torch && !commandReachesLibTorch(UserFlags, ".", nullptr)) {
+    Error = "LibTorch headers not found: install Debian's libtorch-dev, set "
+            "Torch_DIR to a LibTorch, or pass include flags after --";
+    return nullptr;
   }
+  if (Torch && !commandReachesLibTorch(UserFlags, ".", &*Torch))
+    for (std::string &Flag : libTorchFlags(*Torch))
+      Flags.push_back(std::move(Flag));
   return std::make_unique<FixedCompilationDatabase>(".", Flags);
+}
+
+namespace {
+
+/// A build's compile commands, each with this machine's LibTorch added
+/// when its own include directories reach none (a database written by a
+/// build that found LibTorch some other way, or none at all), by the same
+/// rule as the flags after --.
+class DefaultLibTorchDatabase : public CompilationDatabase {
+public:
+  explicit DefaultLibTorchDatabase(std::unique_ptr<CompilationDatabase> Inner)
+      : Inner(std::move(Inner)) {}
+
+  std::vector<CompileCommand>
+  getCompileCommands(llvm::StringRef File) const override {
+    return adjusted(Inner->getCompileCommands(File));
+  }
+  std::vector<std::string> getAllFiles() const override {
+    return Inner->getAllFiles();
+  }
+  std::vector<CompileCommand> getAllCompileCommands() const override {
+    return adjusted(Inner->getAllCompileCommands());
+  }
+
+private:
+  std::vector<CompileCommand> adjusted(std::vector<CompileCommand> Commands) const {
+    for (CompileCommand &C : Commands) {
+      const std::optional<LibTorchHeaders> &Torch = defaultLibTorch();
+      if (!Torch || commandReachesLibTorch(C.CommandLine, C.Directory, &*Torch))
+        continue;
+      // Before a "--": what follows it is input files.
+      std::vector<std::string> Flags = libTorchFlags(*Torch);
+      C.CommandLine.insert(llvm::find(C.CommandLine, "--"), Flags.begin(),
+                           Flags.end());
+    }
+    return Commands;
+  }
+  /// Looked for once, on first need (it may run Python).
+  const std::optional<LibTorchHeaders> &defaultLibTorch() const {
+    std::call_once(Once, [this] { Torch = findLibTorchHeaders(); });
+    return Torch;
+  }
+  std::unique_ptr<CompilationDatabase> Inner;
+  mutable std::once_flag Once;
+  mutable std::optional<LibTorchHeaders> Torch;
+};
+
+} // namespace
+
+std::unique_ptr<CompilationDatabase>
+withDefaultLibTorch(std::unique_ptr<CompilationDatabase> DB) {
+  if (!DB)
+    return DB;
+  return std::make_unique<DefaultLibTorchDatabase>(std::move(DB));
 }
 
 std::unique_ptr<CompilationDatabase>
@@ -62,7 +112,7 @@ loadBuildDatabase(const std::string &BuildPath, std::string &Error) {
   std::string Why;
   auto DB = CompilationDatabase::loadFromDirectory(BuildPath, Why);
   if (DB)
-    return DB;
+    return withDefaultLibTorch(std::move(DB));
   llvm::SmallString<256> File(BuildPath);
   llvm::sys::path::append(File, "compile_commands.json");
   if (llvm::sys::fs::exists(File)) {

@@ -19,13 +19,19 @@ namespace tma {
 
 /// Compile commands for files given without a database: the user's flags
 /// after `--` (or C++17 when there are none) plus the LibTorch headers this
-/// machine has, unless the flags already name them. Sets Error and returns
+/// machine has, unless the flags' include directories already reach
+/// LibTorch (commandReachesLibTorch in driver/Toolchain.h). Sets Error and returns
 /// null when LibTorch cannot be found.
 std::unique_ptr<clang::tooling::CompilationDatabase>
 makeFixedDatabase(const std::vector<std::string> &UserFlags, bool HaveUserFlags,
                   std::string &Error);
 
-/// -p's database: <BuildPath>/compile_commands.json. Null with Error set to
+/// DB's commands with this machine's LibTorch headers added to each whose
+/// include directories reach no LibTorch (the rule of makeFixedDatabase).
+std::unique_ptr<clang::tooling::CompilationDatabase>
+withDefaultLibTorch(std::unique_ptr<clang::tooling::CompilationDatabase> DB);
+
+/// -p's database (through withDefaultLibTorch): <BuildPath>/compile_commands.json. Null with Error set to
 /// one line saying what is wrong: there is none (how to make one), or it is
 /// not a valid database (its parse error, not "not found").
 std::unique_ptr<clang::tooling::CompilationDatabase>

@@ -411,7 +411,8 @@ private:
           auto DB = clang::tooling::CompilationDatabase::autoDetectFromDirectory(
               Dir, Ignored);
           if (DB)
-            DB = clang::tooling::inferMissingCompileCommands(std::move(DB));
+            DB = clang::tooling::inferMissingCompileCommands(
+                withDefaultLibTorch(std::move(DB)));
           It = DetectedDBs.emplace(Dir.str(), std::move(DB)).first;
         }
         if (It->second && !It->second->getCompileCommands(Path).empty())

@@ -55,9 +55,11 @@ USAGE FORMS:
   tensor-accountant --lsp [options] [-- <compiler flags>]
 
   Compile commands come from the flags after --, else from -p's
-  compile_commands.json, else the file is compiled as C++17 against the
-  LibTorch headers found in $Torch_DIR, $CMAKE_PREFIX_PATH, /usr/include
-  (Debian's libtorch-dev) or an installed PyTorch; --version says which.
+  compile_commands.json, else the file is compiled as C++17. The LibTorch
+  headers found in $Torch_DIR, $CMAKE_PREFIX_PATH, /usr/include (Debian's
+  libtorch-dev) or an installed PyTorch are added to each command whose own
+  include directories (and $CPATH, $CPLUS_INCLUDE_PATH) hold no
+  torch/torch.h; --version says which.
 
 EXIT STATUS:
   0  no file failed and no finding matched --fail-on
@@ -69,6 +71,8 @@ EXIT STATUS:
 
 ENVIRONMENT:
   Torch_DIR, CMAKE_PREFIX_PATH  where to look for LibTorch
+  CPATH, CPLUS_INCLUDE_PATH     include directories; one holding
+                                torch/torch.h keeps the default LibTorch out
   XDG_CACHE_HOME                the preamble cache is under it (else ~/.cache)
   CXX                           the compiler --verify builds with (else g++)
 

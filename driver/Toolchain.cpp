@@ -9,6 +9,8 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 
+#include <set>
+
 #ifndef TMA_CLANG_RESOURCE_DIR
 #define TMA_CLANG_RESOURCE_DIR "/usr/lib/llvm-16/lib/clang/16"
 #endif
@@ -178,6 +180,134 @@ std::optional<LibTorchHeaders> findLibTorchHeaders() {
     if (auto Found = fromRoot(*Root, "installed PyTorch"))
       return withExtensionDirs(*Found, *Root);
   return std::nullopt;
+}
+
+std::vector<std::string> userIncludeDirs(const std::vector<std::string> &Args,
+                                         const std::string &Directory) {
+  // Longer spellings first: "-isystem-after" also starts with "-isystem".
+  // The single-dash flags take their directory joined ("-Idir") or as the
+  // next argument; the long ones after '=' or as the next argument.
+  static const char *const Joined[] = {"-isystem-after", "-cxx-isystem",
+                                       "-isystem",       "-idirafter",
+                                       "-iquote",        "-I"};
+  static const char *const Long[] = {"--include-directory-after",
+                                     "--include-directory"};
+  std::vector<std::string> Dirs;
+  auto Add = [&](llvm::StringRef Dir) {
+    if (Dir.empty() || Dir == "-") // "-I-" splits quote and angle paths
+      return;
+    llvm::SmallString<256> P(Dir);
+    if (!llvm::sys::path::is_absolute(P)) {
+      llvm::SmallString<256> Base(Directory);
+      if (Base.empty() || !llvm::sys::path::is_absolute(Base))
+        llvm::sys::fs::make_absolute(Base);
+      llvm::sys::path::append(Base, P);
+      P = Base;
+    }
+    llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+    Dirs.push_back(std::string(P));
+  };
+  for (size_t K = 0; K < Args.size(); ++K) {
+    llvm::StringRef A = Args[K];
+    if (A == "--")
+      break; // input files follow (an interpolated command's "-- <file>")
+    bool Matched = false;
+    for (llvm::StringRef Flag : Long) {
+      if (A == Flag) {
+        if (K + 1 < Args.size())
+          Add(Args[++K]);
+        Matched = true;
+      } else if (A.startswith(Flag) && A.drop_front(Flag.size()).startswith("=")) {
+        Add(A.drop_front(Flag.size() + 1));
+        Matched = true;
+      }
+      if (Matched)
+        break;
+    }
+    if (Matched)
+      continue;
+    for (llvm::StringRef Flag : Joined) {
+      if (!A.startswith(Flag))
+        continue;
+      if (A == Flag) {
+        if (K + 1 < Args.size())
+          Add(Args[++K]);
+      } else {
+        Add(A.drop_front(Flag.size()));
+      }
+      break;
+    }
+  }
+  // As clang reads them: ':'-separated, an empty entry is the directory
+  // the compiler runs in.
+  for (const char *Variable : {"CPATH", "CPLUS_INCLUDE_PATH"})
+    if (auto Value = llvm::sys::Process::GetEnv(Variable)) {
+      llvm::SmallVector<llvm::StringRef, 4> Parts;
+      llvm::StringRef(*Value).split(Parts, ':', -1, /*KeepEmpty=*/true);
+      for (llvm::StringRef Part : Parts)
+        Add(Part.empty() ? llvm::StringRef(".") : Part);
+    }
+  return Dirs;
+}
+
+namespace {
+
+/// Path as a file on disk, links resolved; "" when there is none.
+std::string realFile(const llvm::Twine &Path) {
+  llvm::SmallString<256> Real;
+  if (llvm::sys::fs::real_path(Path, Real) || !llvm::sys::fs::is_regular_file(Real))
+    return "";
+  return std::string(Real);
+}
+
+/// The ATen/ATen.h that Default's directories bring: in one of them, or in
+/// the include root above LibTorch's API directory (Debian's /usr/include
+/// is a system directory the flags never name).
+std::set<std::string> defaultATenHeaders(const LibTorchHeaders &Default) {
+  std::set<std::string> Found;
+  for (llvm::StringRef Dir : Default.IncludeDirs) {
+    std::string Here = realFile(Dir + "/ATen/ATen.h");
+    if (!Here.empty())
+      Found.insert(Here);
+    llvm::StringRef Root = Dir.rtrim('/');
+    if (Root.consume_back("/torch/csrc/api/include")) {
+      std::string Above = realFile(Root + "/ATen/ATen.h");
+      if (!Above.empty())
+        Found.insert(Above);
+    }
+  }
+  return Found;
+}
+
+} // namespace
+
+bool commandReachesLibTorch(const std::vector<std::string> &Args,
+                            const std::string &Directory,
+                            const LibTorchHeaders *Default) {
+  std::optional<std::set<std::string>> DefaultATen;
+  for (const std::string &Dir : userIncludeDirs(Args, Directory)) {
+    if (!realFile(Dir + "/torch/torch.h").empty())
+      return true;
+    std::string ATen = realFile(Dir + "/ATen/ATen.h");
+    if (ATen.empty())
+      continue;
+    if (!Default)
+      return true;
+    if (!DefaultATen)
+      DefaultATen = defaultATenHeaders(*Default);
+    if (!DefaultATen->count(ATen))
+      return true;
+  }
+  return false;
+}
+
+std::vector<std::string> libTorchFlags(const LibTorchHeaders &Default) {
+  std::vector<std::string> Flags;
+  for (const std::string &Dir : Default.IncludeDirs)
+    Flags.push_back("-isystem" + Dir);
+  for (const std::string &Dir : Default.ExtensionDirs)
+    Flags.push_back("-idirafter" + Dir);
+  return Flags;
 }
 
 std::string clangResourceDir() {

@@ -29,6 +29,28 @@ struct LibTorchHeaders {
 /// nullopt when no LibTorch headers were found anywhere.
 std::optional<LibTorchHeaders> findLibTorchHeaders();
 
+/// The directories a compile command's own flags put on the #include path
+/// (-I, -isystem, -iquote, -idirafter, -cxx-isystem, -isystem-after,
+/// --include-directory[-after], joined or separate; nothing after "--"),
+/// then $CPATH's and $CPLUS_INCLUDE_PATH's, each made absolute against
+/// Directory, where the compiler runs.
+std::vector<std::string> userIncludeDirs(const std::vector<std::string> &Args,
+                                         const std::string &Directory);
+
+/// Whether a command already reaches LibTorch through its own include
+/// directories: one of them holds torch/torch.h, or holds ATen/ATen.h of a
+/// LibTorch other than Default (then adding Default's torch/ would mix two
+/// LibTorch versions). Default may be null: any ATen/ATen.h counts. Decided
+/// by the files on disk, never by how a flag is spelled: `-I
+/// src/pytorch-utils` names no LibTorch.
+bool commandReachesLibTorch(const std::vector<std::string> &Args,
+                            const std::string &Directory,
+                            const LibTorchHeaders *Default);
+
+/// Default's flags (-isystem for its include directories, -idirafter for
+/// the extension ones), in the order a command appends them.
+std::vector<std::string> libTorchFlags(const LibTorchHeaders &Default);
+
 /// A hint for a header the compile could not find, when it is one that
 /// torch/extension.h needs: which package to install. Empty otherwise.
 std::string missingHeaderHint(const std::string &Header);
