@@ -1,5 +1,7 @@
 #include "driver/LibTorchPrefix.h"
 
+#include <cstring>
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
@@ -241,6 +243,8 @@ KeyedCommand splitCommand(llvm::ArrayRef<std::string> Args,
                           llvm::StringRef WorkingDirectory) {
   KeyedCommand K;
   std::string AbsMain = absolute(MainFile, WorkingDirectory);
+  bool MainSeen = false;
+  std::string SelectedLanguage;
   static const char *const DirFlags[] = {"-I", "-iquote", "-isystem",
                                          "-idirafter"};
   static const char *const PathFlags[] = {"--sysroot",       "-isysroot",
@@ -255,8 +259,23 @@ KeyedCommand splitCommand(llvm::ArrayRef<std::string> Args,
       continue;
     }
     if (A == MainFile ||
-        (!A.startswith("-") && absolute(A, WorkingDirectory) == AbsMain))
+        (!A.startswith("-") && absolute(A, WorkingDirectory) == AbsMain)) {
+      MainSeen = true;
       continue;
+    }
+    // -x applies to the inputs after it; "-x none" goes back to extensions.
+    // (The flag itself stays in Flags below.)
+    if (!MainSeen) {
+      std::optional<llvm::StringRef> X;
+      if ((A == "-x" || A == "--language") && I + 1 < Args.size())
+        X = llvm::StringRef(Args[I + 1]);
+      else if (A.startswith("--language="))
+        X = A.drop_front(strlen("--language="));
+      else if (A.startswith("-x") && A.size() > 2)
+        X = A.drop_front(2);
+      if (X)
+        SelectedLanguage = *X == "none" ? "" : X->str();
+    }
     bool Handled = false;
     for (const char *Flag : DirFlags) {
       llvm::StringRef F(Flag);
@@ -310,6 +329,9 @@ KeyedCommand splitCommand(llvm::ArrayRef<std::string> Args,
       K.NeedsWorkingDirectory = true;
     K.Flags.push_back(A.str());
   }
+  K.Language = !SelectedLanguage.empty()
+                   ? "-x " + SelectedLanguage
+                   : "extension " + llvm::sys::path::extension(MainFile).str();
   return K;
 }
 

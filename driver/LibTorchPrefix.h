@@ -66,6 +66,10 @@ struct KeyedCommand {
   /// Macros defined on the command line (-DNAME or -DNAME=...): a project
   /// header's include guard that one of them defines would skip the header.
   std::vector<std::string> DefinedMacros;
+  /// The main file's language as the command selects it: the last -x (or
+  /// --language) before the file, else the file's extension ("cu" and
+  /// "cpp" compile one preamble into different PCHs: CUDA's builtins).
+  std::string Language;
 };
 
 /// Splits Args (argv[0] ... ) of the file MainFile, relative paths resolved

@@ -907,6 +907,15 @@ PreambleCache::prepare(const std::vector<std::string> &Args,
     Feed(getClangFullVersion());
     Feed("skip-library-function-bodies");
     Feed(Kind);
+    // The language: the flags hold a -x but not the file name, whose
+    // extension selects it otherwise (a .cu and a .cpp with the same flags
+    // are CUDA and C++); and clang's own verdict, whatever selected it.
+    Feed(Command.Language);
+    Feed("input kind " +
+         std::to_string(static_cast<int>(
+             Inv->getFrontendOpts().Inputs[0].getKind().getLanguage())) +
+         (Inv->getFrontendOpts().Inputs[0].getKind().isHeader() ? " header"
+                                                                 : ""));
     for (const std::string &A : Command.Flags)
       Feed(A);
     if (WithDirs)

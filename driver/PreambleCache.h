@@ -25,8 +25,10 @@
 //    reads the PCH from the very bytes the cache validated (Use::PCHData,
 //    served through the tool's file system), never from the path again.
 // 4. The key hashes the compile command without the file name (relative
-//    paths made absolute, so the working directory is not in it), Clang's
-//    full version and this cache's format; a per-file entry adds the
+//    paths made absolute, so the working directory is not in it), the
+//    file's language (its -x, else its extension, and clang's verdict: a
+//    .cu and a .cpp with the same flags are two entries), Clang's full
+//    version and this cache's format; a per-file entry adds the
 //    preamble text and, when the preamble could depend on it (a quoted
 //    include, __FILE__), the main file's directory or path.
 // 5. Next to each PCH, a manifest (.deps) lists the PCH's size and

@@ -9,6 +9,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
 
 #include <gtest/gtest.h>
 
@@ -253,3 +254,56 @@ TEST(CacheEvictionTest, LeastRecentlyUsedGoFirstAndForeignFilesStay) {
 }
 
 } // namespace
+
+// Issue 32, item 10: the key ignored the language, so a .cu file reused the
+// C++ PCH of a .cpp with the same flags (and "worked" only then). The
+// command's language (its -x, else the file's extension) joins the key.
+TEST(CacheKeyTest, TheLanguageIsPartOfTheKey) {
+  std::vector<std::string> Flags = {"clang++", "-std=c++17"};
+  auto Split = [&](std::vector<std::string> Args, llvm::StringRef File) {
+    Args.push_back(File.str());
+    return splitCommand(Args, File, "/p");
+  };
+  KeyedCommand Cpp = Split(Flags, "m.cpp"), Cu = Split(Flags, "m.cu");
+  EXPECT_EQ(Cpp.Flags, Cu.Flags); // the flags alone cannot tell them apart
+  EXPECT_NE(Cpp.Language, Cu.Language);
+  // -x in every spelling selects the language, whatever the extension;
+  // "-x none" gives it back to the extension; a -x after the file does
+  // not apply to it.
+  std::string CudaX = Split({"clang++", "-x", "cuda"}, "m.cpp").Language;
+  EXPECT_EQ(Split({"clang++", "-xcuda"}, "m.cpp").Language, CudaX);
+  EXPECT_EQ(Split({"clang++", "--language=cuda"}, "m.cpp").Language, CudaX);
+  EXPECT_EQ(Split({"clang++", "--language", "cuda"}, "m.cpp").Language, CudaX);
+  EXPECT_NE(Split({"clang++", "-x", "c++"}, "m.cu").Language, CudaX);
+  EXPECT_EQ(Split({"clang++", "-x", "cuda", "-x", "none"}, "m.cu").Language,
+            Cu.Language);
+  EXPECT_EQ(splitCommand({"clang++", "m.cu", "-x", "c++"}, "m.cu", "/p").Language,
+            Cu.Language);
+
+  // Through the cache: the same preamble and flags in a .c and a .cpp
+  // file are two entries, never one PCH read as the other language.
+  std::string Dir = makeTempDir();
+  writeFile(Dir + "/src/shared.h", "int shared_value;\n");
+  writeFile(Dir + "/src/m.cpp", "#include \"shared.h\"\nint f() { return 1; }\n");
+  writeFile(Dir + "/src/m.c", "#include \"shared.h\"\nint f() { return 1; }\n");
+  PreambleCache Cache(Dir + "/cache", 0);
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS(
+      llvm::vfs::createPhysicalFileSystem().release());
+  FS->setCurrentWorkingDirectory(Dir + "/src");
+  auto Prepare = [&](const std::string &File) {
+    std::string Note;
+    auto Use = Cache.prepare({"clang", "-fsyntax-only", File}, File, FS, Note);
+    EXPECT_TRUE(Use.has_value()) << File << ": " << Note;
+    return Use;
+  };
+  auto First = Prepare(Dir + "/src/m.cpp");
+  auto Again = Prepare(Dir + "/src/m.cpp");
+  auto OtherLanguage = Prepare(Dir + "/src/m.c");
+  if (First && Again && OtherLanguage) {
+    EXPECT_TRUE(First->Built);
+    EXPECT_FALSE(Again->Built); // the same language: a hit
+    EXPECT_TRUE(OtherLanguage->Built);
+    EXPECT_NE(OtherLanguage->PCHPath, First->PCHPath);
+  }
+  fs::remove_directories(Dir);
+}
