@@ -243,8 +243,38 @@ ArgumentsAdjuster headersAsCxx() {
   };
 }
 
+/// Whether Command compiles its file as CUDA: a -x cuda (nvcc's -x cu) or
+/// --language=cuda before the file, else a .cu or .cuh name; "-x none"
+/// gives the choice back to the name.
+bool compilesAsCuda(const CompileCommand &Command, llvm::StringRef File) {
+  std::string Selected;
+  llvm::StringRef Name = llvm::sys::path::filename(File);
+  const std::vector<std::string> &Args = Command.CommandLine;
+  for (size_t I = 1; I < Args.size(); ++I) {
+    llvm::StringRef A = Args[I];
+    if (A == "--" || A == Command.Filename ||
+        (!A.startswith("-") && llvm::sys::path::filename(A) == Name))
+      break; // the file: what follows does not apply to it
+    std::optional<llvm::StringRef> X;
+    if ((A == "-x" || A == "--language") && I + 1 < Args.size())
+      X = llvm::StringRef(Args[++I]);
+    else if (A.startswith("--language="))
+      X = A.drop_front(llvm::StringRef("--language=").size());
+    else if (A.startswith("-x") && A.size() > 2)
+      X = A.drop_front(2);
+    if (X)
+      Selected = *X == "none" ? "" : X->str();
+  }
+  if (!Selected.empty())
+    return Selected == "cuda" || Selected == "cu";
+  std::string Ext = llvm::sys::path::extension(File).lower();
+  return Ext == ".cu" || Ext == ".cuh";
+}
+
 struct FileOutcome {
   std::vector<FileAnalysis> Results;
+  /// A CUDA source, left out (driver/Report.h's CudaSkipReason).
+  bool SkippedAsCuda = false;
   bool ToolFailed = false;
   std::string Diagnostics;
   std::string Note; // one line about the cache, or empty
@@ -507,9 +537,15 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   std::mutex ProgressMutex;
   size_t Done = 0;
   auto Work = [&](size_t I) {
-    Outcomes[I] = analyzeWithCompanions(Commands[I], Files[I], OnTU, CachePtr,
-                                        Options.Overlays,
-                                        Options.FollowCompanions);
+    // Clang parses CUDA only with CUDA's own headers
+    // (texture_fetch_functions.h, ...), and the analysis does not follow
+    // kernels or launches yet: say so instead of a compile error.
+    if (!Commands[I].empty() && compilesAsCuda(Commands[I].front(), Files[I]))
+      Outcomes[I].SkippedAsCuda = true;
+    else
+      Outcomes[I] = analyzeWithCompanions(Commands[I], Files[I], OnTU, CachePtr,
+                                          Options.Overlays,
+                                          Options.FollowCompanions);
     if (Options.OnFileDone) {
       std::lock_guard<std::mutex> L(ProgressMutex);
       Options.OnFileDone(++Done, Files.size(), Files[I]);
@@ -541,6 +577,12 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   std::set<std::string> NotesShown;
   for (size_t I = 0; I < Outcomes.size(); ++I) {
     FileOutcome &O = Outcomes[I];
+    if (O.SkippedAsCuda) {
+      llvm::errs() << "tensor-accountant: " << Files[I] << ": "
+                   << CudaSkipReason << "\n";
+      Run.Skipped.push_back({Files[I], CudaSkipReason, /*Skipped=*/true});
+      continue;
+    }
     llvm::errs() << O.Diagnostics;
     if (!O.Note.empty() && NotesShown.insert(O.Note).second)
       llvm::errs() << "tensor-accountant: note: preamble cache: " << O.Note
@@ -577,7 +619,7 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   }
   Run.Failed |= !Run.Failures.empty();
 
-  if (Run.Files.size() < Files.size())
+  if (Run.Files.size() + Run.Skipped.size() < Files.size())
     Run.Failed = true;
   return Run;
 }

@@ -252,17 +252,23 @@ json::Value toSarif(const std::vector<Diagnostic> &Diagnostics,
   }
 
   json::Array Notifications;
-  for (const FileFailure &F : Failures)
+  bool AnyFailed = false;
+  for (const FileFailure &F : Failures) {
+    AnyFailed |= !F.Skipped;
     Notifications.push_back(json::Object{
-        {"level", "error"},
-        {"message", json::Object{{"text", "tensor-accountant could not analyse " +
-                                              F.File + ": " + F.Reason}}},
+        {"level", F.Skipped ? "warning" : "error"},
+        {"message",
+         json::Object{{"text", (F.Skipped ? "tensor-accountant did not analyse "
+                                          : "tensor-accountant could not analyse ") +
+                                   F.File + ": " + F.Reason}}},
         {"locations",
          json::Array{json::Object{
              {"physicalLocation",
               json::Object{{"artifactLocation", artifactLocation(F.File)}}}}}},
-        {"descriptor", json::Object{{"id", "file-not-analysed"}}}});
-  json::Object Invocation{{"executionSuccessful", Failures.empty()}};
+        {"descriptor",
+         json::Object{{"id", F.Skipped ? "file-skipped" : "file-not-analysed"}}}});
+  }
+  json::Object Invocation{{"executionSuccessful", !AnyFailed}};
   if (!Notifications.empty())
     Invocation["toolExecutionNotifications"] = std::move(Notifications);
   json::Array Invocations{std::move(Invocation)};
@@ -319,10 +325,12 @@ void printGithub(llvm::raw_ostream &OS, const std::vector<Diagnostic> &Diags,
                  const FormatOptions &Options,
                  const std::vector<FileFailure> &Failures) {
   for (const FileFailure &F : Failures)
-    OS << "::error file=" << escapeWorkflowProperty(F.File)
-       << ",title=tensor-accountant::"
-       << escapeWorkflowData("could not analyse this file: " + F.Reason +
-                             "; its findings are missing")
+    OS << (F.Skipped ? "::warning file=" : "::error file=")
+       << escapeWorkflowProperty(F.File) << ",title=tensor-accountant::"
+       << escapeWorkflowData(F.Skipped
+                                 ? "did not analyse this file: " + F.Reason
+                                 : "could not analyse this file: " + F.Reason +
+                                       "; its findings are missing")
        << "\n";
   for (const Diagnostic &D : Diags) {
     std::string Message = renderMessage(D.Format, D.Args);
@@ -382,12 +390,18 @@ void printMarkdown(llvm::raw_ostream &OS,
   if (!Options.HtmlURL.empty())
     OS << "Memory timeline of every function: [HTML report]("
        << markdownLinkTarget(Options.HtmlURL) << ")\n\n";
-  if (!Failures.empty()) {
-    OS << "**" << Failures.size() << " file" << (Failures.size() == 1 ? "" : "s")
-       << " could not be analysed**; " << (Failures.size() == 1 ? "its" : "their")
-       << " findings are missing:\n\n";
+  for (bool Skipped : {false, true}) {
+    std::vector<const FileFailure *> These;
     for (const FileFailure &F : Failures)
-      OS << "- `" << markdownCell(F.File) << "`: " << markdownCell(F.Reason)
+      if (F.Skipped == Skipped)
+        These.push_back(&F);
+    if (These.empty())
+      continue;
+    OS << "**" << These.size() << " file" << (These.size() == 1 ? "" : "s")
+       << (Skipped ? " skipped**" : " could not be analysed**") << "; "
+       << (These.size() == 1 ? "its" : "their") << " findings are missing:\n\n";
+    for (const FileFailure *F : These)
+      OS << "- `" << markdownCell(F->File) << "`: " << markdownCell(F->Reason)
          << "\n";
     OS << "\n";
   }

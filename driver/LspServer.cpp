@@ -387,11 +387,13 @@ private:
                       {"params", std::move(P)}});
   }
 
-  json::Object fileProblem(const std::string &Message) {
+  /// A diagnostic about the whole file, at its start: an error (1), or
+  /// information (3) for a file left out on purpose.
+  json::Object fileProblem(const std::string &Message, int Severity = 1) {
     return json::Object{
         {"range", json::Object{{"start", json::Object{{"line", 0}, {"character", 0}}},
                                {"end", json::Object{{"line", 0}, {"character", 0}}}}},
-        {"severity", 1},
+        {"severity", Severity},
         {"source", "tensor-accountant"},
         {"message", Message}};
   }
@@ -471,6 +473,15 @@ private:
     double Seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - Start)
                          .count();
+    if (!R.Skipped.empty()) {
+      // A CUDA source: one informational line, not a compile error.
+      D.Last.reset();
+      logMessage(3, "tensor-accountant: " + D.Path + ": " + R.Skipped.front().Reason);
+      publish(D.URI, D.Version,
+              json::Array{fileProblem("tensor-accountant: " + R.Skipped.front().Reason,
+                                      /*Severity=*/3)});
+      return;
+    }
     const FileAnalysis *FA = nullptr;
     for (const FileAnalysis &F : R.Files)
       if (!F.CompileErrors)

@@ -68,6 +68,8 @@ EXIT STATUS:
      measured a value that differs from the prediction
   2  a usage error (a missing file, no compile database, no LibTorch
      headers), or the --verify program could not be built or run
+  3  nothing above, but files were skipped: CUDA sources (.cu, -x cuda)
+     are not analysed yet; each is named on stderr
 
 ENVIRONMENT:
   Torch_DIR, CMAKE_PREFIX_PATH  where to look for LibTorch
@@ -260,6 +262,32 @@ cl::opt<bool> NoCompanions(
              "project headers it includes (neural_net.h -> neural_net.cpp), "
              "so calls into them are not followed"),
     cl::cat(Category));
+
+/// The exit status of a run that skipped files (CUDA sources) and had no
+/// other reason to fail: neither "all analysed" (0) nor "a file failed" (1).
+constexpr int SkippedStatus = 3;
+
+/// One closing line for a run that skipped files, so that a scan of a whole
+/// repository never looks complete when it was not (each file's own line
+/// came earlier, among the compiler's output).
+void printSkipSummary(raw_ostream &OS, const tma::AnalysisRun &Run,
+                      size_t Inputs) {
+  if (Run.Skipped.empty())
+    return;
+  OS << "tensor-accountant: skipped " << Run.Skipped.size() << " of " << Inputs
+     << " file" << (Inputs == 1 ? "" : "s")
+     << " (CUDA sources are not analysed yet, issue 20; exit status "
+     << SkippedStatus << " unless something failed):";
+  size_t Shown = 0;
+  for (const tma::FileFailure &F : Run.Skipped) {
+    if (Shown++ == 5) {
+      OS << " and " << Run.Skipped.size() - 5 << " more";
+      break;
+    }
+    OS << " " << F.File;
+  }
+  OS << "\n";
+}
 
 int fail(const Twine &Message) {
   errs() << "tensor-accountant: error: " << Message << "\n";
@@ -555,7 +583,10 @@ int main(int argc, const char **argv) {
       tma::applyBindings(FA.Traces, Bindings);
     }
     int RC = tma::runVerification(Run.Files, VO, outs(), errs());
-    return Run.Failed ? std::max(RC, 1) : RC;
+    printSkipSummary(errs(), Run, Inputs.size());
+    if (Run.Failed)
+      return std::max(RC, 1);
+    return RC == 0 && !Run.Skipped.empty() ? SkippedStatus : RC;
   }
 
   std::vector<tma::FunctionTrace> Traces;
@@ -564,11 +595,13 @@ int main(int argc, const char **argv) {
   raw_string_ostream DiagOS(DiagnosticText);
   bool ConfigFailed = false;
   std::vector<tma::FileFailure> Failures = Run.Failures;
+  // Every format lists skipped files beside failed ones, marked skipped.
+  Failures.insert(Failures.end(), Run.Skipped.begin(), Run.Skipped.end());
   std::set<std::string> FailedFiles;
   // Each binding (where it came from, then its text) and how many functions
   // it bound a symbol in, over all files.
   std::map<std::string, size_t> BindingMatches;
-  for (const tma::FileFailure &F : Failures)
+  for (const tma::FileFailure &F : Run.Failures)
     FailedFiles.insert(F.File);
   for (tma::FileAnalysis &FA : Run.Files) {
     if (FA.CompileErrors) {
@@ -679,5 +712,8 @@ int main(int argc, const char **argv) {
            << (FailOnOption == FailOn::Warning ? std::string("--fail-on=warning")
                                                : std::string(WarningsAsErrors))
            << ")\n";
-  return Run.Failed || ConfigFailed || WarningIsError ? 1 : 0;
+  printSkipSummary(errs(), Run, Inputs.size());
+  if (Run.Failed || ConfigFailed || WarningIsError)
+    return 1;
+  return Run.Skipped.empty() ? 0 : SkippedStatus;
 }

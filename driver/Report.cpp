@@ -575,13 +575,19 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
       O["bytes_assumed"] = *D.BytesAssumed;
     Diags.push_back(std::move(O));
   }
-  llvm::json::Array Failed;
+  llvm::json::Array Failed, Skipped;
   for (const FileFailure &F : Failures)
-    Failed.push_back(llvm::json::Object{{"file", F.File}, {"reason", F.Reason}});
-  return llvm::json::Object{{"version", Symbolic ? 2 : 1},
+    (F.Skipped ? Skipped : Failed)
+        .push_back(llvm::json::Object{{"file", F.File}, {"reason", F.Reason}});
+  llvm::json::Object Report{{"version", Symbolic ? 2 : 1},
                             {"functions", std::move(Functions)},
                             {"diagnostics", std::move(Diags)},
                             {"failed_files", std::move(Failed)}};
+  // Only when a file was skipped, so that reports of runs that skip
+  // nothing keep their shape.
+  if (!Skipped.empty())
+    Report["skipped_files"] = std::move(Skipped);
+  return Report;
 }
 
 } // namespace tma
