@@ -741,7 +741,11 @@ public:
       std::tie(Name, Value) = llvm::StringRef(Line).split(':');
       Name = Name.rtrim(" \t");
       if (!llvm::StringRef(Line).contains(':') || !isHeaderName(Name))
-        return badAt(Line, "a header line that is no \"Name: value\" header: '" +
+        return badAt(Line, std::string(Length ? "a header block"
+                                              : "a header block without "
+                                                "Content-Length") +
+                               " with a line that is no \"Name: value\" "
+                               "header: '" +
                                shown(Line) + "'");
       if (!Name.equals_insensitive("Content-Length"))
         continue; // Content-Type, or a header we need not understand
