@@ -84,10 +84,10 @@ void printVersion(llvm::raw_ostream &OS) {
           "libclang-common-16-dev)\n";
   else
     OS << "  Clang builtin headers: " << Resource << "\n";
-  // What a file without a compile command (no -p, no --) is parsed with;
-  // with -p or -- the compile command's own include flags decide.
+  // What every file is parsed with unless its own include flags already
+  // reach <torch/torch.h> (Toolchain's default-include rule).
   if (auto Torch = findLibTorchHeaders()) {
-    OS << "  LibTorch headers (for files without -p or --): "
+    OS << "  LibTorch headers (added unless the flags reach torch/torch.h): "
        << (Torch->Version.empty() ? std::string("version unknown")
                                   : Torch->Version)
        << ", found as " << Torch->Where << "\n";
@@ -100,7 +100,7 @@ void printVersion(llvm::raw_ostream &OS) {
       OS << "  Python headers (for torch/extension.h): "
          << Torch->ExtensionDirs.front() << "\n";
   } else {
-    OS << "  LibTorch headers (for files without -p or --): none found in "
+    OS << "  LibTorch headers (added unless the flags reach torch/torch.h): none found in "
           "$Torch_DIR, $CMAKE_PREFIX_PATH, /usr/include (Debian's "
           "libtorch-dev) or python3's torch package; install libtorch-dev "
           "or set Torch_DIR=<libtorch>/share/cmake/Torch\n";

@@ -1,5 +1,7 @@
 #include "frontend/AstQueries.h"
 
+#include <functional>
+
 #include "clang/Basic/SourceManager.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -22,6 +24,60 @@ bool changesGeometryInPlace(llvm::StringRef N) {
          N == "resize_as_" || N == "set_" || N == "as_strided_" ||
          N == "swapdims_" || N == "swapaxes_" || N == "t_" ||
          N == "transpose_";
+}
+
+const Expr *handleSource(const Expr *E) {
+  while (true) {
+    E = strip(E);
+    if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(E);
+        CE && CE->getNumArgs() == 1 && isTensorType(CE->getType()) &&
+        CE->getConstructor()->isCopyOrMoveConstructor()) {
+      E = CE->getArg(0);
+      continue;
+    }
+    if (const auto *Cast = dyn_cast_or_null<CXXNamedCastExpr>(E);
+        Cast && Cast->getTypeAsWritten()->isReferenceType()) {
+      E = Cast->getSubExpr();
+      continue;
+    }
+    if (const auto *Call = dyn_cast_or_null<CallExpr>(E); Call && Call->getNumArgs() == 1)
+      if (const FunctionDecl *F = Call->getDirectCallee()) {
+        std::string Q = F->getQualifiedNameAsString();
+        if (Q == "std::move" || Q == "std::forward") {
+          E = Call->getArg(0);
+          continue;
+        }
+      }
+    return E;
+  }
+}
+
+bool holdsTensors(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType();
+  if (T->isPointerType())
+    return holdsTensors(T->getPointeeType());
+  if (T->isArrayType())
+    return isTensorType(QualType(T->getArrayElementTypeNoTypeQual(), 0)) ||
+           holdsTensors(QualType(T->getArrayElementTypeNoTypeQual(), 0));
+  const auto *Spec =
+      dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
+  if (!Spec)
+    return false;
+  std::function<bool(const TemplateArgument &)> Holds =
+      [&](const TemplateArgument &A) {
+        if (A.getKind() == TemplateArgument::Pack) {
+          for (const TemplateArgument &P : A.pack_elements())
+            if (Holds(P))
+              return true;
+          return false;
+        }
+        return A.getKind() == TemplateArgument::Type &&
+               (isTensorType(A.getAsType()) || holdsTensors(A.getAsType()));
+      };
+  for (const TemplateArgument &A : Spec->getTemplateArgs().asArray())
+    if (Holds(A))
+      return true;
+  return false;
 }
 
 bool isTensorType(QualType T) {

@@ -57,6 +57,14 @@ bool hasTensorWork(const clang::Expr *E);
 /// place (`unsqueeze_`, `t_`, `resize_`, `set_`): every handle to that
 /// tensor sees the change.
 bool changesGeometryInPlace(llvm::StringRef MethodName);
+/// The expression whose tensor E is a handle to: through copies and moves
+/// of a torch::Tensor (a by-value argument), `std::move`, `std::forward`
+/// and casts to a reference.
+const clang::Expr *handleSource(const clang::Expr *E);
+/// A type that holds tensors another function may reach: a standard or
+/// c10 container, a tuple or pair, an ArrayRef or initializer_list, an
+/// optional, or a reference to one (not a tensor itself).
+bool holdsTensors(clang::QualType T);
 
 /// Also looks through converting constructors with one argument
 /// (c10::optional<int64_t>(3), TensorOptions(kHalf), Scalar(1.5)) until

@@ -203,6 +203,14 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
   }
   for (const auto &[K, Why] : Summary.Changed)
     forgetObject(Args[K], Why);
+  // Tensors it was handed in a container are followed only as far as the
+  // container: if the body may reshape a tensor in place, they may have
+  // changed.
+  for (unsigned K = 0; K < Args.size(); ++K)
+    if (holdsTensors(Def->getParamDecl(K)->getType()) && mayReshapeInPlace(Def))
+      forgetContainedTensors(Args[K], "is passed in a container to '" + Name +
+                                          "', which may change its geometry "
+                                          "in place");
   // A tensor behind a pointer parameter may have been rebound through it:
   // what the body did to `*p` is not carried back, so it is unknown.
   for (unsigned K = 0; K < Args.size(); ++K) {

@@ -11,6 +11,14 @@ using namespace clang;
 
 namespace tma {
 
+/// Tensor methods that may change their object's geometry: those that do
+/// by name, and any other in-place method the op table does not model.
+static bool mayReshapeObject(llvm::StringRef Method) {
+  return changesGeometryInPlace(Method) ||
+         (Method.endswith("_") && !lookupOp(Method.str()));
+}
+
+
 // ---- Calls the analysis does not follow ------------------------------------------------
 
 /// Whether calling FD may allocate tensor storage: code that works with
@@ -162,6 +170,7 @@ void FunctionEvaluator::opaqueCallEffects(const CallExpr *CE) {
       if (Op && Op->getBody()) {
         struct Finder : RecursiveASTVisitor<Finder> {
           std::vector<const VarDecl *> Assigned;
+          std::vector<const VarDecl *> Reshaped;
           bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *E) {
             if (E->getOperator() == OO_Equal && E->getNumArgs() == 2)
               if (const auto *D = dyn_cast<DeclRefExpr>(strip(E->getArg(0))))
@@ -169,13 +178,35 @@ void FunctionEvaluator::opaqueCallEffects(const CallExpr *CE) {
                   Assigned.push_back(V);
             return true;
           }
+          // A capture, by reference or by copy (a copy is a second handle
+          // to the same TensorImpl), changed in place.
+          bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
+            const CXXMethodDecl *MD = MC->getMethodDecl();
+            if (MD && MD->getIdentifier() && isTensorType(MC->getObjectType()) &&
+                mayReshapeObject(MD->getName()))
+              if (const auto *D = dyn_cast<DeclRefExpr>(
+                      handleSource(MC->getImplicitObjectArgument())))
+                if (const auto *V = dyn_cast<VarDecl>(D->getDecl())) {
+                  // `[t = a]`: t is a handle to a.
+                  if (V->isInitCapture() && V->getInit())
+                    if (const auto *Source =
+                            dyn_cast<DeclRefExpr>(handleSource(V->getInit())))
+                      if (const auto *SV = dyn_cast<VarDecl>(Source->getDecl()))
+                        V = SV;
+                  Reshaped.push_back(V);
+                }
+            return true;
+          }
         } Find;
         Find.TraverseStmt(Op->getBody());
+        std::string Called = "the lambda called at line " + std::to_string(Line);
         for (const VarDecl *V : Find.Assigned)
-          forgetSlot(resolveKey(V), V->getName().str(),
-                     "is assigned by the lambda called at line " +
-                         std::to_string(Line),
+          forgetSlot(resolveKey(V), V->getName().str(), "is assigned by " + Called,
                      span(CE->getSourceRange()));
+        for (const VarDecl *V : Find.Reshaped)
+          forgetTensorAt(resolveKey(V), V->getName().str(),
+                         "is captured by " + Called + ", which changes it in place",
+                         span(CE->getSourceRange()));
       }
       if (mayAllocateTensors(Op))
         I.totalsUnknown("the lambda called at line " + std::to_string(Line) +
@@ -203,27 +234,76 @@ void FunctionEvaluator::opaqueCallEffects(const CallExpr *CE) {
        ++K) {
     QualType PT = Callee->getParamDecl(K)->getType();
     const Expr *A = CE->getArg(K + Skip);
-    bool ByRef = PT->isReferenceType() &&
-                 !PT.getNonReferenceType().isConstQualified() && isTensorType(PT);
-    bool ByPointer = PT->isPointerType() &&
-                     !PT->getPointeeType().isConstQualified() &&
-                     isTensorType(PT->getPointeeType());
+    // Even a `const Tensor &` may be reshaped in place (`unsqueeze_` is a
+    // const method), and a by-value Tensor is a handle to the same
+    // TensorImpl; a non-const reference or pointer may also be rebound.
+    bool ByRef = PT->isReferenceType() && isTensorType(PT);
+    bool ByPointer = PT->isPointerType() && isTensorType(PT->getPointeeType());
     bool ByValue = !PT->isReferenceType() && isTensorType(PT);
     const Expr *Target = A;
     if (ByPointer)
       if (const auto *UO = dyn_cast<UnaryOperator>(strip(A));
           UO && UO->getOpcode() == UO_AddrOf)
         Target = UO->getSubExpr();
-    // Rebound through the reference or pointer, or changed in place through
-    // any of the three: every handle to the tensor is unknown after it.
+    std::string Unseen = " to '" + Name + "', which the analysis does not "
+                         "follow: it may be changed there";
     if (ByRef || ByPointer || ByValue)
       forgetObject(Target, std::string(ByRef       ? "is passed by reference"
                                        : ByPointer ? "is passed by pointer"
                                                    : "is passed by value (a "
                                                      "handle to the same tensor)") +
-                               " to '" + Name + "', which the analysis does not "
-                               "follow: it may be changed there");
+                               Unseen);
+    else if (holdsTensors(PT))
+      forgetContainedTensors(A, "is passed in a container" + Unseen);
   }
+}
+
+bool FunctionEvaluator::mayReshapeInPlace(const FunctionDecl *Callee,
+                                          int Depth) {
+  if (!Callee)
+    return true;
+  if (isLibTorchDecl(Callee)) {
+    if (mayReshapeObject(calleeName(Callee)))
+      return true;
+    for (const ParmVarDecl *P : Callee->parameters())
+      if (P->getType()->isLValueReferenceType() &&
+          !P->getType().getNonReferenceType().isConstQualified() &&
+          isTensorType(P->getType()))
+        return true; // an out= argument
+    return false;
+  }
+  if (topNamespace(Callee) == "std" || topNamespace(Callee) == "__gnu_cxx" ||
+      SM.isInSystemHeader(SM.getExpansionLoc(Callee->getLocation())))
+    return false;
+  if (auto It = MayReshape.find(Callee); It != MayReshape.end())
+    return It->second;
+  const FunctionDecl *Def = nullptr;
+  if (!Callee->hasBody(Def) || !Def || Depth > 8)
+    return MayReshape[Callee] = true;
+  MayReshape[Callee] = false; // a cycle: its other functions decide
+  struct Finder : RecursiveASTVisitor<Finder> {
+    std::vector<const FunctionDecl *> Calls;
+    bool Reshapes = false;
+    bool VisitCallExpr(CallExpr *C) {
+      const FunctionDecl *F = C->getDirectCallee();
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(C);
+          MC && F && F->getIdentifier() && isTensorType(MC->getObjectType()))
+        Reshapes |= mayReshapeObject(F->getName());
+      else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(C);
+               OC && OC->getOperator() == OO_Call && F &&
+               topNamespace(F) == "std")
+        Reshapes = true; // a std::function: what it calls is not seen
+      else
+        Calls.push_back(F);
+      return !Reshapes;
+    }
+  } Find;
+  Find.TraverseStmt(Def->getBody());
+  bool May = Find.Reshapes;
+  for (const FunctionDecl *C : Find.Calls)
+    if (!May && C != Callee)
+      May = mayReshapeInPlace(C, Depth + 1);
+  return MayReshape[Callee] = May;
 }
 
 /// LibTorch writes a tensor argument only where its schema says so

@@ -481,7 +481,9 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
       return std::nullopt;
   }
   std::string Name = calleeName(Callee);
-  return tableOpValues(Site, Name, Name + ".dim");
+  auto Values = tableOpValues(Site, Name, Name + ".dim");
+  libTorchWrites(CE, Callee); // max_out(values, indices, x, 1)
+  return Values;
 }
 
 ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,

@@ -577,6 +577,14 @@ public:
   std::optional<std::vector<ValueId>> evaluateList(const Expr *S);
   ValueId listElement(const Expr *E, const Expr *List, const Expr *Index);
   void forgetObject(const Expr *Object, const std::string &Why);
+  /// The tensor Key holds, and every handle to it, changed unknowably.
+  void forgetTensorAt(const std::string &Key, const std::string &Display,
+                      const std::string &Why, const SourceSpan &Where);
+  void forgetContainedTensors(const Expr *Container, const std::string &Why);
+  /// Whether Callee, or what it calls, may change the geometry of a tensor
+  /// it was handed (an in-place op, an out= argument, code not seen).
+  bool mayReshapeInPlace(const FunctionDecl *Callee, int Depth = 0);
+  std::map<const FunctionDecl *, bool> MayReshape;
   ValueId apply(const std::string &Op, const Expr *E,
                 const std::vector<ValueId> &Inputs, const OpOutcome &Out);
   ValueId unmodelledCall(const std::string &Op, const Expr *E,

@@ -206,27 +206,94 @@ ValueId FunctionEvaluator::assignment(const Expr *E, const Expr *LHS,
 void FunctionEvaluator::forgetObject(const Expr *Object,
                                      const std::string &Why) {
   // A tensor copied into a by-value parameter (`f(a)` for `f(Tensor t)`)
-  // is a second handle to a's TensorImpl: what changes t changes a.
-  const Expr *Handle = strip(Object);
-  while (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(Handle)) {
-    if (CE->getNumArgs() != 1 || !isTensorType(CE->getType()) ||
-        !CE->getConstructor()->isCopyOrMoveConstructor())
-      break;
-    Handle = strip(CE->getArg(0));
-  }
+  // is a second handle to a's TensorImpl, and `std::move(a)` bound to a
+  // `Tensor &&` is a itself: what changes the parameter changes a.
+  const Expr *Handle = handleSource(Object);
   auto Sl = slotOf(Handle);
   if (!Sl || !Sl->Known)
     return;
-  ValueId Old = I.lookup(Sl->Key);
+  forgetTensorAt(Sl->Key, Sl->Display, Why, span(Object->getSourceRange()));
+}
+
+void FunctionEvaluator::forgetTensorAt(const std::string &Key,
+                                       const std::string &Display,
+                                       const std::string &Why,
+                                       const SourceSpan &Where) {
+  ValueId Old = I.lookup(Key);
   if (Old == NoValue)
     return;
   // Every handle to the same tensor sees the change (`auto y = x;
   // x.resize_(...)` resizes y too).
-  ValueId V = I.unknown(Sl->Display, "'" + Sl->Display + "' " + Why,
-                        span(Object->getSourceRange()),
+  ValueId V = I.unknown(Display, "'" + Display + "' " + Why, Where,
                         Interpreter::Provenance::External);
-  tensorChangedInPlace(Old, V, Why, span(Object->getSourceRange()));
-  I.totalsUnknown("'" + Sl->Display + "' " + Why);
+  tensorChangedInPlace(Old, V, Why, Where);
+  I.totalsUnknown("'" + Display + "' " + Why);
+}
+
+/// The tensors a container argument holds (`f(v)`, `f({a, b})`,
+/// `f(std::make_tuple(a, 1))` for a `std::vector<Tensor>`, `TensorList` or
+/// tuple parameter) are handles the callee may change in place: each, and
+/// every handle to it, is unknown after the call.
+void FunctionEvaluator::forgetContainedTensors(const Expr *Container,
+                                               const std::string &Why) {
+  SourceSpan Where = span(Container->getSourceRange());
+  std::vector<const Stmt *> Work = {Container};
+  while (!Work.empty()) {
+    const Stmt *S = Work.back();
+    Work.pop_back();
+    const auto *E = dyn_cast_or_null<Expr>(S);
+    if (!E)
+      continue;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts())) {
+      if (isTensorType(DRE->getType())) {
+        forgetObject(DRE, Why);
+        continue;
+      }
+      const std::string Key = resolveKey(DRE->getDecl());
+      const std::string Name = DRE->getDecl()->getName().str();
+      if (!TensorLists.count(Key) && !TensorTuples.count(Key) &&
+          holdsTensors(DRE->getType())) {
+        // Which tensors it holds is not derived: it may hold any.
+        ValueId Element = I.unknown("tensor", "an element of '" + Name +
+                                                  "', which is not derived",
+                                    Where);
+        I.mayBeAny(Element);
+        tensorChangedInPlace(Element, Element, Why, Where);
+        I.totalsUnknown("'" + Name + "' " + Why);
+        continue;
+      }
+      for (auto *Lists : {&TensorLists, &TensorTuples}) {
+        auto It = Lists->find(Key);
+        if (It == Lists->end())
+          continue;
+        // A copy: tensorChangedInPlace rewrites the lists as it goes.
+        std::vector<ValueId> Elements = It->second;
+        for (ValueId Element : Elements) {
+          if (Element < 0)
+            continue;
+          ValueId V = I.unknown("tensor", "an element of '" +
+                                              DRE->getDecl()->getName().str() +
+                                              "' " + Why,
+                                Where, Interpreter::Provenance::External);
+          tensorChangedInPlace(Element, V, Why, Where);
+        }
+        I.totalsUnknown("'" + DRE->getDecl()->getName().str() + "' " + Why);
+      }
+      continue;
+    }
+    // Look through the copies and conversions that carry the elements
+    // (vector and ArrayRef constructors, initializer lists, make_tuple),
+    // not into the work of other calls.
+    if (const auto *CE = dyn_cast<CallExpr>(E)) {
+      const FunctionDecl *F = CE->getDirectCallee();
+      std::string Q = F ? F->getQualifiedNameAsString() : "";
+      if (Q != "std::make_tuple" && Q != "std::make_pair" &&
+          Q != "std::tie" && Q != "std::forward_as_tuple" && Q != "std::move")
+        continue;
+    }
+    for (const Stmt *Child : E->children())
+      Work.push_back(Child);
+  }
 }
 
 } // namespace tma

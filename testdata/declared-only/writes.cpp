@@ -6,6 +6,8 @@
 // runs it (the hostile corpus' harness could not build it).
 #include <torch/torch.h>
 
+#include <vector>
+
 void grow_elsewhere(torch::Tensor t);
 void rebuild_elsewhere(torch::Tensor &t);
 
@@ -31,4 +33,31 @@ void declared_only_may_rebuild_by_reference() {
   rebuild_elsewhere(a);
   auto b = a.clone();
   auto c = alias.clone();
+}
+
+void look_elsewhere(const torch::Tensor &t);
+void gather_elsewhere(const std::vector<torch::Tensor> &v);
+
+// Even a const reference may be reshaped in place: `unsqueeze_` is a
+// const method of torch::Tensor.
+// EXPECT-UNKNOWN: b
+void declared_only_may_reshape_by_const_reference() {
+  auto a = torch::ones({3, 4});
+  look_elsewhere(a);
+  auto b = a.clone();
+}
+
+// The tensors a container holds are handles the callee may reshape.
+// EXPECT-UNKNOWN: b c
+// EXPECT-KNOWN: d
+void declared_only_may_reshape_what_a_vector_holds() {
+  auto a = torch::ones({3, 4});
+  auto other = torch::ones({2});
+  std::vector<torch::Tensor> v;
+  v.push_back(a);
+  gather_elsewhere(v);
+  gather_elsewhere({other});
+  auto b = a.clone();
+  auto c = other.clone();
+  auto d = torch::ones({5}).clone();
 }

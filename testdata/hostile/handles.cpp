@@ -12,6 +12,7 @@
 #include "handles_helpers.h"
 
 #include <cstdlib>
+#include <vector>
 
 static void unsqueeze_by_value(torch::Tensor t) { t.unsqueeze_(0); }
 static void resize_by_value(torch::Tensor t) { t.resize_({10}); }
@@ -94,4 +95,58 @@ void add_out_and_cat_out_resize_their_out() {
   auto p = torch::empty({1});
   torch::cat_out(p, {a, a}, 0);
   auto d = p.clone();
+}
+
+// std::move into a `Tensor &&` parameter hands over the caller's handle.
+static void unsqueeze_rvalue(torch::Tensor &&t) { t.unsqueeze_(0); }
+
+void moved_into_rvalue_reference() {
+  auto a = torch::ones({3, 4});
+  auto alias = a;
+  unsqueeze_rvalue(std::move(a));
+  auto c = alias.clone();
+}
+
+// A vector of tensors holds handles: a helper reshaping an element
+// reshapes the caller's tensor, however the vector was built.
+static void unsqueeze_first(std::vector<torch::Tensor> v) { v[0].unsqueeze_(0); }
+
+void vector_of_handles_by_value() {
+  auto a = torch::ones({3, 4});
+  std::vector<torch::Tensor> v{a};
+  unsqueeze_first(v);
+  auto b = a.clone();
+}
+
+// A lambda's copy-capture is a handle too, and so is an init-capture.
+void lambda_copy_capture_reshaped() {
+  auto a = torch::ones({3, 4});
+  auto f = [a]() { a.unsqueeze_(0); };
+  f();
+  auto b = a.clone();
+}
+
+void lambda_init_capture_resized() {
+  auto a = torch::ones({3, 4});
+  auto f = [t = a]() { t.resize_({7}); };
+  f();
+  auto b = a.clone();
+}
+
+// Two out arguments, and the out argument last (the _outf form).
+void max_out_writes_both_outs() {
+  auto a = torch::ones({3, 4});
+  auto values = torch::empty({0});
+  auto indices = torch::empty({0}, torch::kLong);
+  torch::max_out(values, indices, a, 1);
+  auto c = values.clone();
+  auto d = indices.clone();
+}
+
+void mm_outf_writes_its_last_argument() {
+  auto a = torch::ones({3, 4});
+  auto b = torch::ones({4, 5});
+  auto o = torch::empty({0});
+  at::mm_outf(a, b, o);
+  auto c = o.clone();
 }

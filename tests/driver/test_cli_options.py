@@ -2,8 +2,8 @@
 """--version and -j, through the real CLI.
 
 1. --version names the tool's version (the one the build stamped), the
-   Clang it was built with, and the LibTorch headers a run without -p or
-   -- would use: a fake LibTorch 2.3.1 under $Torch_DIR is reported as
+   Clang it was built with, and the LibTorch headers added to a run whose
+   flags do not reach torch/torch.h: a fake LibTorch 2.3.1 under $Torch_DIR is reported as
    such (version from its torch/version.h, and where it was found); with
    no $Torch_DIR, whatever this machine has (Debian's 1.13 here).
 2. -jN, -j N and -j=N are the same option: each gives the report -j 1
@@ -46,7 +46,7 @@ check(re.search(r"Clang: built with 16\.\d+\.\d+", p.stdout),
       "--version names the Clang it was built with:\n" + p.stdout)
 if os.path.exists("/usr/include/torch/csrc/api/include/torch/torch.h"):
     check("found as Debian libtorch-dev (/usr/include)" in p.stdout and
-          re.search(r"LibTorch headers \(for files without -p or --\): 1\.13\.", p.stdout),
+          re.search(r"LibTorch headers \(added unless the flags reach torch/torch\.h\): 1\.13\.", p.stdout),
           "--version names Debian's LibTorch headers:\n" + p.stdout)
 
 fake = os.path.join(work, "libtorch")
@@ -59,7 +59,7 @@ with open(os.path.join(api, "version.h"), "w") as f:
             '#define TORCH_VERSION \\\n  "2.3.1"\n')
 p = run(["--version"], Torch_DIR=os.path.join(fake, "share/cmake/Torch"))
 check(p.returncode == 0 and
-      "LibTorch headers (for files without -p or --): 2.3.1, found as $Torch_DIR (%s)"
+      "LibTorch headers (added unless the flags reach torch/torch.h): 2.3.1, found as $Torch_DIR (%s)"
       % fake in p.stdout and os.path.join(fake, "include") in p.stdout,
       "--version follows $Torch_DIR to LibTorch 2.3.1:\n" + p.stdout)
 
