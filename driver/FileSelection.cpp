@@ -47,11 +47,15 @@ databaseFiles(const clang::tooling::CompilationDatabase &DB) {
 
 std::vector<std::string> uniqueFiles(const std::vector<std::string> &Files) {
   std::vector<std::string> Unique;
-  std::set<std::string> Seen;
+  std::set<llvm::sys::fs::UniqueID> SeenFiles;
+  std::set<std::string> SeenNames;
   for (const std::string &F : Files) {
-    llvm::SmallString<256> Real;
-    std::string Key = llvm::sys::fs::real_path(F, Real) ? F : std::string(Real);
-    if (Seen.insert(Key).second)
+    // Device and inode: hard links have no path in common.
+    llvm::sys::fs::file_status Status;
+    bool New = llvm::sys::fs::status(F, Status)
+                   ? SeenNames.insert(F).second
+                   : SeenFiles.insert(Status.getUniqueID()).second;
+    if (New)
       Unique.push_back(F);
   }
   return Unique;

@@ -34,12 +34,13 @@ bool readFileList(llvm::StringRef Path, std::vector<std::string> &Files,
 std::vector<std::string>
 databaseFiles(const clang::tooling::CompilationDatabase &DB);
 
-/// Files once each by what they are on disk: "f.cpp ./f.cpp", a symbolic
-/// link to a file named as well, or a database listing one file under two
-/// spellings are one file, analysed, reported and --fix'ed once (fixing it
-/// twice wrote `.contiguous().viewous().view(...)`, issue 10 item 7). The
-/// first name given stands for it; a name with no real path (it does not
-/// exist) is kept as given.
+/// Files once each by what they are on disk, their device and inode: "f.cpp
+/// ./f.cpp", a symbolic link to a file named as well, a hard link (`ln
+/// f.cpp g.cpp`), or a database listing one file under two spellings are
+/// one file, analysed, reported and --fix'ed once (fixing it twice wrote
+/// `.contiguous().viewous().view(...)`, issue 10 item 7, issue 32 item 5).
+/// The first name given stands for it; a name that does not exist is kept
+/// as given.
 std::vector<std::string> uniqueFiles(const std::vector<std::string> &Files);
 
 /// Shard Index (1-based) of Count of Files, in sorted order.
