@@ -1,6 +1,7 @@
 #include "driver/Analysis.h"
 #include "driver/Companions.h"
 #include "driver/PreambleCache.h"
+#include "driver/SourceFiles.h"
 #include "driver/Toolchain.h"
 
 #include "clang/Basic/DiagnosticFrontend.h"
@@ -280,6 +281,8 @@ struct FileOutcome {
   std::string Note; // one line about the cache, or empty
   /// One line about companion sources that were left out, or empty.
   std::string CompanionNote;
+  /// The main file's bytes as analysed.
+  std::string Source;
 };
 
 /// The flags of a compile command that another build of the same code
@@ -327,7 +330,8 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
                        const std::string &File,
                        const TranslationUnitCallback &OnTU,
                        PreambleCache *Cache,
-                       const std::map<std::string, std::string> &Overlays) {
+                       const std::map<std::string, std::string> &Overlays,
+                       const std::shared_ptr<const SourceSnapshot> &Main) {
   FileOutcome Out;
   OneFileDatabase DB(Commands);
   // Each tool gets its own file system, so that concurrent tools can sit in
@@ -338,8 +342,13 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
   auto Memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   for (const auto &[Path, Text] : Overlays)
     Memory->addFile(Path, 0, llvm::MemoryBuffer::getMemBufferCopy(Text, Path));
+  // The disk as read into memory, with the main file as it was read before
+  // the parse, whatever path the command names it by (driver/SourceFiles.h).
+  std::vector<std::shared_ptr<const SourceSnapshot>> Pinned;
+  if (Main)
+    Pinned.push_back(Main);
   auto Overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
-      llvm::vfs::createPhysicalFileSystem());
+      unmappedFileSystem(llvm::vfs::createPhysicalFileSystem(), Pinned));
   Overlay->pushOverlay(Memory);
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS = Overlay;
   ClangTool Tool(DB, {File}, std::make_shared<clang::PCHContainerOperations>(),
@@ -407,7 +416,8 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
   // A PCH clang would not load: drop it and parse the ordinary way.
   if (!UsedPCH.empty() && (Diags.PCHFailed || Out.Results.empty())) {
     Cache->discard(UsedPCH);
-    FileOutcome Retry = analyzeOne(Commands, File, OnTU, nullptr, Overlays);
+    FileOutcome Retry =
+        analyzeOne(Commands, File, OnTU, nullptr, Overlays, Main);
     Retry.Note = "discarded an unreadable cache entry (" + UsedPCH +
                  "); parsed without it";
     return Retry;
@@ -430,14 +440,22 @@ FileOutcome analyzeWithCompanions(const std::vector<CompileCommand> &Commands,
                                   const std::map<std::string, std::string> &Overlays,
                                   bool FollowCompanions) {
   std::string Main = getAbsolutePath(File);
-  std::vector<std::string> Companions;
+  // The file's bytes, read once: what clang parses, the checks read and
+  // --fix compares the file with (an unsaved document is its overlay).
+  std::shared_ptr<const SourceSnapshot> Snapshot;
   std::string Text;
+  if (auto It = Overlays.find(Main); It != Overlays.end()) {
+    Text = It->second;
+  } else if (auto Read = readSourceFile(Main)) {
+    Snapshot = std::make_shared<const SourceSnapshot>(std::move(*Read));
+    Text = Snapshot->Bytes;
+  }
+  auto Keep = [&](FileOutcome O) {
+    O.Source = Text;
+    return O;
+  };
+  std::vector<std::string> Companions;
   if (FollowCompanions && !Commands.empty()) {
-    if (auto It = Overlays.find(Main); It != Overlays.end()) {
-      Text = It->second;
-    } else if (auto Buffer = llvm::MemoryBuffer::getFile(Main)) {
-      Text = (*Buffer)->getBuffer().str();
-    }
     std::vector<std::string> Flags = buildFlagsOf(&Commands.front(), Main);
     std::vector<std::string> Dirs;
     for (size_t K = 0; K + 1 < Flags.size(); ++K)
@@ -446,7 +464,7 @@ FileOutcome analyzeWithCompanions(const std::vector<CompileCommand> &Commands,
     Companions = companionSources(Main, Text, Dirs);
   }
   if (Companions.empty())
-    return analyzeOne(Commands, File, OnTU, Cache, Overlays);
+    return Keep(analyzeOne(Commands, File, OnTU, Cache, Overlays, Snapshot));
   auto Compiled = [](const FileOutcome &O) {
     bool OK = !O.ToolFailed && !O.Results.empty();
     for (const FileAnalysis &FA : O.Results)
@@ -457,13 +475,13 @@ FileOutcome analyzeWithCompanions(const std::vector<CompileCommand> &Commands,
                   const TranslationUnitCallback &Callback) {
     std::map<std::string, std::string> Files = Overlays;
     Files[Main] = withCompanions(Text, Some);
-    return analyzeOne(Commands, File, Callback, Cache, Files);
+    return analyzeOne(Commands, File, Callback, Cache, Files, Snapshot);
   };
   // Checks run only on the parse whose results are kept (a parse that
   // fails to compile never reaches them).
   FileOutcome Out = With(Companions, OnTU);
   if (Compiled(Out))
-    return Out;
+    return Keep(std::move(Out));
   // Which of them compile with the file, each tried on its own (without
   // the checks); then those together.
   std::vector<std::string> Kept, Dropped;
@@ -481,7 +499,7 @@ FileOutcome analyzeWithCompanions(const std::vector<CompileCommand> &Commands,
       Dropped = Companions;
   }
   if (!Done)
-    Result = analyzeOne(Commands, File, OnTU, Cache, Overlays);
+    Result = analyzeOne(Commands, File, OnTU, Cache, Overlays, Snapshot);
   if (Compiled(Result)) {
     std::string Names;
     for (const std::string &C : Dropped)
@@ -493,7 +511,7 @@ FileOutcome analyzeWithCompanions(const std::vector<CompileCommand> &Commands,
         " not compile with it; calls into " +
         (Dropped.size() == 1 ? "it" : "them") + " are not followed";
   }
-  return Result;
+  return Keep(std::move(Result));
 }
 
 } // namespace
@@ -601,6 +619,7 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
     for (FileAnalysis &FA : O.Results) {
       FA.File = Files[I];
       FA.BuildFlags = BuildFlags;
+      FA.Source = O.Source;
       for (FunctionTrace &T : FA.Traces)
         T.File = Files[I];
       DidNotCompile |= FA.CompileErrors;

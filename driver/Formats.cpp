@@ -9,6 +9,7 @@
 #include "driver/Formats.h"
 #include "checks/Registry.h"
 #include "driver/CheckRunner.h"
+#include "driver/SourceFiles.h"
 #include "driver/Timeline.h"
 #include "driver/Version.h"
 #include "model/ShapeEnv.h"
@@ -119,10 +120,9 @@ private:
   const Indexed *text(const std::string &File) {
     auto It = Texts.find(File);
     if (It == Texts.end()) {
-      auto Buffer = llvm::MemoryBuffer::getFile(File);
       std::unique_ptr<Indexed> T;
-      if (Buffer)
-        T = std::make_unique<Indexed>((*Buffer)->getBuffer().str());
+      if (auto Read = readSourceFile(File))
+        T = std::make_unique<Indexed>(std::move(Read->Bytes));
       It = Texts.emplace(File, std::move(T)).first;
     }
     return It->second.get();

@@ -16,6 +16,7 @@
 //   in the readout row at the top).
 #include "driver/HtmlReport.h"
 #include "driver/Report.h"
+#include "driver/SourceFiles.h"
 #include "driver/Timeline.h"
 #include "driver/Version.h"
 #include "model/Units.h"
@@ -163,8 +164,8 @@ private:
     auto It = Files.find(Name);
     if (It == Files.end()) {
       std::optional<std::string> Text;
-      if (auto Buffer = llvm::MemoryBuffer::getFile(Name))
-        Text = (*Buffer)->getBuffer().str();
+      if (auto Read = readSourceFile(Name))
+        Text = std::move(Read->Bytes);
       It = Files.emplace(Name, std::move(Text)).first;
     }
     return It->second ? &*It->second : nullptr;

@@ -19,6 +19,7 @@
 #include "driver/LspServer.h"
 #include "driver/PreambleCache.h"
 #include "driver/Report.h"
+#include "driver/SourceFiles.h"
 #include "driver/Verify.h"
 #include "driver/Version.h"
 
@@ -64,8 +65,10 @@ USAGE FORMS:
 EXIT STATUS:
   0  no file failed and no finding matched --fail-on
   1  a file did not compile, a finding matched --fail-on (warning: any
-     finding; error: those of --warnings-as-errors checks), or --verify
-     measured a value that differs from the prediction
+     finding; error: those of --warnings-as-errors checks), --fix could
+     not write a file (it changed on disk while it was analysed, or it
+     cannot be written), or --verify measured a value that differs from
+     the prediction
   2  a usage error (a missing file, no compile database, no LibTorch
      headers), or the --verify program could not be built or run
   3  nothing above, but files were skipped: CUDA sources (.cu, -x cuda)
@@ -594,6 +597,7 @@ int main(int argc, const char **argv) {
   std::string DiagnosticText;
   raw_string_ostream DiagOS(DiagnosticText);
   bool ConfigFailed = false;
+  bool FixFailed = false;
   std::vector<tma::FileFailure> Failures = Run.Failures;
   // Every format lists skipped files beside failed ones, marked skipped.
   Failures.insert(Failures.end(), Run.Skipped.begin(), Run.Skipped.end());
@@ -613,8 +617,9 @@ int main(int argc, const char **argv) {
     // analysis of the file as it is built: reported as failed, not used.
     if (FailedFiles.count(FA.File))
       continue;
-    auto Buffer = MemoryBuffer::getFile(FA.File);
-    std::string Text = Buffer ? (*Buffer)->getBuffer().str() : "";
+    // The bytes that were analysed, not the file again (it may have
+    // changed since): the findings' offsets are into these.
+    const std::string &Text = FA.Source;
     std::string ConfigError;
     tma::CheckConfig Config = ConfigFor(FA.File, ConfigError);
     if (!ConfigError.empty()) {
@@ -645,13 +650,26 @@ int main(int argc, const char **argv) {
       unsigned Applied = 0;
       std::string Fixed = tma::applyFixes(Text, Found, Applied);
       if (Applied > 0) {
-        std::error_code EC;
-        raw_fd_ostream Out(FA.File, EC);
-        if (EC)
-          return fail("cannot write '" + FA.File + "': " + EC.message());
-        Out << Fixed;
-        errs() << "tensor-accountant: applied " << Applied << " fix-it edit"
-               << (Applied == 1 ? "" : "s") << " to " << FA.File << "\n";
+        std::string Error;
+        switch (tma::writeFixedSource(FA.File, Text, Fixed, Error)) {
+        case tma::FixWrite::Written:
+          errs() << "tensor-accountant: applied " << Applied << " fix-it edit"
+                 << (Applied == 1 ? "" : "s") << " to " << FA.File << "\n";
+          break;
+        case tma::FixWrite::ChangedSinceAnalysis:
+          errs() << "tensor-accountant: error: '" << FA.File
+                 << "' changed on disk while it was analysed; its " << Applied
+                 << " fix-it edit" << (Applied == 1 ? " was" : "s were")
+                 << " not applied (run again on the new contents)\n";
+          FixFailed = true;
+          break;
+        case tma::FixWrite::Failed:
+          errs() << "tensor-accountant: error: " << Error << "; its "
+                 << Applied << " fix-it edit"
+                 << (Applied == 1 ? " was" : "s were") << " not applied\n";
+          FixFailed = true;
+          break;
+        }
       }
     }
     Diagnostics.insert(Diagnostics.end(), Found.begin(), Found.end());
@@ -713,7 +731,7 @@ int main(int argc, const char **argv) {
                                                : std::string(WarningsAsErrors))
            << ")\n";
   printSkipSummary(errs(), Run, Inputs.size());
-  if (Run.Failed || ConfigFailed || WarningIsError)
+  if (Run.Failed || ConfigFailed || FixFailed || WarningIsError)
     return 1;
   return Run.Skipped.empty() ? 0 : SkippedStatus;
 }

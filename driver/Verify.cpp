@@ -504,15 +504,11 @@ int runVerification(const std::vector<FileAnalysis> &Files,
   for (const FileAnalysis &FA : Files) {
     if (FA.CompileErrors)
       continue;
-    auto Buffer = llvm::MemoryBuffer::getFile(FA.File);
-    if (!Buffer) {
-      Err << "tensor-accountant: error: cannot read '" << FA.File << "'\n";
-      return 2;
-    }
-    TextSizes[FA.File] = (*Buffer)->getBufferSize();
+    // The bytes the trace's offsets are into (the file may have changed).
+    TextSizes[FA.File] = FA.Source.size();
     std::vector<PlannedFunction> Planned;
     verify::HarnessFile HF =
-        harnessFileFor(FA, (*Buffer)->getBuffer().str(), Opts, Skipped, &Planned);
+        harnessFileFor(FA, FA.Source, Opts, Skipped, &Planned);
     for (PlannedFunction &P : Planned) {
       Predicted.push_back(*P.T);
       PredictedDraws.push_back(std::move(P.Draws));

@@ -27,6 +27,10 @@ struct FileAnalysis {
   std::vector<std::string> BuildFlags;
   /// Seconds spent in the analysis itself, after parsing (for --stats).
   double AnalysisSeconds = 0;
+  /// The file's bytes as they were analysed (the driver reads them once,
+  /// before parsing: driver/SourceFiles.h). Checks, NOLINT, --verify and
+  /// --fix read these, never the file again: it may have changed since.
+  std::string Source;
 };
 
 /// Called once per translation unit, after it parsed without errors, while
