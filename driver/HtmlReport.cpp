@@ -35,6 +35,9 @@ namespace tma {
 
 const char *const HtmlGeneratorMarker =
     "<meta name=\"generator\" content=\"tensor-accountant\">";
+const char *const HtmlReportPrefix =
+    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    "<meta name=\"generator\" content=\"tensor-accountant\">\n";
 
 std::string htmlEscape(llvm::StringRef S) {
   std::string Out;
@@ -830,9 +833,8 @@ void printHtml(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces,
     ByFile[T.File].push_back(&T);
   }
 
-  M.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-  M.raw(HtmlGeneratorMarker);
-  M.raw("\n<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
+  M.raw(HtmlReportPrefix);
+  M.raw("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
         "'none'; style-src 'unsafe-inline'\">\n"
         "<meta name=\"viewport\" content=\"width=device-width\">\n");
   M.leaf("title", {}, "tensor-accountant: live tensor storage");
@@ -907,22 +909,60 @@ void printHtml(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces,
   M.raw("\n</body>\n</html>\n");
 }
 
+bool htmlTargetReplaceable(llvm::StringRef Path, std::string &Error) {
+  namespace fs = llvm::sys::fs;
+  fs::file_status Status;
+  // The name itself, not what a link names: a link is refused whatever it
+  // points at (the rename would replace the link, not its target).
+  if (std::error_code EC = fs::status(Path, Status, /*Follow=*/false)) {
+    if (EC == std::errc::no_such_file_or_directory)
+      return true; // a new file
+    Error = "cannot write '" + Path.str() + "': " + EC.message();
+    return false;
+  }
+  if (Status.type() == fs::file_type::symlink_file) {
+    Error = "'" + Path.str() +
+            "' is a symbolic link; not replacing it (give the file it "
+            "names, or another name)";
+    return false;
+  }
+  if (Status.type() != fs::file_type::regular_file) {
+    Error = "'" + Path.str() + "' exists and is not a regular file";
+    return false;
+  }
+  // Its first bytes only: a report is recognised by how it begins.
+  llvm::StringRef Prefix(HtmlReportPrefix);
+  std::string Head(Prefix.size(), '\0');
+  size_t Got = 0;
+  if (llvm::Expected<fs::file_t> FD = fs::openNativeFileForRead(Path)) {
+    while (Got < Head.size()) {
+      llvm::Expected<size_t> N = fs::readNativeFile(
+          *FD, llvm::MutableArrayRef<char>(&Head[Got], Head.size() - Got));
+      if (!N) {
+        llvm::consumeError(N.takeError());
+        break;
+      }
+      if (*N == 0)
+        break;
+      Got += *N;
+    }
+    fs::closeFile(*FD);
+  } else {
+    llvm::consumeError(FD.takeError());
+  }
+  if (Got == Prefix.size() && Head == Prefix)
+    return true;
+  Error = "'" + Path.str() +
+          "' exists and is not a report this tool wrote (it does not begin "
+          "as one); not replacing it (remove it or choose another file)";
+  return false;
+}
+
 bool writeHtmlFile(llvm::StringRef Path, llvm::StringRef Html,
                    std::string &Error) {
   namespace fs = llvm::sys::fs;
-  if (fs::exists(Path)) {
-    if (!fs::is_regular_file(Path)) {
-      Error = "'" + Path.str() + "' exists and is not a regular file";
-      return false;
-    }
-    auto Old = llvm::MemoryBuffer::getFile(Path);
-    if (!Old || !(*Old)->getBuffer().take_front(4096).contains(HtmlGeneratorMarker)) {
-      Error = "'" + Path.str() +
-              "' exists and is not a report this tool wrote; not replacing "
-              "it (remove it or choose another file)";
-      return false;
-    }
-  }
+  if (!htmlTargetReplaceable(Path, Error))
+    return false;
   // Write beside it, then rename: a reader never sees half a page, and a
   // failed write leaves the old one.
   llvm::SmallString<256> Temp;

@@ -48,13 +48,22 @@ void printHtml(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces,
                const std::vector<Diagnostic> &Diags,
                const FormatOptions &Options);
 
-/// The marker in the page's head that says this tool wrote it; --html-out
-/// replaces an existing file only when it carries it.
+/// The generator tag in the page's head that says this tool wrote it.
 extern const char *const HtmlGeneratorMarker;
 
-/// Writes Html to Path (through a temporary file and a rename). An existing
-/// file is replaced only when it is a report this tool wrote; otherwise
-/// false with the reason in Error.
+/// The exact first bytes of every page printHtml writes, the generator tag
+/// among them. --html-out replaces an existing file only when it begins
+/// with these: a user's notes that quote the tag somewhere are theirs.
+extern const char *const HtmlReportPrefix;
+
+/// Whether --html-out may write Path: it does not exist, or it is a
+/// regular file (not a symbolic link, a directory, a pipe) that begins
+/// with HtmlReportPrefix. False with the reason in Error otherwise.
+bool htmlTargetReplaceable(llvm::StringRef Path, std::string &Error);
+
+/// Writes Html to Path (through a temporary file and a rename) when
+/// htmlTargetReplaceable allows it; otherwise false with the reason in
+/// Error.
 bool writeHtmlFile(llvm::StringRef Path, llvm::StringRef Html,
                    std::string &Error);
 

@@ -116,7 +116,8 @@ cl::opt<Format> OutputFormat(
 cl::opt<std::string> HtmlOut(
     "html-out",
     cl::desc("Also write the HTML report to this file (replaces only a "
-             "report this tool wrote)"),
+             "report this tool wrote); '-': standard output, instead of "
+             "the table"),
     cl::value_desc("file"), cl::cat(Category));
 cl::opt<std::string> HtmlURL(
     "html-url",
@@ -434,6 +435,30 @@ int main(int argc, const char **argv) {
       printCacheStats(outs(), EffectiveCacheDir, CacheMaxBytes, nullptr);
     return 0;
   }
+  // --html-out=- is the page on standard output: nothing else may print
+  // there (two documents in one stream are neither).
+  if (HtmlOut == "-") {
+    const char *Other =
+        Lsp ? "--lsp (its messages)"
+        : VerifyOption != VerifyMode::None || !EmitHarness.empty() ||
+                !CompareMeasured.empty()
+            ? "--verify (its comparison)"
+        : OutputFormat.getNumOccurrences() && OutputFormat != Format::Html
+            ? "--format"
+            : nullptr;
+    if (Other)
+      return fail(Twine("--html-out=- writes the page to standard output, "
+                        "where ") +
+                  Other +
+                  " writes too; give --html-out a file name instead");
+    OutputFormat = Format::Html;
+  } else if (!HtmlOut.empty()) {
+    // Before the analysis, which may take minutes: a name that will be
+    // refused is refused now (and checked again when the page is written).
+    std::string Error;
+    if (!tma::htmlTargetReplaceable(HtmlOut, Error))
+      return fail("--html-out: " + Error);
+  }
   if (Lsp) {
     if (!Files.empty())
       return fail("--lsp takes no files: the editor sends them");
@@ -693,7 +718,7 @@ int main(int argc, const char **argv) {
   tma::FormatOptions FormatOpts;
   FormatOpts.ErrorChecks = WarningsAsErrors;
   FormatOpts.HtmlURL = HtmlURL;
-  if (!HtmlOut.empty()) {
+  if (!HtmlOut.empty() && HtmlOut != "-") {
     std::string Html, Error;
     raw_string_ostream HtmlOS(Html);
     tma::printHtml(HtmlOS, Traces, Diagnostics, FormatOpts);

@@ -154,6 +154,7 @@ TEST(HtmlReport, SourceTextIsEscapedInThePage) {
   EXPECT_NE(Html.find("&lt;/text&gt;&lt;script&gt;x()"), std::string::npos);
   EXPECT_NE(Html.find("<code>f&lt;int&gt;</code>"), std::string::npos);
   EXPECT_NE(Html.find(HtmlGeneratorMarker), std::string::npos);
+  EXPECT_EQ(Html.rfind(HtmlReportPrefix, 0), 0u) << Html.substr(0, 200);
   EXPECT_NE(Html.find("default-src 'none'"), std::string::npos);
 }
 
@@ -168,7 +169,7 @@ TEST(HtmlReport, ReplacesOnlyItsOwnReport) {
     Out << "<html>my notes</html>";
   }
   std::string Error;
-  std::string Page = std::string("<!DOCTYPE html>") + HtmlGeneratorMarker;
+  std::string Page = HtmlReportPrefix;
   EXPECT_TRUE(writeHtmlFile(Mine, Page + "one", Error)) << Error;
   EXPECT_TRUE(writeHtmlFile(Mine, Page + "two", Error)) << Error;
   EXPECT_EQ((*llvm::MemoryBuffer::getFile(Mine))->getBuffer(), Page + "two");
@@ -176,6 +177,32 @@ TEST(HtmlReport, ReplacesOnlyItsOwnReport) {
   EXPECT_NE(Error.find("not a report this tool wrote"), std::string::npos);
   EXPECT_EQ((*llvm::MemoryBuffer::getFile(Theirs))->getBuffer(),
             "<html>my notes</html>");
+  // Notes that quote the generator tag, even right at the top, or a page
+  // cut short before its prefix ends, are not a report (issue 32 item 7).
+  for (std::string Notes :
+       {std::string("<!DOCTYPE html>") + HtmlGeneratorMarker + "\nmy notes",
+        std::string("how to spot a report: ") + HtmlGeneratorMarker,
+        Page.substr(0, Page.size() - 1), " " + Page}) {
+    {
+      std::error_code EC;
+      llvm::raw_fd_ostream Out(Theirs, EC);
+      Out << Notes;
+    }
+    EXPECT_FALSE(writeHtmlFile(Theirs, Page, Error)) << Notes;
+    EXPECT_EQ((*llvm::MemoryBuffer::getFile(Theirs))->getBuffer(), Notes);
+  }
+  llvm::sys::fs::remove(Theirs);
+  {
+    std::error_code EC;
+    llvm::raw_fd_ostream Out(Theirs, EC);
+    Out << "<html>my notes</html>";
+  }
+  // A symbolic link, even to a report this tool wrote, stays a link.
+  std::string Link = (Dir + "/link.html").str();
+  ASSERT_FALSE(llvm::sys::fs::create_link(Mine, Link));
+  EXPECT_FALSE(writeHtmlFile(Link, Page, Error));
+  EXPECT_NE(Error.find("symbolic link"), std::string::npos) << Error;
+  llvm::sys::fs::remove(Link);
   EXPECT_FALSE(writeHtmlFile(Dir.str(), Page, Error)); // a directory
   // Nothing left behind but the two files.
   std::error_code EC;
