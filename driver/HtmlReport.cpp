@@ -915,8 +915,15 @@ bool htmlTargetReplaceable(llvm::StringRef Path, std::string &Error) {
   // The name itself, not what a link names: a link is refused whatever it
   // points at (the rename would replace the link, not its target).
   if (std::error_code EC = fs::status(Path, Status, /*Follow=*/false)) {
-    if (EC == std::errc::no_such_file_or_directory)
-      return true; // a new file
+    if (EC == std::errc::no_such_file_or_directory) {
+      // A new file, where one can be made.
+      llvm::StringRef Dir = llvm::sys::path::parent_path(Path);
+      if (Dir.empty() || fs::is_directory(Dir))
+        return true;
+      Error = "cannot write '" + Path.str() + "': no directory '" + Dir.str() +
+              "'";
+      return false;
+    }
     Error = "cannot write '" + Path.str() + "': " + EC.message();
     return false;
   }

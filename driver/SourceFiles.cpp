@@ -40,6 +40,9 @@ std::optional<SourceSnapshot> readSourceFile(llvm::StringRef Path,
     return Fail(Buffer.getError());
   S.Bytes = (*Buffer)->getBuffer().str();
   S.ID = Status.getUniqueID();
+  llvm::SmallString<256> Real;
+  if (!fs::real_path(Path, Real))
+    S.RealPath = std::string(Real);
   return S;
 }
 
@@ -97,7 +100,7 @@ public:
   llvm::ErrorOr<llvm::vfs::Status> status(const llvm::Twine &Path) override {
     auto S = ProxyFileSystem::status(Path);
     if (S)
-      if (const SourceSnapshot *P = pinned(*S))
+      if (auto P = pinned(Path, *S))
         return llvm::vfs::Status::copyWithNewSize(*S, P->Bytes.size());
     return S;
   }
@@ -109,19 +112,32 @@ public:
       return F;
     if (!Pinned.empty())
       if (auto S = (*F)->status())
-        for (const auto &P : Pinned)
-          if (P->ID == S->getUniqueID())
-            return std::unique_ptr<llvm::vfs::File>(
-                std::make_unique<PinnedFile>(*S, P));
+        if (auto P = pinned(Path, *S))
+          return std::unique_ptr<llvm::vfs::File>(
+              std::make_unique<PinnedFile>(*S, P));
     return std::unique_ptr<llvm::vfs::File>(
         std::make_unique<UnmappedFile>(std::move(*F)));
   }
 
 private:
-  const SourceSnapshot *pinned(const llvm::vfs::Status &S) const {
+  /// The snapshot Path is: the same inode, or (after a rename over it) the
+  /// same real path. The real path is asked only for a file of the same
+  /// name, not for each of LibTorch's headers.
+  std::shared_ptr<const SourceSnapshot> pinned(const llvm::Twine &Path,
+                                               const llvm::vfs::Status &S) {
     for (const auto &P : Pinned)
       if (P->ID == S.getUniqueID())
-        return P.get();
+        return P;
+    llvm::SmallString<256> Name;
+    Path.toVector(Name);
+    for (const auto &P : Pinned) {
+      if (P->RealPath.empty() || llvm::sys::path::filename(Name) !=
+                                     llvm::sys::path::filename(P->RealPath))
+        continue;
+      llvm::SmallString<256> Real;
+      if (!getRealPath(Name, Real) && Real == P->RealPath)
+        return P;
+    }
     return nullptr;
   }
   std::vector<std::shared_ptr<const SourceSnapshot>> Pinned;

@@ -8,8 +8,9 @@
 //    and every source the driver reads through readSourceFile.
 // 2. One version per run. The file being analysed is read once, before
 //    clang starts; clang is given exactly those bytes (found by device and
-//    inode, whatever path the compile command spells it by), and the
-//    checks, NOLINT and --fix work on the same bytes. Reading it again
+//    inode, whatever path the compile command spells it by, or by its real
+//    path once a new file was renamed over it), and the checks, NOLINT and
+//    --fix work on the same bytes. Reading it again
 //    after the analysis put fix-its made for one version into another.
 // 3. Fixes go only where the analysis was. Before writing, the file is
 //    read again and compared with the analysed bytes; a file that changed
@@ -36,10 +37,13 @@
 
 namespace tma {
 
-/// A file's bytes as read at one moment, and which file they came from.
+/// A file's bytes as read at one moment, and which file they came from:
+/// its device and inode, and its path with every link resolved (an editor
+/// that saves by renaming a new file over it gives the path a new inode).
 struct SourceSnapshot {
   std::string Bytes;
   llvm::sys::fs::UniqueID ID;
+  std::string RealPath;
 };
 
 /// Reads Path (following links) into owned memory: its bytes and its
@@ -49,8 +53,8 @@ std::optional<SourceSnapshot> readSourceFile(llvm::StringRef Path,
                                              std::string *Error = nullptr);
 
 /// Base as clang should read it: every file's contents copied into memory,
-/// never mapped; and each file of Pinned (by device and inode) as the
-/// bytes given, whatever its contents on disk are by now.
+/// never mapped; and each file of Pinned (by device and inode, or by its
+/// real path) as the bytes given, whatever is on disk by now.
 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
 unmappedFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> Base,
                    std::vector<std::shared_ptr<const SourceSnapshot>> Pinned = {});

@@ -99,6 +99,17 @@ TEST_F(SourceFilesTest, PinnedFileIsTheSnapshotUnderAnyName) {
     ASSERT_TRUE(Buffer) << Name;
     EXPECT_EQ((*Buffer)->getBuffer(), "int analysed;\n") << Name;
   }
+  // Replaced by a rename (a new inode under the same name), as editors
+  // and checkouts do: still the snapshot.
+  std::string Fresh = write("fresh.cpp", "int renamed_over_it;\n");
+  ASSERT_FALSE(fs::rename(Fresh, A));
+  EXPECT_EQ((*FS->getBufferForFile(A))->getBuffer(), "int analysed;\n");
+  // Through a linked directory too (the same file name: only those are
+  // compared by real path).
+  ASSERT_FALSE(fs::create_link(Dir, path("linked-dir")));
+  EXPECT_EQ((*FS->getBufferForFile(path("linked-dir/a.cpp")))->getBuffer(),
+            "int analysed;\n");
+  EXPECT_EQ(FS->status(A)->getSize(), Pinned->Bytes.size());
   // Other files are read as they are.
   std::string B = write("b.cpp", "int b;\n");
   EXPECT_EQ((*FS->getBufferForFile(B))->getBuffer(), "int b;\n");
