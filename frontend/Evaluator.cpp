@@ -111,17 +111,27 @@ std::string lambdaTraceName(const FunctionDecl &FD) {
 /// FD's trace; run again when the first run showed the rank of a parameter
 /// it did not know (a view of it to the product of its own sizes), so that
 /// its later uses are answered too. The second run states that rank.
+/// Run once more, seeded with the facts the code states, when one of them
+/// contradicted an assumption made before it (a TORCH_CHECK(x.size(1) ==
+/// 1) after a decision that assumed x.size(1) >= 2): the answers before the
+/// check rested on an assumption no input that passes it satisfies.
 static FunctionTrace analyzeNamed(ASTContext &Ctx, const FunctionDecl &FD,
                                   const AnalysisOptions &Opts,
                                   const std::string &Name) {
   FunctionEvaluator First(Ctx, FD, Opts, Name);
   FunctionTrace T = First.run();
   std::map<std::string, int64_t> Hints = First.viewRankHints();
-  if (Hints.empty())
+  if (!Hints.empty()) {
+    FunctionEvaluator Second(Ctx, FD, Opts, Name);
+    Second.setRankHints(Hints);
+    T = Second.run();
+  }
+  if (!T.Env || !T.Env->factContradictedAssumption())
     return T;
-  FunctionEvaluator Second(Ctx, FD, Opts, Name);
-  Second.setRankHints(std::move(Hints));
-  return Second.run();
+  FunctionEvaluator Seeded(Ctx, FD, Opts, Name);
+  Seeded.setRankHints(std::move(Hints));
+  Seeded.seedFacts(*T.Env);
+  return Seeded.run();
 }
 
 FunctionTrace analyzeFunction(ASTContext &Ctx, const FunctionDecl &FD,

@@ -138,6 +138,10 @@ public:
   void setRankHints(std::map<std::string, int64_t> Hints) {
     RankHints = std::move(Hints);
   }
+  /// The facts an earlier run of the same function found its code to
+  /// state (ShapeEnv::seedFacts), known from the first statement on.
+  void seedFacts(const ShapeEnv &From) { Env->seedFacts(From); }
+
   /// After run(): each tensor parameter of unknown rank whose element count
   /// the code showed to be the product of its first k sizes
   /// (`x.view({x.size(0), x.size(1) / 4, 4, x.size(2)})` goes on only

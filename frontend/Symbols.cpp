@@ -1255,18 +1255,28 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     case BO_Mul: R = *A * *B; break;
     default: {
       // C++ truncates; SymSize floors. They agree on a non-negative
-      // dividend and a positive divisor: stated when facts do not show it.
-      // A divisor the facts show may be 0 or negative (or a dividend that
-      // is negative) is no size: nothing is assumed against the facts.
-      if (Env->decideFromFacts(SymRelation::gt(*B, 0)) == Tri::False ||
-          Env->decideFromFacts(SymRelation::ge(*A, 0)) == Tri::False)
+      // dividend and a positive divisor. A divisor is stated positive when
+      // the facts do not show it (one they show may be 0 or negative is no
+      // size). A dividend that may be negative (`(x.size(0) - 3) / 2`, a
+      // size that may be smaller than a kernel) is no reason to assume
+      // anything: trunc(a / b) is max(a, 0) / b - max(-a, 0) / b exactly,
+      // and a % b is a - b * trunc(a / b).
+      if (Env->decideFromFacts(SymRelation::gt(*B, 0)) == Tri::False)
         return std::nullopt;
-      ShapeEnv::Range RA = Env->range(*A), RB = Env->range(*B);
-      if (!RA.Lo || *RA.Lo < 0)
-        Env->assume(SymRelation::ge(*A, 0));
+      ShapeEnv::Range RB = Env->range(*B);
       if (!RB.Lo || *RB.Lo < 1)
         Env->assume(SymRelation::gt(*B, 0));
-      R = Op == BO_Div ? SymSize::floorDiv(*A, *B) : SymSize::mod(*A, *B);
+      if (Env->decideFromFacts(SymRelation::ge(*A, 0)) == Tri::True) {
+        R = Op == BO_Div ? SymSize::floorDiv(*A, *B) : SymSize::mod(*A, *B);
+        break;
+      }
+      SymSize Quotient = SymSize::floorDiv(SymSize::max(*A, 0), *B);
+      // The negative part only where it can be nonzero: a dividend of at
+      // least 1 - b truncates to 0 below zero (max(x.size(0) - 1, 0) / 2).
+      SymSize Negative = SymSize::floorDiv(SymSize::max(-*A, 0), *B);
+      if (Env->range(Negative).Hi != 0)
+        Quotient = Quotient - Negative;
+      R = Op == BO_Div ? Quotient : *A - *B * Quotient;
       break;
     }
     }

@@ -51,6 +51,22 @@ Tri sizeLe(const SymSize &A, const SymSize &B) {
   return decide(SymRelation::Le, A, B);
 }
 
+static Tri fromFacts(SymRelation::Op Op, const SymSize &A, const SymSize &B) {
+  if (A.isError() || B.isError())
+    return Tri::Unknown;
+  Tri T = structural(Op, A, B);
+  if (T != Tri::Unknown || !Current)
+    return T;
+  return Current->decideFromFacts(SymRelation{Op, A, B});
+}
+
+Tri sizeGtFromFacts(const SymSize &A, const SymSize &B) {
+  return fromFacts(SymRelation::Gt, A, B);
+}
+Tri sizeGeFromFacts(const SymSize &A, const SymSize &B) {
+  return fromFacts(SymRelation::Ge, A, B);
+}
+
 Tri sizeDivides(const SymSize &B, const SymSize &A) {
   if (A.isError() || B.isError())
     return Tri::Unknown;
@@ -169,7 +185,7 @@ Tri shapeIsEmpty(const std::vector<SymSize> &Sizes) {
     if (Zero == Tri::Unknown) {
       if (S.isError())
         return Tri::Unknown;
-      Current->assume(SymRelation::ge(S, 2));
+      Current->assume(SymRelation::ge(S, 1));
     }
   }
   return Tri::False;

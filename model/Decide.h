@@ -51,6 +51,10 @@ inline Tri sizeGt(const SymSize &A, const SymSize &B) { return sizeLt(B, A); }
 inline Tri sizeGe(const SymSize &A, const SymSize &B) { return sizeLe(B, A); }
 /// Whether B divides A.
 Tri sizeDivides(const SymSize &B, const SymSize &A);
+/// A > B and A >= B from the facts alone: never assumes, never records
+/// (for questions whose undecided answer has a fallback that needs none).
+Tri sizeGtFromFacts(const SymSize &A, const SymSize &B);
+Tri sizeGeFromFacts(const SymSize &A, const SymSize &B);
 
 /// A and B are equal on every path where the program goes on (LibTorch
 /// throws otherwise): recorded as an assumption when the facts do not
@@ -77,7 +81,7 @@ bool requireCondition(const std::string &Cpp);
 /// from the inputs (`x.size(2) / n_head`) as to the inputs' own.
 Tri dimIsOne(const SymSize &S);
 /// Whether a tensor of these sizes has no elements, each undecided dim
-/// assumed non-empty the same way (`S >= 2`).
+/// assumed non-empty (`S >= 1`: a size of 1 decides nothing here).
 Tri shapeIsEmpty(const std::vector<SymSize> &Sizes);
 
 /// max / min, resolved when a decision settles which side is larger.

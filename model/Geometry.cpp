@@ -120,6 +120,19 @@ std::optional<SymSize> checkedStorageBytes(const Shape &Sizes,
       return std::nullopt;
     return SymSize(static_cast<int64_t>(Size));
   }
+  // Packed strides from offset 0 span numel elements, empty or not: no
+  // size needs to be assumed non-empty (zeros({n}) is 4·n bytes at n = 0).
+  if (Offset.constant() == 0) {
+    Shape Packed = packedStridesOfNonEmpty(Sizes);
+    bool IsPacked = true;
+    for (size_t I = 0; I < Sizes.size() && IsPacked; ++I)
+      IsPacked = Strides[I].identical(Packed[I]);
+    if (IsPacked) {
+      SymSize Bytes = numel(Sizes) * ItemSize;
+      if (!Bytes.isError())
+        return Bytes;
+    }
+  }
   SymSize Size = 1;
   for (size_t I = 0; I < Sizes.size(); ++I) {
     Tri Empty = sizeEq(Sizes[I], 0);
@@ -152,7 +165,10 @@ Shape contiguousStrides(const Shape &Sizes) {
   SymSize Next = 1;
   for (size_t I = Sizes.size(); I-- > 0;) {
     Strides[I] = Next;
-    Next = Next * sizeMax(Sizes[I], 1);
+    // The outermost size is in no stride: asking whether it is 0 would
+    // state an assumption nothing needs (`n >= 1` for zeros({n})).
+    if (I > 0)
+      Next = Next * sizeMax(Sizes[I], 1);
   }
   return Strides;
 }
@@ -262,8 +278,12 @@ Tri isNonOverlappingAndDense(const Shape &Sizes, const Shape &Strides) {
   size_t Rank = Sizes.size();
   if (Rank == 0)
     return Tri::True;
-  if (Rank == 1)
+  // Asked in turn: a question a verdict does not need records nothing.
+  if (Rank == 1) {
+    if (Contiguous == Tri::True || sizeEq(Strides[0], 1) == Tri::True)
+      return Tri::True;
     return triOr(Contiguous, triOr(sizeLt(Sizes[0], 2), sizeEq(Strides[0], 1)));
+  }
   // Size-0/1 dims sort last; the rest by stride (std::sort, as ATen does:
   // ties cannot change the verdict). Every comparison must be decided.
   std::vector<Tri> Small(Rank);
@@ -664,6 +684,12 @@ Tri broadcastShapes(const Shape &A, const Shape &B, Shape &Out) {
   for (size_t I = 0; I < Rank; ++I) {
     SymSize DA = I < Rank - A.size() ? SymSize(1) : A[I - (Rank - A.size())];
     SymSize DB = I < Rank - B.size() ? SymSize(1) : B[I - (Rank - B.size())];
+    // A dim of 1 (a missing one, a scalar's) takes the other side as it
+    // is: nothing about that side needs deciding (or assuming).
+    if (DA.constant() == 1 || DB.constant() == 1) {
+      Out[I] = DA.constant() == 1 ? DB : DA;
+      continue;
+    }
     Tri Same = sizeEq(DA, DB);
     if (Same == Tri::True) {
       Out[I] = DA;

@@ -128,7 +128,14 @@ void Interpreter::notePeak(std::optional<SymSize> ExtraBytes) {
     PeakKnown = false;
     return;
   }
-  Tri Higher = sizeGt(*Now, PeakBytes);
+  // Reaching the peak again is enough to name this statement: when the
+  // facts show Now >= PeakBytes (4·n after nothing), no size is assumed
+  // to tell a tie from a rise.
+  Tri Higher = sizeGtFromFacts(*Now, PeakBytes);
+  if (Higher == Tri::Unknown && sizeGeFromFacts(*Now, PeakBytes) == Tri::True)
+    Higher = Tri::True;
+  if (Higher == Tri::Unknown)
+    Higher = sizeGt(*Now, PeakBytes);
   if (Higher == Tri::Unknown) {
     // Which moment is the peak depends on the sizes: the peak is the
     // larger of the two, and its statement is not one statement.

@@ -566,12 +566,18 @@ std::optional<int64_t> ShapeEnv::defaultLower(const SymbolInfo &S,
                                               const Mode &M) const {
   if (!M.Defaults || !S.SizeLike)
     return std::nullopt;
-  if (M.Only && !M.Only->count(S.Name))
+  int64_t Floor = M.Floor;
+  if (M.Only) {
+    auto It = M.Only->find(S.Name);
+    if (It == M.Only->end())
+      return std::nullopt;
+    Floor = It->second;
+  }
+  // A fact that says less (n <= 1 against the floor 2) wins over the
+  // default; one that says as much makes it no assumption.
+  if ((S.Upper && *S.Upper < Floor) || (S.Lower && *S.Lower >= Floor))
     return std::nullopt;
-  // A fact that says less (n <= 1) wins over the default.
-  if ((S.Upper && *S.Upper < 2) || (S.Lower && *S.Lower >= 2))
-    return std::nullopt;
-  return 2;
+  return Floor;
 }
 
 // ------------------------------------------------------------- reduction --
@@ -719,8 +725,13 @@ SymSize ShapeEnv::pruneMinMax(const SymSize &E, bool Record) {
           for (size_t J = 0; J < Args.size(); ++J) {
             if (I == J || Dropped[I] || Dropped[J])
               continue;
+            // Only an operand dropped needs an assumption: a default that
+            // merely shows the other order (1 >= n is false for n >= 2)
+            // is not recorded.
             SymRelation Ge = SymRelation::ge(Args[I], Args[J]);
-            Tri T = Record ? decide(Ge) : decideWith(Ge, Mode{});
+            Tri T = decideWith(Ge, Mode{});
+            if (T == Tri::Unknown && Record && decideWithDefaults(Ge) == Tri::True)
+              T = decide(Ge);
             if (T == Tri::True)
               Dropped[IsMax ? J : I] = true;
           }
@@ -889,42 +900,70 @@ Tri ShapeEnv::decideWithDefaults(const SymRelation &R) const {
   return decideWith(R, All);
 }
 
+/// The weakest defaults that still give R the answer Answer: only the
+/// symbols whose default is needed (dropped one at a time while the answer
+/// stands), each assumed non-empty (>= 1) where that suffices and >= 2
+/// only where the decision needs a size that is not 1 either. nullopt when
+/// not even every symbol at 2 gives Answer.
+std::optional<std::map<std::string, int64_t>>
+ShapeEnv::weakestDefaults(const SymRelation &R, Tri Answer) const {
+  Mode All;
+  All.Defaults = true;
+  std::map<std::string, int64_t> Floors;
+  for (const std::string &S : reduce(reduce(R.L) - reduce(R.R)).symbols()) {
+    const SymbolInfo *I = info(S);
+    if (I && defaultLower(*I, All))
+      Floors[S] = 2;
+  }
+  Mode Some;
+  Some.Defaults = true;
+  Some.Only = &Floors;
+  if (decideWith(R, Some) != Answer)
+    return std::nullopt;
+  std::vector<std::string> Candidates;
+  for (const auto &KV : Floors)
+    Candidates.push_back(KV.first);
+  for (const std::string &S : Candidates) {
+    Floors.erase(S);
+    if (decideWith(R, Some) != Answer)
+      Floors[S] = 2;
+  }
+  for (auto &KV : Floors) {
+    KV.second = 1;
+    if (decideWith(R, Some) != Answer)
+      KV.second = 2;
+  }
+  return Floors;
+}
+
 Tri ShapeEnv::decide(const SymRelation &R) {
   Tri T = decideWith(R, Mode{});
   if (T != Tri::Unknown)
     return T;
-  Mode All;
-  All.Defaults = true;
-  T = decideWith(R, All);
+  // Non-empty sizes first: a decision that needs no more (max(s, 1) is s)
+  // must not exclude the sizes of 1 a caller may pass (a checked
+  // x.size(1) == 1, a --assume x.size(1)=1).
+  Mode NonEmpty;
+  NonEmpty.Defaults = true;
+  NonEmpty.Floor = 1;
+  T = decideWith(R, NonEmpty);
+  if (T == Tri::Unknown)
+    T = decideWithDefaults(R);
   if (T == Tri::Unknown)
     return T;
-  // The defaults settled it: keep only the symbols whose default was
-  // needed, dropping them one at a time while the answer stands.
-  std::vector<std::string> Candidates;
-  for (const std::string &S : reduce(reduce(R.L) - reduce(R.R)).symbols()) {
-    const SymbolInfo *I = info(S);
-    if (I && defaultLower(*I, All))
-      Candidates.push_back(S);
-  }
-  std::set<std::string> Needed(Candidates.begin(), Candidates.end());
-  for (const std::string &S : Candidates) {
-    Needed.erase(S);
-    Mode Some;
-    Some.Defaults = true;
-    Some.Only = &Needed;
-    if (decideWith(R, Some) != T)
-      Needed.insert(S);
-  }
+  auto Floors = weakestDefaults(R, T);
+  if (!Floors)
+    return Tri::Unknown;
   std::vector<const SymbolInfo *> Ordered;
-  for (const std::string &S : Needed)
-    Ordered.push_back(info(S));
+  for (const auto &KV : *Floors)
+    Ordered.push_back(info(KV.first));
   std::sort(Ordered.begin(), Ordered.end(),
             [](const SymbolInfo *A, const SymbolInfo *B) {
               return A->Order < B->Order;
             });
   for (const SymbolInfo *S : Ordered) {
-    SymRelation A = SymRelation::ge(SymSize::symbol(S->Name), 2);
-    recordAssumption({A.toCpp(), A});
+    SymRelation A = SymRelation::ge(SymSize::symbol(S->Name), Floors->at(S->Name));
+    recordAssumption({A.toCpp(), A, /*FromDefaults=*/true});
   }
   return T;
 }

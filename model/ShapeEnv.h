@@ -11,12 +11,13 @@
 //     `x.size(1)` everywhere), bounds narrow a symbol's range, other
 //     inequalities, disequalities and divisibility are kept as facts.
 //  3. Decisions are three-valued. They try the facts alone first. Only when
-//     the facts cannot settle a decision do they use the default
-//     assumption PyTorch itself makes (0/1 specialisation: a size-like
-//     symbol is >= 2); when that settles it, the assumption is recorded for
-//     exactly the symbols it was needed for (greedily minimised) and the
-//     report lists it (`x.size(1) >= 2`). A decision neither settles is
-//     Unknown: never a silent guess.
+//     the facts cannot settle a decision do they use a default assumption:
+//     a size-like symbol is not empty (>= 1), or, where that does not
+//     settle it, the one PyTorch itself makes (0/1 specialisation: >= 2).
+//     The assumption is recorded for exactly the symbols it was needed for
+//     (greedily minimised), each no stricter than needed, and the report
+//     lists it (`x.size(0) >= 1`, `x.size(1) >= 2`). A decision neither
+//     settles is Unknown: never a silent guess.
 //  4. Ranges are proven three ways and the tighter bound wins: interval
 //     arithmetic over the atoms; the same after shifting every atom to
 //     its lower bound (a = lo + a', a' >= 0), which proves things like
@@ -117,6 +118,17 @@ public:
   FactResult addFact(const SymRelation &R);
   /// The facts as the code stated them, in order.
   const std::vector<SymRelation> &facts() const { return FactLog; }
+  /// Whether a fact the code states (addFact) contradicted an assumption
+  /// recorded before it: what was answered on that assumption holds for no
+  /// input that gets past the fact.
+  bool factContradictedAssumption() const { return FactAgainstAssumption; }
+  /// Starts an empty environment with the facts From's code stated, for
+  /// an analysis of the same function again: its decisions then never
+  /// assume against them, before the statement that states them as after
+  /// (an input that fails the check never gets past it). Their symbols are
+  /// declared first, in From's order and with From's kinds, so that the
+  /// equalities substitute the same way.
+  void seedFacts(const ShapeEnv &From);
 
   /// States an assumption the analysis needs (`x.size(2) % n == 0` before a
   /// view): recorded for the report and then used as a fact.
@@ -208,13 +220,21 @@ public:
 private:
   struct Mode {
     bool Defaults = false;
-    /// With Defaults: only these symbols get the default (all when null).
-    const std::set<std::string> *Only = nullptr;
+    /// With Defaults: the bound each size-like symbol is assumed to reach
+    /// (1: not empty; 2: PyTorch's 0/1 specialisation).
+    int64_t Floor = 2;
+    /// With Defaults: only these symbols get a default, each its own
+    /// floor (all of them get Floor when null).
+    const std::map<std::string, int64_t> *Only = nullptr;
   };
   struct Assumption {
     std::string Cpp;
     std::optional<SymRelation> Rel;
+    /// A default a decision needed (decide), not used as a fact: a fact
+    /// stated later that implies it makes it no assumption (listed()).
+    bool FromDefaults = false;
   };
+  bool listed(const Assumption &A) const;
 
   FactResult addFactImpl(const SymRelation &R, bool Log);
   SymSize reduce(const SymSize &E) const;
@@ -226,6 +246,8 @@ private:
   Tri knownMultiple(const SymSize &A, const SymSize &B) const;
   SymSize pruneMinMax(const SymSize &E, bool Record);
   std::optional<int64_t> defaultLower(const SymbolInfo &S, const Mode &M) const;
+  std::optional<std::map<std::string, int64_t>>
+  weakestDefaults(const SymRelation &R, Tri Answer) const;
   void recordAssumption(Assumption A);
   void addSubstitution(const std::string &Name, const SymSize &Value);
   void invalidate() { ReduceCache.clear(); }
@@ -241,6 +263,7 @@ private:
   std::vector<SymRelation> FactLog;
   std::vector<Assumption> Assumptions;
   SymBindings Bound;
+  bool FactAgainstAssumption = false;
   mutable std::unordered_map<SymSize, SymSize> ReduceCache;
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 
 namespace tma {
 
@@ -173,15 +174,56 @@ ShapeEnv::FactResult ShapeEnv::addFactImpl(const SymRelation &R, bool Log) {
   }
   invalidate();
   for (const Assumption &A : Assumptions)
-    if (A.Rel && decideWith(*A.Rel, Mode{}) == Tri::False)
+    if (A.Rel && decideWith(*A.Rel, Mode{}) == Tri::False) {
+      FactAgainstAssumption |= Log;
       return FactResult::ContradictsAssumption;
+    }
   return FactResult::Added;
 }
 
+void ShapeEnv::seedFacts(const ShapeEnv &From) {
+  std::set<std::string> Used;
+  for (const SymRelation &F : From.FactLog)
+    for (const SymSize *Side : {&F.L, &F.R})
+      for (const std::string &Name : Side->symbols())
+        Used.insert(Name);
+  for (const SymbolInfo *S : From.symbolsInOrder())
+    if (Used.count(S->Name)) {
+      declare(S->Name, S->Kind);
+      if (S->SizeLike)
+        markSizeLike(S->Name);
+    }
+  for (const SymRelation &F : From.FactLog)
+    addFactImpl(F, /*Log=*/false);
+}
+
+namespace {
+/// (s, c) when R is `s >= c` for a symbol s.
+std::optional<std::pair<std::string, int64_t>> symbolFloor(const SymRelation &R) {
+  if (R.Kind != SymRelation::Ge)
+    return std::nullopt;
+  auto Name = R.L.symbolName();
+  auto C = R.R.constant();
+  if (!Name || !C)
+    return std::nullopt;
+  return std::make_pair(*Name, *C);
+}
+} // namespace
+
 void ShapeEnv::recordAssumption(Assumption A) {
-  for (const Assumption &Old : Assumptions)
+  // One bound per symbol, the strongest: `s >= 2` replaces an earlier
+  // `s >= 1` where it was listed, and makes a later one redundant.
+  auto Floor = A.Rel ? symbolFloor(*A.Rel) : std::nullopt;
+  for (Assumption &Old : Assumptions) {
     if (Old.Cpp == A.Cpp)
       return;
+    auto OldFloor = Old.Rel ? symbolFloor(*Old.Rel) : std::nullopt;
+    if (Floor && OldFloor && OldFloor->first == Floor->first) {
+      if (OldFloor->second < Floor->second)
+        Old = std::move(A);
+      return;
+    }
+  }
   Assumptions.push_back(std::move(A));
 }
 
@@ -196,10 +238,15 @@ void ShapeEnv::assume(const std::string &CppCondition) {
   recordAssumption({CppCondition, std::nullopt});
 }
 
+bool ShapeEnv::listed(const Assumption &A) const {
+  return !A.FromDefaults || !A.Rel || decideWith(*A.Rel, Mode{}) != Tri::True;
+}
+
 std::vector<std::string> ShapeEnv::assumptions() const {
   std::vector<std::string> Out;
   for (const Assumption &A : Assumptions)
-    Out.push_back(A.Cpp);
+    if (listed(A))
+      Out.push_back(A.Cpp);
   return Out;
 }
 
@@ -263,7 +310,7 @@ std::vector<std::string> ShapeEnv::violations() const {
     if (F.evaluate(B) == Tri::False)
       Out.push_back(F.toCpp());
   for (const Assumption &A : Assumptions)
-    if (A.Rel && A.Rel->evaluate(B) == Tri::False)
+    if (listed(A) && A.Rel && A.Rel->evaluate(B) == Tri::False)
       Out.push_back(A.Cpp);
   return Out;
 }
@@ -275,7 +322,7 @@ std::vector<ShapeEnv::Violation> ShapeEnv::violationDetails() const {
     if (F.evaluate(B) == Tri::False)
       Out.push_back({F.toCpp(), true});
   for (const Assumption &A : Assumptions)
-    if (A.Rel && A.Rel->evaluate(B) == Tri::False)
+    if (listed(A) && A.Rel && A.Rel->evaluate(B) == Tri::False)
       Out.push_back({A.Cpp, false});
   return Out;
 }

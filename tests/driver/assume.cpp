@@ -20,3 +20,13 @@ torch::Tensor transpose_copy(const torch::Tensor &a) {
   auto y = a.t().contiguous();
   return y;
 }
+
+// A checked size of 1 (issue 32): the only legal value for x.size(1) is 1,
+// so --assume x.size(1)=1 must give numbers, never "breaks x.size(1) >= 2".
+torch::Tensor single_channel(const torch::Tensor &x) {
+  TORCH_CHECK(x.dim() == 4 && x.size(1) == 1, "x must be (N, 1, H, W)");
+  TORCH_CHECK(x.scalar_type() == torch::kFloat);
+  auto flat = x.squeeze(1);
+  auto doubled = flat * 2;
+  return doubled;
+}

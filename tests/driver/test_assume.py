@@ -17,6 +17,8 @@ tests/symbolic/cppexpr.py (written from the report's contract).
    (x.size(1) >= 2) warn on stderr and give no numbers for that function.
 6. A value that names no symbol warns on stderr (exit 0).
 7. The config's values, and --assume over them.
+8. A value a checked fact requires (TORCH_CHECK(x.size(1) == 1), then
+   --assume x.size(1)=1) is accepted: no assumption contradicts the fact.
 
 usage: test_assume.py <tensor-accountant> <source dir> <build dir>
 """
@@ -207,6 +209,22 @@ p = run(["--assume", "B=%d" % (2 * B), "assume.cpp"], cwd=work)
 check("(%s at B=%d, T=%d, C=%d)" % (mib(2 * QC_BYTES), 2 * B, T, C) in p.stdout,
       "--assume B=32 wins over the config's B=16:\n" + p.stdout)
 shutil.rmtree(work)
+
+# 8. The value a check requires.
+N1, H1, W1 = 2, 3, 5
+ONE = ["--assume", "x.size(0)=%d" % N1, "--assume", "x.size(1)=1",
+       "--assume", "x.size(2)=%d" % H1, "--assume", "x.size(3)=%d" % W1]
+r = json.loads(run(ONE + ["--format=json", FIXTURE]).stdout)
+f = function(r, "single_channel")
+check(not any(re.match(r"x\.size\(1\) >= ", a) for a in f.get("assumptions", [])) and
+      not f.get("assumed_values_violate"),
+      "single_channel: nothing assumed against x.size(1) == 1: %s" % f)
+p = run(ONE + [FIXTURE])
+block = p.stdout.split("single_channel")[1] if "single_channel" in p.stdout else ""
+check(p.returncode == 0 and "single_channel" not in p.stderr and
+      "(%d B at " % (4 * N1 * H1 * W1) in block,
+      "--assume x.size(1)=1 gives single_channel's numbers (%d B), no warning:\n%s%s"
+      % (4 * N1 * H1 * W1, block, p.stderr))
 
 if failures:
     print("%d failure(s)" % len(failures))

@@ -55,8 +55,8 @@ TEST(ShapeEnvTest, OnlyTheNeededAssumptionsAreRecorded) {
   Env3 E;
   // B*T - B = B*(T-1) >= 0 needs T >= 1, not anything about B.
   EXPECT_EQ(E.Env.decide(SymRelation::ge(E.B * E.T, E.B)), Tri::True);
-  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"x.size(1) >= 2"});
-  // (B-1)*(T-1) > 0 needs both.
+  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"x.size(1) >= 1"});
+  // (B-1)*(T-1) > 0 needs both at 2 (T's bound strengthened in place).
   EXPECT_EQ(E.Env.decide(SymRelation::gt((E.B - 1) * (E.T - 1), 0)), Tri::True);
   EXPECT_EQ(E.Env.assumptions(),
             (std::vector<std::string>{"x.size(1) >= 2", "x.size(0) >= 2"}));
@@ -161,7 +161,7 @@ TEST(ShapeEnvTest, MaxAndMinResolveUnderFactsAndDefaults) {
   Env3 E;
   // contiguous_strides multiplies max(size, 1).
   EXPECT_EQ(E.Env.max(E.C, 1), E.C);
-  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"x.size(2) >= 2"});
+  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"x.size(2) >= 1"});
   // A slice end clamped to the size: min(64, T) is open without a fact...
   EXPECT_EQ(E.Env.min(E.T, 64), SymSize::min(E.T, 64));
   // ...and settled by one.
@@ -407,10 +407,10 @@ TEST(ShapeEnvTest, QuotientsStayBelowWhatTheyDivide) {
   EXPECT_EQ(E.Env.decideFromFacts(SymRelation::le(Q, W)), Tri::True);
   EXPECT_EQ(E.Env.decideFromFacts(SymRelation::le(Q * 2, W)), Tri::True);
   EXPECT_EQ(E.Env.decideFromFacts(SymRelation::le(Q * 4, W)), Tri::Unknown);
-  // With 3 | w and w >= 2 (assumed), w / 3 >= 1, so w != w / 3.
+  // With 3 | w and w not empty (assumed), w / 3 >= 1, so w != w / 3.
   E.Env.addFact(SymRelation::multiple(W, 3));
   EXPECT_EQ(E.Env.decide(SymRelation::ne(W, Q)), Tri::True);
-  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"w.size(0) >= 2"});
+  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"w.size(0) >= 1"});
   // A symbolic divisor the facts show divides: C = h * (C / h), so
   // C / h < C once h >= 2 (C >= 2: C / h >= 1).
   SymSize H = E.Env.integer("h");
@@ -495,12 +495,13 @@ TEST(ShapeEnvTest, ARequirementAgainstADefaultIsStatedNotAThrow) {
   std::vector<std::string> A = Env.assumptions();
   EXPECT_NE(std::find(A.begin(), A.end(), "x.size(1) == 1"), A.end())
       << ::testing::PrintToString(A);
-  // A default that makes it true is still what is stated: 0 < x.size(2).
+  // A default that makes it true is what is stated, the weakest one that
+  // does: 0 < x.size(2) needs x.size(2) not empty.
   ShapeEnv Other;
   DecisionScope Inner(Other);
   SymSize H = Other.tensorSize("x", 2);
   EXPECT_EQ(requireLt(0, H), Tri::True);
-  EXPECT_EQ(Other.assumptions(), std::vector<std::string>{"x.size(2) >= 2"});
+  EXPECT_EQ(Other.assumptions(), std::vector<std::string>{"x.size(2) >= 1"});
   // A fact that contradicts it is a throw.
   ShapeEnv Checked;
   DecisionScope Third(Checked);
@@ -612,4 +613,49 @@ TEST(ShapeEnvTest, AFactAboutAQuotientBoundsIt) {
   EXPECT_EQ(Env.decideFromFacts(SymRelation::gt(Flat, 0)), Tri::True);
   EXPECT_EQ(Env.decideFromFacts(SymRelation::ge(A, 4)), Tri::True);
   EXPECT_EQ(Env.decideFromFacts(SymRelation::ge(A, 5)), Tri::Unknown);
+}
+
+TEST(ShapeEnvTest, DefaultsAreNoStricterThanTheDecisionNeeds) {
+  Env3 E;
+  // Not empty is enough for max(C, 1) == C and for C != 0...
+  EXPECT_EQ(E.Env.max(E.C, 1), E.C);
+  EXPECT_EQ(E.Env.eq(E.C, 0), Tri::False);
+  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"x.size(2) >= 1"});
+  // ...C == 1 needs the 0/1 specialisation: one bound per symbol, the
+  // strongest.
+  EXPECT_EQ(E.Env.eq(E.C, 1), Tri::False);
+  EXPECT_EQ(E.Env.assumptions(), std::vector<std::string>{"x.size(2) >= 2"});
+  // 1 >= T is false for T >= 2 but drops nothing from max(T, 1): nothing
+  // is assumed to show it.
+  ShapeEnv Env;
+  SymSize N = Env.integer("n");
+  Env.markSizeLike("n");
+  EXPECT_EQ(Env.max(1, N), N);
+  EXPECT_EQ(Env.assumptions(), std::vector<std::string>{"n >= 1"});
+}
+
+TEST(ShapeEnvTest, AFactImplyingADefaultMakesItNoAssumption) {
+  Env3 E;
+  EXPECT_EQ(E.Env.max(E.T, 1), E.T); // x.size(1) >= 1
+  EXPECT_EQ(E.Env.addFact(SymRelation::eq(E.T, 1)), ShapeEnv::FactResult::Added);
+  EXPECT_TRUE(E.Env.assumptions().empty());
+  EXPECT_FALSE(E.Env.factContradictedAssumption());
+  ASSERT_TRUE(E.Env.bind("x.size(1)", 1));
+  EXPECT_TRUE(E.Env.violations().empty());
+}
+
+TEST(ShapeEnvTest, AFactAgainstADefaultSeedsAnotherRun) {
+  Env3 First;
+  EXPECT_EQ(First.Env.eq(First.T, 1), Tri::False); // x.size(1) >= 2
+  EXPECT_EQ(First.Env.addFact(SymRelation::eq(First.T, 1)),
+            ShapeEnv::FactResult::ContradictsAssumption);
+  EXPECT_TRUE(First.Env.factContradictedAssumption());
+  // The run again knows the fact from its first decision on.
+  ShapeEnv Seeded;
+  Seeded.seedFacts(First.Env);
+  SymSize T = Seeded.tensorSize("x", 1);
+  EXPECT_EQ(Seeded.eq(T, 1), Tri::True);
+  EXPECT_TRUE(Seeded.assumptions().empty());
+  EXPECT_TRUE(Seeded.facts().empty()); // logged where the code states it
+  EXPECT_EQ(Seeded.info("x.size(1)")->Kind, SymbolKind::Size);
 }

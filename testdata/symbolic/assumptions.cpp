@@ -1,0 +1,51 @@
+// What the report assumes about sizes (issue 32, item 4): never against a
+// fact the function checks, no stricter than a decision needs, and no
+// rewriting of C++'s truncating division that would need one.
+//
+// Input shapes for the differential test: testdata/symbolic/inputs.json
+// (sizes of 0 and 1 included where the code allows them).
+#include <torch/torch.h>
+
+// A checked single channel: x.size(1) == 1 is a fact, so no assumption
+// may say x.size(1) >= 2 (--assume x.size(1)=1 is the only legal input).
+torch::Tensor single_channel(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 4 && x.size(1) == 1, "x must be (N, 1, H, W)");
+  auto flat = x.squeeze(1);
+  auto doubled = flat * 2;
+  return doubled;
+}
+
+// The check comes after a copy whose layout depends on x.size(1): with
+// x.size(1) == 1 the transpose is already contiguous and contiguous()
+// returns it (a view of x, no copy).
+torch::Tensor check_after_use(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 3, "x must be 3-d");
+  auto t = x.transpose(0, 1).contiguous();
+  TORCH_CHECK(x.size(1) == 1, "one row");
+  auto y = t.view({-1});
+  return y;
+}
+
+// A pooled length the way people write it: C++ truncates toward zero, so
+// for x.size(0) == 2 the length is 1 and for 0 or 1 it is 0.
+torch::Tensor truncated_length(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 1);
+  auto k = (x.size(0) - 3) / 2 + 1;
+  auto out = torch::zeros({k});
+  return out;
+}
+
+// (x.size(0) - 1) / 2 truncates to 0 at x.size(0) == 0: the length is
+// max(x.size(0) - 1, 0) / 2 + 1 exactly, or (x.size(0) + 1) / 2 on a
+// non-empty x (stated).
+torch::Tensor half_length(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 1);
+  auto half = torch::ones({(x.size(0) - 1) / 2 + 1});
+  return half;
+}
+
+// A size used only as a size: nothing about it needs assuming.
+torch::Tensor zeros_of_length(int64_t n) {
+  auto z = torch::zeros({n});
+  return z;
+}
