@@ -121,15 +121,47 @@ static FunctionTrace analyzeNamed(ASTContext &Ctx, const FunctionDecl &FD,
   FunctionEvaluator First(Ctx, FD, Opts, Name);
   FunctionTrace T = First.run();
   std::map<std::string, int64_t> Hints = First.viewRankHints();
+  std::map<std::string, int64_t> Stated = First.statedRanks();
+  std::set<std::string> Refuted = First.statedRanksRefuted();
+  std::map<std::string, std::string> NoRank;
   if (!Hints.empty()) {
     FunctionEvaluator Second(Ctx, FD, Opts, Name);
     Second.setRankHints(Hints);
     T = Second.run();
+    Stated = Second.statedRanks();
+    Refuted = Second.statedRanksRefuted();
+  }
+  // A stated rank a later statement refutes (Linear's documented 2-d
+  // input, where the code reads x.size(2)): the next ranks in turn, up to
+  // 4; a parameter no rank fits is unknown, with the reason, rather than
+  // answered on a rank under which the function throws.
+  constexpr int64_t MaxTriedRank = 4;
+  while (!Refuted.empty()) {
+    for (const std::string &P : Refuted) {
+      int64_t Next = Stated.at(P) + 1;
+      if (Next <= MaxTriedRank) {
+        Hints[P] = Next;
+        continue;
+      }
+      Hints.erase(P);
+      NoRank[P] = "no rank fits every statement (each rank from the one "
+                  "stated for it up to " + std::to_string(MaxTriedRank) +
+                  " makes a later one throw)";
+    }
+    FunctionEvaluator Retry(Ctx, FD, Opts, Name);
+    Retry.setRankHints(Hints);
+    for (const auto &[P, Reason] : NoRank)
+      Retry.setRankUnknown(P, Reason);
+    T = Retry.run();
+    Stated = Retry.statedRanks();
+    Refuted = Retry.statedRanksRefuted();
   }
   if (!T.Env || !T.Env->factContradictedAssumption())
     return T;
   FunctionEvaluator Seeded(Ctx, FD, Opts, Name);
   Seeded.setRankHints(std::move(Hints));
+  for (const auto &[P, Reason] : NoRank)
+    Seeded.setRankUnknown(P, Reason);
   Seeded.seedFacts(*T.Env);
   return Seeded.run();
 }

@@ -141,7 +141,22 @@ public:
   /// The facts an earlier run of the same function found its code to
   /// state (ShapeEnv::seedFacts), known from the first statement on.
   void seedFacts(const ShapeEnv &From) { Env->seedFacts(From); }
-
+  /// After run(): tensor parameters whose rank was stated, not shown (a
+  /// layer's documented rank, a matrix for t(), a rank from a view), by
+  /// name, with that rank.
+  const std::map<std::string, int64_t> &statedRanks() const {
+    return StatedRanks;
+  }
+  /// After run(): those of them a statement showed to have another rank
+  /// (it read x.size(2) of an x stated to be 2-d: LibTorch throws there).
+  const std::set<std::string> &statedRanksRefuted() const {
+    return StatedRankRefuted;
+  }
+  /// Parameters no rank fits (every one tried was refuted): unknown, with
+  /// this reason.
+  void setRankUnknown(std::string Name, std::string Reason) {
+    RankUnknown[std::move(Name)] = std::move(Reason);
+  }
   /// After run(): each tensor parameter of unknown rank whose element count
   /// the code showed to be the product of its first k sizes
   /// (`x.view({x.size(0), x.size(1) / 4, 4, x.size(2)})` goes on only
@@ -542,6 +557,9 @@ public:
   /// Tensor parameters of unknown rank, by name (viewRankHints reads them).
   std::vector<std::string> UnknownRankParameters;
   std::map<std::string, int64_t> RankHints;
+  std::map<std::string, int64_t> StatedRanks;
+  std::set<std::string> StatedRankRefuted;
+  std::map<std::string, std::string> RankUnknown;
   /// The tensors each return statement returns; nullopt: not followed.
   std::vector<std::optional<std::vector<ValueId>>> Returns;
   /// Parameters whose tensor the body changed (rebound by reference,

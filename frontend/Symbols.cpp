@@ -1060,6 +1060,13 @@ void FunctionEvaluator::declareParameters() {
       std::optional<int64_t> Rank = Ev.ExactRank;
       // From a use in a branch: the paths that skip it take any rank.
       bool AssumedOnSomePaths = Rank && Ev.OnSomePaths;
+      // A rank an earlier run showed (a view to its sizes), or the next one
+      // tried after a statement refuted the stated one: stated.
+      bool AssumedFromView = false;
+      if (auto Hint = RankHints.find(Name); !Rank && Hint != RankHints.end()) {
+        Rank = Hint->second;
+        AssumedFromView = true;
+      }
       // x.t() of a tensor of unknown rank: a matrix, stated (t() of a
       // vector is the vector itself, of more dims it throws).
       bool AssumedMatrix = !Rank && Ev.Transposed;
@@ -1070,12 +1077,6 @@ void FunctionEvaluator::declareParameters() {
       bool AssumedLayerRank = !Rank && Ev.LayerRank;
       if (AssumedLayerRank)
         Rank = Ev.LayerRank;
-      // A first run showed it from a view (viewRankHints): stated.
-      bool AssumedFromView = false;
-      if (auto Hint = RankHints.find(Name); !Rank && Hint != RankHints.end()) {
-        Rank = Hint->second;
-        AssumedFromView = true;
-      }
       TensorValue V;
       std::optional<SymSize> Bytes;
       // Without a check its dtype is the caller's: x.scalar_type(), whose
@@ -1090,11 +1091,18 @@ void FunctionEvaluator::declareParameters() {
       SetDType();
       // Sizes and bytes do not depend on it; answers that do say so.
       V.markUnknown("parameter '" + Name + "': its device is the caller's");
+      auto NoRank = RankUnknown.find(Name);
+      if (NoRank != RankUnknown.end())
+        Rank = std::nullopt;
+      else if (Rank && (AssumedMatrix || AssumedLayerRank || AssumedFromView))
+        StatedRanks[Name] = *Rank;
       if (Name.empty() || !Rank) {
         V = unknownTensor(
-            "parameter '" + Name +
-            "': its rank is not known (no dim() check, and no op "
-            "that fixes it)");
+            NoRank != RankUnknown.end()
+                ? "parameter '" + Name + "': " + NoRank->second
+                : "parameter '" + Name +
+                      "': its rank is not known (no dim() check, and no op "
+                      "that fixes it)");
         SetDType();
         // Its element count is still a symbol and, like any parameter, it
         // is assumed packed: a view or reshape of it to a full shape
@@ -1380,8 +1388,14 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
       return std::nullopt;
     int64_t Rank = static_cast<int64_t>(Dims->size());
     int64_t D = *K < 0 ? *K + Rank : *K;
-    if (D < 0 || D >= Rank)
-      return std::nullopt; // LibTorch throws: not a value
+    if (D < 0 || D >= Rank) {
+      // LibTorch throws: not a value. On a rank that was only stated, the
+      // statement says the rank is another one (analyzeFunction tries it).
+      if (const ParmVarDecl *P = unchangedTensorParameter(Obj, Mutated);
+          P && !Caller && StatedRanks.count(P->getName().str()))
+        StatedRankRefuted.insert(P->getName().str());
+      return std::nullopt;
+    }
     return (*Dims)[D];
   }
   if ((N == "dim" || N == "ndimension") && MC->getNumArgs() == 0 && V.Sizes)
