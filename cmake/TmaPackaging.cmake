@@ -35,6 +35,14 @@ set(TMA_PACKAGE_MAINTAINER
     "Tensor Memory Accountant developers <tensor-accountant@example.invalid>"
     CACHE STRING "The Maintainer field of the Debian package")
 set(CPACK_PACKAGE_CONTACT ${TMA_PACKAGE_MAINTAINER})
+
+# Debian policy 12.5: every package carries its copyright and license in
+# /usr/share/doc/<package>/copyright, machine-readable (DEP-5); Source and
+# Upstream-Contact are the configured repository and maintainer. Installed
+# by `cmake --install` too, so both install the same files.
+configure_file(${CMAKE_CURRENT_LIST_DIR}/debian-copyright.in
+  ${PROJECT_BINARY_DIR}/copyright @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "tensor memory linter for LibTorch (PyTorch C++) code")
 # Wrapped for the control file's extended description (CPack indents it).
@@ -54,6 +62,7 @@ set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/package)
 
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT) # <name>_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE ${TMA_REPOSITORY_URL})
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS

@@ -58,10 +58,14 @@ std::string encodePath(llvm::StringRef Path) {
 std::string helpBase(const FormatOptions &Options) {
   if (!Options.HelpBaseURI.empty())
     return Options.HelpBaseURI;
+  // The configured base (by default the release tag's pages in the
+  // project's repository, driver/CMakeLists.txt): a link code scanning can
+  // open, which a file:// URI on the analysing machine is not.
   if (llvm::StringRef(TMA_DOCS_BASE_URI).size())
     return TMA_DOCS_BASE_URI;
-  // An installed tool links to its installed pages, not to the source tree
-  // it was built from (which the user's machine does not have).
+  // Configured without a repository: an installed tool links to its
+  // installed pages, not to the source tree it was built from (which the
+  // user's machine does not have).
   std::string Dir = installedDocsDir();
   if (Dir.empty())
     Dir = TMA_DOCS_DIR;

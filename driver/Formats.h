@@ -31,8 +31,8 @@ struct FormatOptions {
   /// --warnings-as-errors globs: matching checks report as errors.
   std::string ErrorChecks;
   /// Where a rule's documentation lives: helpUri is Base + name + ".md".
-  /// Empty: the docs/checks directory of the source tree this tool was
-  /// built from, as a file:// URI.
+  /// Empty: the configured TMA_DOCS_BASE_URI (the release tag's pages in
+  /// the project's repository unless configured otherwise).
   std::string HelpBaseURI;
   /// Rows in the markdown table of the worst copies.
   unsigned MarkdownRows = 10;

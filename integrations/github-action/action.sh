@@ -3,13 +3,16 @@
 # root); each step of action.yml runs one subcommand:
 #
 #   action.sh install   install the .deb named by TMA_PACKAGE (a URL or a
-#                       path), or use a tensor-accountant already on PATH
+#                       path), else the release TMA_VERSION or the action's
+#                       ref names (its GitHub release asset), unless a
+#                       tensor-accountant of that version is on PATH
 #   action.sh prepare   choose the files and write the arguments every
 #                       later step uses into TMA_DIR (a directory under
 #                       RUNNER_TEMP); outputs dir, count, base
 #   action.sh sarif     TMA_DIR/tensor-accountant.sarif, for code scanning
 #   action.sh summary   the markdown summary: to the job summary and, when
-#                       TMA_COMMENT is true in a pull request, as a comment
+#                       TMA_COMMENT is true in a pull request, as the
+#                       comment (one per PR and category, edited in place)
 #   action.sh check     annotations on the diff; the exit status is the
 #                       gate (TMA_FAIL_ON, TMA_WARNINGS_AS_ERRORS)
 #
@@ -36,36 +39,90 @@ as_root() {
   fi
 }
 
-cmd_install() {
-  local package=${TMA_PACKAGE:-} deb
-  if [ -z "$package" ]; then
-    command -v tensor-accountant >/dev/null 2>&1 ||
-      die "no tensor-accountant: give the action 'package:' (the .deb's URL" \
-          "or path, see docs/integrations/ci.md) or install it in an earlier step"
-    echo "Using the installed $(command -v tensor-accountant)"
-  else
-    if [[ "$package" =~ ^https?:// ]]; then
-      deb="$RUNNER_TEMP/tensor-accountant-package/${package##*/}"
-      mkdir -p "${deb%/*}"
-      if command -v curl >/dev/null 2>&1; then
-        curl -fsSL --retry 3 -o "$deb" "$package" || die "cannot download $package"
-      elif command -v wget >/dev/null 2>&1; then
-        wget -q -O "$deb" "$package" || die "cannot download $package"
-      else
-        die "neither curl nor wget is installed to download $package"
-      fi
-    else
-      deb=$(realpath -e -- "$package" 2>/dev/null) || die "no such package file: $package"
-    fi
-    [[ "$deb" == *.deb ]] || die "'$package' is not a .deb"
-    local recommends=()
-    [ "${TMA_INSTALL_RECOMMENDS:-true}" = true ] || recommends=(--no-install-recommends)
-    as_root apt-get update -qq
-    # A path makes apt install the file and resolve its dependencies.
-    as_root env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y -qq "${recommends[@]}" "$deb"
+# The release this action's ref names: the `version` input, else the ref
+# the workflow pinned the action at (uses: owner/tensor-accountant@v0.1.0),
+# as a tag v<major>.<minor>.<patch>, into release_tag (a variable, not
+# output: die must end the script, not a command substitution); dies with
+# what to do when there is none.
+find_release_tag() {
+  local tag=${TMA_VERSION:-${TMA_ACTION_REF:-}} what
+  what="the action's ref '${TMA_ACTION_REF:-}' (uses: ...@<ref>)"
+  [ -n "${TMA_VERSION:-}" ] && what="'version: $TMA_VERSION'"
+  [[ "$tag" =~ ^[0-9] ]] && tag="v$tag"
+  if [[ ! "$tag" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+    die "no 'package:' to install and $what is not a release tag" \
+        "(v<major>.<minor>.<patch>) whose .deb could be downloaded: pin the" \
+        "action at a release (uses: <owner>/tensor-accountant@v1.2.3), set" \
+        "'version: v1.2.3', give 'package:' (a .deb URL or path), or install" \
+        "tensor-accountant in an earlier step"
   fi
+  release_tag=$tag
+}
+
+# The release asset of that tag for this machine's architecture (into
+# asset_url), on the repository the action comes from (a fork's action
+# downloads the fork's release); `uses: ./` has no action repository, so
+# the workflow's own.
+find_release_asset() {
+  local tag=$1 arch repo
+  arch=$(dpkg --print-architecture 2>/dev/null) ||
+    die "the release packages are Debian packages; this runner has no dpkg" \
+        "(run the job in a Debian 12 container: container: debian:bookworm)"
+  repo=${TMA_ACTION_REPOSITORY:-${GITHUB_REPOSITORY:-}}
+  [ -n "$repo" ] || die "cannot tell which repository's release to download"
+  asset_url="${GITHUB_SERVER_URL:-https://github.com}/$repo/releases/download/$tag/tensor-accountant_${tag#v}_$arch.deb"
+}
+
+cmd_install() {
+  local package=${TMA_PACKAGE:-} deb wanted=""
+  if [ -z "$package" ]; then
+    # An explicit version is installed even over another one on PATH; the
+    # action's own ref only when there is none.
+    if [ -z "${TMA_VERSION:-}" ] && command -v tensor-accountant >/dev/null 2>&1; then
+      echo "Using the installed $(command -v tensor-accountant)"
+      tensor-accountant --version
+      return
+    fi
+    local release_tag asset_url
+    find_release_tag
+    wanted=${release_tag#v}
+    if command -v tensor-accountant >/dev/null 2>&1 &&
+       [ "$(tensor-accountant --version | head -n1)" = "tensor-accountant $wanted" ]; then
+      echo "Using the installed $(command -v tensor-accountant) ($wanted)"
+      tensor-accountant --version
+      return
+    fi
+    find_release_asset "$release_tag"
+    package=$asset_url
+    echo "Installing tensor-accountant $wanted from $package"
+  fi
+  if [[ "$package" =~ ^https?:// ]]; then
+    deb="$RUNNER_TEMP/tensor-accountant-package/${package##*/}"
+    mkdir -p "${deb%/*}"
+    if command -v curl >/dev/null 2>&1; then
+      curl -fsSL --retry 3 -o "$deb" "$package" || die "cannot download $package"
+    elif command -v wget >/dev/null 2>&1; then
+      wget -q -O "$deb" "$package" || die "cannot download $package"
+    else
+      die "neither curl nor wget is installed to download $package"
+    fi
+  else
+    deb=$(realpath -e -- "$package" 2>/dev/null) || die "no such package file: $package"
+  fi
+  [[ "$deb" == *.deb ]] || die "'$package' is not a .deb"
+  local recommends=()
+  [ "${TMA_INSTALL_RECOMMENDS:-true}" = true ] || recommends=(--no-install-recommends)
+  as_root apt-get update -qq
+  # A path makes apt install the file and resolve its dependencies.
+  as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq "${recommends[@]}" "$deb"
   tensor-accountant --version
+  # A release asset must be the release it is named after.
+  if [ -n "$wanted" ] &&
+     [ "$(tensor-accountant --version | head -n1)" != "tensor-accountant $wanted" ]; then
+    die "$package installed '$(tensor-accountant --version | head -n1)', not" \
+        "tensor-accountant $wanted"
+  fi
 }
 
 # C and C++ sources and headers, as the pre-commit hook takes them.
@@ -207,46 +264,120 @@ run_tool() {
   tensor-accountant "${args[@]}" "${changed[@]}" "$@" "${files[@]}"
 }
 
+# The findings that fail the gate are the errors, everywhere: into the
+# array severity, --warnings-as-errors with every check under fail-on:
+# warning, the promoted checks under error, nothing under none. The SARIF
+# levels, the summary's error count, the annotations and the gate's exit
+# status all take it, so "N errors" is exactly what fails the step.
+set_gate_severity() {
+  severity=()
+  case "${TMA_FAIL_ON:-error}" in
+    warning) severity=(--warnings-as-errors='*') ;;
+    error)
+      [ -z "${TMA_WARNINGS_AS_ERRORS:-}" ] ||
+        severity=(--warnings-as-errors="$TMA_WARNINGS_AS_ERRORS") ;;
+    none) ;;
+    *) die "fail-on must be 'error', 'warning' or 'none', not '$TMA_FAIL_ON'" ;;
+  esac
+}
+
 cmd_sarif() {
-  local out="$TMA_DIR/tensor-accountant.sarif" rc=0
+  local out="$TMA_DIR/tensor-accountant.sarif" rc=0 severity
+  set_gate_severity
   # Exit status 1 here means a file did not compile (with --fail-on=none);
   # its errors are in the log, and the gate step fails for it. 3: CUDA
   # sources were skipped (listed in the SARIF as file-skipped).
-  run_tool all --format=sarif --fail-on=none >"$out" || rc=$?
+  run_tool all --format=sarif --fail-on=none "${severity[@]}" >"$out" || rc=$?
   [ "$rc" -le 1 ] || [ "$rc" -eq 3 ] || die "tensor-accountant failed (exit status $rc)"
   echo "file=$out" >>"$GITHUB_OUTPUT"
 }
 
+# The pull-request comment carries this first line, so that the next run
+# of the same job finds and edits it instead of adding one per push.
+# Several uses of the action in one workflow differ by their category.
+comment_marker() {
+  echo "<!-- tensor-accountant category=${TMA_SARIF_CATEGORY:-tensor-accountant} -->"
+}
+
+# curl against the REST API with the job's token; the response body to
+# stdout. Fails (non-zero) on an HTTP error, after saying which.
+github_api() {
+  local method=$1 path=$2 data=${3:-}
+  local args=(-sS --retry 2 -X "$method" -o "$TMA_DIR/api-response" -w '%{http_code}'
+              -H "Accept: application/vnd.github+json"
+              -H "Authorization: Bearer ${GH_TOKEN:-}"
+              -H "X-GitHub-Api-Version: 2022-11-28")
+  [ -n "$data" ] && args+=(-H "Content-Type: application/json" --data-binary "@$data")
+  local status
+  status=$(curl "${args[@]}" "${GITHUB_API_URL:-https://api.github.com}$path") || status=000
+  if [[ "$status" != 2?? ]]; then
+    # To the step's log (fd 3), not into the caller's $(...).
+    echo "::warning title=tensor-accountant action::$method $path answered HTTP $status:" \
+         "$(head -c 300 "$TMA_DIR/api-response" 2>/dev/null | tr '\n' ' ')" >&3
+    return 1
+  fi
+  cat "$TMA_DIR/api-response"
+}
+
+# Posts the summary as the pull request's tensor-accountant comment: edits
+# the one an earlier run posted (its first line is the marker), else adds
+# one.
+post_comment() {
+  local summary=$1 marker page=1 id="" comments body="$TMA_DIR/comment.json"
+  if ! command -v curl >/dev/null 2>&1 || ! command -v jq >/dev/null 2>&1; then
+    echo "::warning title=tensor-accountant action::the summary comment needs" \
+         "curl and jq on the runner (apt-get install curl jq); the summary is" \
+         "in the job summary"
+    return 0
+  fi
+  marker=$(comment_marker)
+  # Pages of 100 until one is short: the last comment with the marker
+  # (a quote of it in someone's reply does not start with it).
+  while [ "$page" -le 100 ]; do
+    comments=$(github_api GET "/repos/$GH_REPO/issues/$TMA_PR_NUMBER/comments?per_page=100&page=$page") ||
+      return 0
+    id=$(jq -r --arg m "$marker" --arg old "$id" \
+           '([.[] | select(.body | startswith($m)) | .id] | last) // $old' <<<"$comments")
+    [ "$(jq length <<<"$comments")" -eq 100 ] || break
+    page=$((page + 1))
+  done
+  { echo "$marker"; cat "$summary"; } | jq -Rs '{body: .}' >"$body"
+  if [ -n "$id" ]; then
+    github_api PATCH "/repos/$GH_REPO/issues/comments/$id" "$body" >/dev/null &&
+      echo "Updated the pull request's summary comment ($id)"
+  else
+    github_api POST "/repos/$GH_REPO/issues/$TMA_PR_NUMBER/comments" "$body" >/dev/null &&
+      echo "Posted the summary as a pull request comment"
+  fi || echo "::warning title=tensor-accountant action::could not comment on" \
+              "the pull request (does the job have 'pull-requests: write'?)"
+}
+
 cmd_summary() {
-  local out="$TMA_DIR/summary.md" rc=0
-  run_tool changed-lines --format=markdown --fail-on=none >"$out" || rc=$?
+  local out="$TMA_DIR/summary.md" rc=0 severity
+  set_gate_severity
+  run_tool changed-lines --format=markdown --fail-on=none "${severity[@]}" >"$out" || rc=$?
   [ "$rc" -le 1 ] || [ "$rc" -eq 3 ] || die "tensor-accountant failed (exit status $rc)"
   cat "$out" >>"$GITHUB_STEP_SUMMARY"
   echo "file=$out" >>"$GITHUB_OUTPUT"
   if [ "${TMA_COMMENT:-false}" = true ] && [ -n "${TMA_PR_NUMBER:-}" ]; then
-    if command -v gh >/dev/null 2>&1; then
-      gh pr comment "$TMA_PR_NUMBER" --body-file "$out" ||
-        echo "::warning title=tensor-accountant action::could not comment on" \
-             "the pull request (does the job have 'pull-requests: write'?)"
-    else
-      echo "::warning title=tensor-accountant action::no gh command to post" \
-           "the summary comment; the summary is in the job summary"
-    fi
+    post_comment "$out"
   fi
 }
 
 cmd_check() {
-  local gate=(--fail-on="${TMA_FAIL_ON:-error}")
-  [ -n "${TMA_WARNINGS_AS_ERRORS:-}" ] &&
-    gate+=(--warnings-as-errors="$TMA_WARNINGS_AS_ERRORS")
+  local severity
+  set_gate_severity
+  # --fail-on decides the exit status; the errors are the summary's.
   # 3: only skipped CUDA sources, each annotated with a ::warning; not a
   # failed gate.
   local rc=0
-  run_tool changed-lines --format=github "${gate[@]}" || rc=$?
+  run_tool changed-lines --format=github --fail-on="${TMA_FAIL_ON:-error}" \
+    "${severity[@]}" || rc=$?
   [ "$rc" -eq 3 ] && rc=0
   return "$rc"
 }
 
+exec 3>&1
 case "${1:-}" in
   install) cmd_install ;;
   prepare) cmd_prepare ;;
