@@ -6,7 +6,7 @@ packages=(
   cmake ninja-build ccache g++ python3
   clang-16 libclang-16-dev libclang-cpp16-dev llvm-16-dev clang-tidy-16
   libtorch-dev libgtest-dev python3-jsonschema python3-yaml git pre-commit
-  dpkg-dev file shellcheck  # the Debian package (CPack) and the action's script
+  dpkg-dev file shellcheck curl jq  # the Debian package (CPack), the action's script and its PR comment
   chromium fonts-dejavu-core  # the HTML report's browser test (headless) and its screenshot
   python3-dev pybind11-dev  # what torch/extension.h includes besides LibTorch
 )

@@ -15,10 +15,13 @@ repository, with the real tool and LibTorch headers.
    our hook from it and fails on the copy.
 6. The framework hook runs an installed tensor-accountant from PATH
    without building, and without one says how to install the package.
+7. Pinned at a release tag, the hook's build of pre-commit's shallow,
+   tagless clone is stamped with the release's version.
 
 usage: test_precommit.py <tensor-accountant> <source dir>
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -183,7 +186,55 @@ p = subprocess.run([wrapper, "model.cpp"], cwd=repo, capture_output=True, text=T
 check(p.returncode != 0 and "building it once" in p.stderr and
       "apt install ./tensor-accountant_" in p.stderr and "build failed" in p.stderr,
       "without an installed binary the hook says how to install one:\n" + p.stderr)
-shutil.rmtree(clone, ignore_errors=True)
+
+# `rev: v<version>` must build <version>, not a snapshot: pre-commit fetches
+# only the pinned commit (git fetch --depth=1 origin <rev>), without tags,
+# so the hook names the remote's release tags at that commit before its
+# build. A hook repository with a tag at HEAD, cloned as pre-commit does;
+# the hook's build fails (the cmake stub), then the real cmake/TmaVersion.cmake
+# stamps the clone's version.
+with open(os.path.join(SRC, "CMakeLists.txt")) as f:
+    project_version = re.search(r"project\(TensorMemoryAccountant VERSION ([0-9.]+)",
+                                f.read()).group(1)
+origin = tempfile.mkdtemp(prefix="tma-hook-origin-")
+for rel in ("integrations/pre-commit/tensor-accountant-hook", "cmake/TmaVersion.cmake"):
+    os.makedirs(os.path.join(origin, os.path.dirname(rel)), exist_ok=True)
+    shutil.copy(os.path.join(SRC, rel), os.path.join(origin, rel))
+for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "one"],
+             ["commit", "-q", "--allow-empty", "-m", "release"],
+             ["tag", "-a", "-m", "release", "v" + project_version]):
+    subprocess.run(["git"] + args, cwd=origin, env=env, check=True)
+tag_clone = tempfile.mkdtemp(prefix="tma-hook-tag-clone-")
+for args in (["init", "-q"], ["remote", "add", "origin", "file://" + origin],
+             ["fetch", "-q", "origin", "v" + project_version, "--depth=1"],
+             ["checkout", "-q", "FETCH_HEAD"]):
+    subprocess.run(["git"] + args, cwd=tag_clone, env=env, check=True)
+
+
+def clone_version():
+    out = os.path.join(tag_clone, "version-out")
+    subprocess.run(["cmake", "-DSOURCE_DIR=" + tag_clone, "-DPROJECT_VERSION=" + project_version,
+                    "-DOUTPUT_DIR=" + out, "-P",
+                    os.path.join(tag_clone, "cmake/TmaVersion.cmake")], check=True,
+                   capture_output=True)
+    with open(os.path.join(out, "version.txt")) as f:
+        return f.read().strip()
+
+
+before = clone_version()
+check(before.startswith(project_version + "~git"),
+      "a tagless shallow clone stamps a snapshot (what the hook repairs): " + before)
+p = subprocess.run([os.path.join(tag_clone, "integrations/pre-commit/tensor-accountant-hook"),
+                    "model.cpp"], cwd=repo, capture_output=True, text=True,
+                   env=dict(hook_env, PATH=path_without_tool))
+check(p.returncode != 0 and "build failed" in p.stderr,
+      "the hook tried to build its clone:\n" + p.stderr)
+after = clone_version()
+check(after == project_version,
+      "pre-commit's clone of the tag v%s builds version %s: %s"
+      % (project_version, project_version, after))
+for d in (clone, tag_clone, origin):
+    shutil.rmtree(d, ignore_errors=True)
 
 shutil.rmtree(repo, ignore_errors=True)
 if failures:
