@@ -75,6 +75,24 @@ for r in rules:
           "rule %s has help text" % r["id"])
     check(r.get("helpUri", "").endswith("docs/checks/%s.md" % r["id"]),
           "rule %s has a helpUri to its doc page" % r["id"])
+# Code scanning shows helpUri as the rule's link: an https page of the
+# configured repository (TMA_REPOSITORY_URL) at this version's release tag,
+# naming a page that exists in docs/checks/ (a file:// URI on the machine
+# that ran the analysis opens nothing on GitHub).
+with open(os.path.join(SRC, "CMakeLists.txt")) as f:
+    cmake_text = f.read()
+project_version = re.search(r"project\(TensorMemoryAccountant VERSION ([0-9.]+)",
+                            cmake_text).group(1)
+repository = re.search(r'set\(TMA_REPOSITORY_URL "([^"]+)"', cmake_text).group(1)
+for r in rules:
+    uri = r.get("helpUri", "")
+    prefix = "%s/blob/v%s/docs/checks/" % (repository, project_version)
+    check(uri.startswith("https://") and uri == prefix + r["id"] + ".md",
+          "rule %s's helpUri is its page at the release tag: %s" % (r["id"], uri))
+    check(os.path.isfile(os.path.join(SRC, "docs/checks", uri[len(prefix):])),
+          "rule %s's helpUri names a page in docs/checks/: %s" % (r["id"], uri))
+    check("](%s)" % uri in r["help"]["markdown"],
+          "rule %s's help.markdown links the same page" % r["id"])
 
 # SARIF counts columns and offsets in code points (columnKind
 # unicodeCodePoints); the JSON report in bytes. The seed has non-ASCII

@@ -6,7 +6,11 @@
 2. Its control fields: the version is the one the binary prints; Depends
    names the Clang 16 libraries, Clang's builtin headers and the C++
    standard library headers; libtorch-dev is a Recommends, never a
-   Depends; no maintainer scripts (so it installs into any root).
+   Depends; no maintainer scripts (so it installs into any root); the
+   Homepage is the project's repository (TMA_REPOSITORY_URL); every
+   installed path README.md and docs/ name (the module's --load= path in
+   the CMAKE_CXX_CLANG_TIDY line among them) is one the package installs;
+   /usr/share/doc/tensor-accountant/copyright is a 0644 file.
 3. apt-get resolves its dependencies on this machine (a simulation).
 4. dpkg -i into a scratch root (dpkg --root; --force-depends because that
    root's package database is empty: step 3 checks the dependencies).
@@ -14,7 +18,10 @@
    the LibTorch headers and the installed clang-tidy module; on the seed
    it prints the same table as the build tree's binary and exactly the
    seed's expected findings (tests/checks/check_torch_tidy.py), with
-   SARIF help links into its installed docs.
+   SARIF help links to the checks' https pages at the release tag (pages
+   the package installs too). The copyright file is DEP-5: the format
+   line, upstream name, contact and Source (the repository), a Files: *
+   paragraph, and a license paragraph with the license's text.
 6. The installed module through the real clang-tidy-16: exactly the same
    expected findings.
 7. The man page (gzipped roff from --help) documents every option.
@@ -40,6 +47,11 @@ CHECK_RUNNER = os.path.join(SRC, "tests/checks/check_torch_tidy.py")
 BUILD_TOOL = os.path.join(BUILD, "driver/tensor-accountant")
 MODULE_DIR = "usr/lib/tensor-accountant/clang-tidy-16"
 MODULE = MODULE_DIR + "/libTensorAccountantTidyModule.so"
+COPYRIGHT = "usr/share/doc/tensor-accountant/copyright"
+with open(os.path.join(SRC, "CMakeLists.txt")) as f:
+    _cmake = f.read()
+PROJECT_VERSION = re.search(r"project\(TensorMemoryAccountant VERSION ([0-9.]+)", _cmake).group(1)
+REPOSITORY_URL = re.search(r'set\(TMA_REPOSITORY_URL "([^"]+)"', _cmake).group(1)
 failures = []
 
 
@@ -81,6 +93,36 @@ def depends_names(value):
             if alt:
                 names.add(re.split(r"[\s(:]", alt, 1)[0])
     return names
+
+
+def documents():
+    """(path, text) of README.md and every page under docs/."""
+    out = [("README.md", open(os.path.join(SRC, "README.md")).read())]
+    for d, _, files in os.walk(os.path.join(SRC, "docs")):
+        for f in sorted(files):
+            if f.endswith((".md", ".yml")):
+                with open(os.path.join(d, f)) as fh:
+                    out.append((os.path.relpath(os.path.join(d, f), SRC), fh.read()))
+    return out
+
+
+def dep5_paragraphs(text):
+    """A DEP-5 file as a list of {field: value}; continuation lines joined
+    with newlines (a lone '.' is an empty line), as deb822 reads them."""
+    paragraphs, current, field = [], {}, None
+    for line in text.split("\n"):
+        if not line.strip():
+            if current:
+                paragraphs.append(current)
+            current, field = {}, None
+        elif line[0] in " \t" and field:
+            current[field] += "\n" + ("" if line.strip() == "." else line.strip())
+        else:
+            field, _, value = line.partition(":")
+            current[field] = value.strip()
+    if current:
+        paragraphs.append(current)
+    return paragraphs
 
 
 def files_under(root, skip=()):
@@ -143,7 +185,7 @@ try:
     checks = must([BUILD_TOOL, "--list-checks", "--checks=*"]).stdout.split()[2:]
     check(len(checks) >= 10, "the registry lists the checks: %s" % checks)
     expected_files = {"usr/bin/tensor-accountant", MODULE,
-                      "usr/share/man/man1/tensor-accountant.1.gz",
+                      "usr/share/man/man1/tensor-accountant.1.gz", COPYRIGHT,
                       "usr/share/tensor-accountant/git-hooks/pre-commit",
                       "usr/share/doc/tensor-accountant/README.md",
                       "usr/share/doc/tensor-accountant/docs/usage.md"}
@@ -151,6 +193,32 @@ try:
                        for c in checks}
     check(expected_files <= packaged,
           "package holds %s" % sorted(expected_files - packaged))
+
+    check(control_field(deb, "Homepage") == REPOSITORY_URL,
+          "Homepage is the project's repository: " + control_field(deb, "Homepage"))
+    # Every installed path the docs tell users to type is one the package
+    # installs (a CMAKE_CXX_CLANG_TIDY line with a module path that does not
+    # exist makes clang-tidy print its --help for every translation unit).
+    for rel, text in documents():
+        for path in re.findall(r"/usr/(?:lib|share|bin)/[\w./+-]*tensor-accountant[\w./+-]*",
+                               text):
+            path = path.rstrip(".")
+            if path.endswith("/") or path.endswith("_"):
+                continue
+            check(path.lstrip("/") in packaged or
+                  any(f.startswith(path.lstrip("/") + "/") for f in packaged),
+                  "%s names %s, which the package installs" % (rel, path))
+    module_lines = [(rel, m) for rel, text in documents()
+                    for m in re.findall(r"--load=(/usr/\S+?\.so)", text)]
+    check(any(path == "/" + MODULE for _, path in module_lines) and
+          all(path == "/" + MODULE for _, path in module_lines),
+          "every documented --load= of an installed module is /%s: %s" % (MODULE, module_lines))
+
+    # The copyright file (Debian policy 12.5), machine-readable (DEP-5).
+    listing_modes = {line.split()[-1].lstrip("."): line.split()[0]
+                     for line in listing.splitlines()}
+    check(listing_modes.get("/" + COPYRIGHT) == "-rw-r--r--",
+          "the copyright file is a plain 0644 file: %s" % listing_modes.get("/" + COPYRIGHT))
 
     # 3. The dependencies resolve on this machine.
     if shutil.which("apt-get"):
@@ -173,6 +241,29 @@ try:
           % (sorted(installed - packaged), sorted(packaged - installed)))
     tool = os.path.join(root, "usr/bin/tensor-accountant")
     module = os.path.join(root, MODULE)
+    with open(os.path.join(root, COPYRIGHT)) as f:
+        paragraphs = dep5_paragraphs(f.read())
+    header = paragraphs[0] if paragraphs else {}
+    check(header.get("Format") ==
+          "https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/",
+          "copyright's first paragraph names the DEP-5 format: %s" % header)
+    check(header.get("Upstream-Name") == "tensor-accountant" and
+          header.get("Source") == REPOSITORY_URL and header.get("Upstream-Contact"),
+          "copyright names the upstream, its contact and the repository: %s" % header)
+    files = [p for p in paragraphs[1:] if "Files" in p]
+    licenses = {p["License"].split("\n")[0].strip(): p["License"]
+                for p in paragraphs[1:] if "Files" not in p and "License" in p}
+    check(files and files[0]["Files"] == "*" and files[0].get("Copyright"),
+          "copyright has a Files: * paragraph with a Copyright: %s" % files)
+    for p in files:
+        name = p.get("License", "").split("\n")[0].strip()
+        check(name and (name in licenses or "\n" in p["License"]),
+              "License %r of Files %s has its text in a paragraph" % (name, p.get("Files")))
+    for name, text in licenses.items():
+        check("\n" in text, "license paragraph %s carries the license text" % name)
+        common = re.search(r"/usr/share/common-licenses/([\w.+-]+)", text)
+        check(not common or common.group(1) == name,
+              "license %s refers to its own common-licenses file" % name)
 
     # 5. The installed tool.
     p = must([tool, "--version"])
@@ -203,11 +294,15 @@ try:
                             cwd=SRC).stdout)
     rules = sarif["runs"][0]["tool"]["driver"]["rules"]
     docs = os.path.realpath(os.path.join(root, "usr/share/doc/tensor-accountant/docs"))
+    # Code scanning opens helpUri on GitHub: the check's page at the
+    # release tag of the project's repository, a page the package also
+    # installs.
+    help_base = "%s/blob/v%s/docs/checks/" % (REPOSITORY_URL, PROJECT_VERSION)
     for rule in rules:
         uri = rule.get("helpUri", "")
-        check(uri == "file://%s/checks/%s.md" % (docs, rule["id"]) and
-              os.path.isfile(uri[len("file://"):]),
-              "SARIF helpUri points at the installed page: " + uri)
+        check(uri == help_base + rule["id"] + ".md" and
+              os.path.isfile(os.path.join(docs, "checks", rule["id"] + ".md")),
+              "SARIF helpUri is the check's https page at the release tag: " + uri)
     check(sarif["runs"][0]["tool"]["driver"]["version"] == version,
           "SARIF names the tool version")
 
