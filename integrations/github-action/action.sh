@@ -323,7 +323,8 @@ github_api() {
 # the one an earlier run posted (its first line is the marker), else adds
 # one.
 post_comment() {
-  local summary=$1 marker page=1 id="" comments body="$TMA_DIR/comment.json"
+  local summary=$1 marker page=1 id="" comments found count
+  local body="$TMA_DIR/comment.json"
   if ! command -v curl >/dev/null 2>&1 || ! command -v jq >/dev/null 2>&1; then
     echo "::warning title=tensor-accountant action::the summary comment needs" \
          "curl and jq on the runner (apt-get install curl jq); the summary is" \
@@ -336,9 +337,15 @@ post_comment() {
   while [ "$page" -le 100 ]; do
     comments=$(github_api GET "/repos/$GH_REPO/issues/$TMA_PR_NUMBER/comments?per_page=100&page=$page") ||
       return 0
-    id=$(jq -r --arg m "$marker" --arg old "$id" \
-           '([.[] | select(.body | startswith($m)) | .id] | last) // $old' <<<"$comments")
-    [ "$(jq length <<<"$comments")" -eq 100 ] || break
+    if ! found=$(jq -r --arg m "$marker" --arg old "$id" \
+                   '([.[] | select(.body // "" | startswith($m)) | .id] | last) // $old' \
+                   <<<"$comments") || ! count=$(jq length <<<"$comments"); then
+      echo "::warning title=tensor-accountant action::the pull request's comments" \
+           "are not the JSON list GitHub's API returns; no comment posted"
+      return 0
+    fi
+    id=$found
+    [ "$count" -eq 100 ] || break
     page=$((page + 1))
   done
   { echo "$marker"; cat "$summary"; } | jq -Rs '{body: .}' >"$body"
