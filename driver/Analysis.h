@@ -77,6 +77,9 @@ struct RunOptions {
   /// calls into modules and helpers defined beside their headers are
   /// followed.
   bool FollowCompanions = true;
+  /// --quiet: no "N warnings generated." after a file's compiler
+  /// diagnostics, and no notes about the cache or companions.
+  bool Quiet = false;
 };
 
 /// Parses and analyses each file; reports files as named in Files.
