@@ -601,18 +601,7 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
       Run.Skipped.push_back({Files[I], CudaSkipReason, /*Skipped=*/true});
       continue;
     }
-    llvm::StringRef Shown = O.Diagnostics;
-    if (Options.Quiet) {
-      // The count of compiler warnings goes; a count with errors stays.
-      llvm::StringRef Body = Shown.endswith("\n") ? Shown.drop_back() : Shown;
-      size_t LastLine = Body.rfind('\n');
-      llvm::StringRef Last =
-          LastLine == llvm::StringRef::npos ? Body : Body.substr(LastLine + 1);
-      if (Last.endswith(" generated.") && !Last.contains(" error") &&
-          !Last.empty() && llvm::isDigit(Last.front()))
-        Shown = Body.drop_back(Last.size());
-    }
-    llvm::errs() << Shown;
+    llvm::errs() << O.Diagnostics;
     if (!O.Note.empty() && !Options.Quiet && NotesShown.insert(O.Note).second)
       llvm::errs() << "tensor-accountant: note: preamble cache: " << O.Note
                    << "\n";

@@ -77,8 +77,9 @@ struct RunOptions {
   /// calls into modules and helpers defined beside their headers are
   /// followed.
   bool FollowCompanions = true;
-  /// --quiet: no "N warnings generated." after a file's compiler
-  /// diagnostics, and no notes about the cache or companions.
+  /// --quiet: no notes about the cache or companions. (There is no "N
+  /// warnings generated." to leave out: the parse runs with
+  /// -Wno-everything; compiler errors and their count always show.)
   bool Quiet = false;
 };
 

@@ -237,8 +237,7 @@ cl::opt<std::string> HeaderFilter(
     cl::value_desc("regex"), cl::cat(Category));
 cl::opt<bool> Quiet("quiet",
                     cl::desc("Leave out the summary lines (\"N warnings "
-                             "generated.\", \"N warnings treated as "
-                             "errors\", notes, progress)"),
+                             "treated as errors\", notes, progress)"),
                     cl::cat(Category));
 cl::opt<bool> DumpConfig(
     "dump-config",

@@ -231,11 +231,14 @@ void dumpConfig(llvm::raw_ostream &OS, const CheckConfig &Config,
   OS << yamlScalar(WarningsAsErrors) << "\n";
   Key("HeaderFilterRegex");
   OS << yamlScalar(HeaderFilterRegex) << "\n";
-  // Every registered check's options as it reads them (its default where
-  // nothing sets one), then whatever else the configuration sets
-  // (tensor-accountant.Assume, other tools' options in a shared file).
+  // Every enabled check's options as it reads them (its default where
+  // nothing sets one), as clang-tidy dumps them, and whatever else the
+  // configuration sets (tensor-accountant.Assume, other tools' options in
+  // a shared file).
   std::map<std::string, std::string> Options = Config.Options;
   for (const CheckInfo &Info : checkRegistry()) {
+    if (!checkEnabled(Config.Checks, Info.Name))
+      continue;
     ConfigOptions Opts(Config, Info.Name);
     OptionMap Values;
     Info.Create(Opts)->storeOptions(Values);

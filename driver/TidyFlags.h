@@ -76,8 +76,8 @@ void writeExportFixes(llvm::raw_ostream &OS,
 
 /// --dump-config: the effective configuration as clang-tidy prints it
 /// (Checks, WarningsAsErrors, HeaderFilterRegex, CheckOptions with every
-/// registered check's options at their effective values, plus the other
-/// keys the configuration sets).
+/// enabled check's options at their effective values, plus the other keys
+/// the configuration sets).
 void dumpConfig(llvm::raw_ostream &OS, const CheckConfig &Config,
                 llvm::StringRef WarningsAsErrors,
                 llvm::StringRef HeaderFilterRegex);
