@@ -69,12 +69,15 @@ USAGE FORMS:
 EXIT STATUS:
   0  no file failed and no finding matched --fail-on
   1  a file did not compile, a finding matched --fail-on (warning: any
-     finding; error: those of --warnings-as-errors checks), --fix could
+     finding; error: those of --warnings-as-errors checks), the check
+     globs enable no check or name one that does not exist (clang-tidy's
+     "no checks enabled"), --list-checks lists none, --fix could
      not write a file (it changed on disk while it was analysed, or it
      cannot be written), or --verify measured a value that differs from
      the prediction
-  2  a usage error (a missing file, no compile database, no LibTorch
-     headers), or the --verify program could not be built or run
+  2  a usage error (an unknown option, a missing file, no compile
+     database, no LibTorch headers), or the --verify program could not
+     be built or run
   3  nothing above, but files were skipped: CUDA sources (.cu, -x cuda)
      are not analysed yet; each is named on stderr
 

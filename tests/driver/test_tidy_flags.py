@@ -20,7 +20,8 @@ agree.
    the two --export-fixes files agree, and clang-apply-replacements-16 on
    ours makes the file our --fix makes.
 6. --quiet drops the summary line, not the findings or the exit status.
-7. --extra-arg and --extra-arg-before with a -p database.
+7. --extra-arg and --extra-arg-before with a -p database, and the
+   commands docs/usage.md gives for --export-fixes.
 
 LibTorch is parsed by clang-tidy once, and by the CLI a few times (one
 --cache-dir, so repeated commands are cache hits).
@@ -204,7 +205,7 @@ inline torch::Tensor in_header() {
 }
 """
 copies = {}
-for name in ("a", "b", "p"):
+for name in ("a", "b"):
     d = os.path.join(work, name)
     os.makedirs(d)
     for fname, text in (("model.cpp", SOURCE), ("helpers.h", HEADER)):
@@ -302,19 +303,38 @@ check(quiet.returncode == 1 and findings(quiet.stdout) == ours_found and
       "treated as error" not in quiet.stderr,
       "--quiet keeps the findings and exit 1, not the summary:\n" + quiet.stderr)
 
-# 7. The extra arguments with a -p database.
-db_dir = os.path.join(work, "p")
-with open(os.path.join(db_dir, "compile_commands.json"), "w") as f:
-    json.dump([{"directory": db_dir, "file": "model.cpp",
+# 7. A -p database: the extra arguments on its commands, and docs/usage.md's
+# commands as typed there (from the project's root).
+proj = os.path.join(work, "proj")
+os.makedirs(os.path.join(proj, "src"))
+os.makedirs(os.path.join(proj, "build"))
+os.makedirs(os.path.join(proj, "fixes"))
+for fname, text in (("model.cpp", SOURCE), ("helpers.h", HEADER)):
+    with open(os.path.join(proj, "src", fname), "w") as f:
+        f.write(text)
+with open(os.path.join(proj, "build", "compile_commands.json"), "w") as f:
+    json.dump([{"directory": os.path.join(proj, "build"), "file": "../src/model.cpp",
                 "arguments": ["c++", "-std=c++17", "-DTMA_MODE=2", "-isystem" + TORCH,
-                              "-c", "model.cpp"]}], f)
-p = run([TOOL, "--format=json", "-p", db_dir, "--extra-arg-before=-DTMA_MODE=1",
-         "--extra-arg=-DTMA_LATE", copies["p"]] + cache)
+                              "-c", "../src/model.cpp"]}], f)
+p = run([TOOL, "--format=json", "-p", "build", "--extra-arg-before=-DTMA_MODE=1",
+         "--extra-arg=-DTMA_LATE", "src/model.cpp"] + cache, cwd=proj)
 names = sorted(fn["function"] for fn in json.loads(p.stdout)["functions"]) \
     if p.returncode in (0, 1) and p.stdout.startswith("{") else []
 check("gathered" in names and "late" in names and "in_header" not in names,
       "-p's commands get --extra-arg-before first and --extra-arg last: %s\n%s" %
       (names, p.stderr))
+p = run([TOOL, "--checks=-*,torch-reshape-copy,torch-redundant-copy",
+         "--warnings-as-errors=torch-reshape-copy", "--export-fixes=fixes/model.yaml",
+         "-p", "build", "src/model.cpp"] + cache, cwd=proj)
+applied = run([APPLY, "fixes"], cwd=proj)
+with open(os.path.join(proj, "src", "model.cpp")) as f:
+    text = f.read()
+check(p.returncode == 1 and "1 warning treated as error\n" in p.stderr and
+      applied.returncode == 0 and ".contiguous().view({8, 64})" in text and
+      "auto y = (x * 2);" in text,
+      "docs/usage.md's --export-fixes and clang-apply-replacements-16 commands "
+      "(exit %d, then %d):\n%s%s\n%s" % (p.returncode, applied.returncode, p.stderr,
+                                         applied.stderr, text))
 
 shutil.rmtree(work, ignore_errors=True)
 if failures:
