@@ -602,10 +602,10 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
       continue;
     }
     llvm::errs() << O.Diagnostics;
-    if (!O.Note.empty() && NotesShown.insert(O.Note).second)
+    if (!O.Note.empty() && !Options.Quiet && NotesShown.insert(O.Note).second)
       llvm::errs() << "tensor-accountant: note: preamble cache: " << O.Note
                    << "\n";
-    if (!O.CompanionNote.empty())
+    if (!O.CompanionNote.empty() && !Options.Quiet)
       llvm::errs() << "tensor-accountant: note: " << O.CompanionNote << "\n";
     Run.Failed |= O.ToolFailed;
     // Report each file as the user named it. Clang names it as the compile

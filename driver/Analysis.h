@@ -77,6 +77,10 @@ struct RunOptions {
   /// calls into modules and helpers defined beside their headers are
   /// followed.
   bool FollowCompanions = true;
+  /// --quiet: no notes about the cache or companions. (There is no "N
+  /// warnings generated." to leave out: the parse runs with
+  /// -Wno-everything; compiler errors and their count always show.)
+  bool Quiet = false;
 };
 
 /// Parses and analyses each file; reports files as named in Files.

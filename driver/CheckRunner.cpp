@@ -81,6 +81,8 @@ std::optional<CheckConfig> parseClangTidyConfig(llvm::StringRef Text,
     std::string Key = scalarText(KV.getKey());
     if (Key == "Checks") {
       Config.Checks = scalarText(KV.getValue());
+    } else if (Key == "HeaderFilterRegex") {
+      Config.HeaderFilterRegex = scalarText(KV.getValue());
     } else if (Key == "CheckOptions") {
       llvm::yaml::Node *V = KV.getValue();
       if (auto *Seq = llvm::dyn_cast<llvm::yaml::SequenceNode>(V)) {
@@ -310,7 +312,8 @@ std::vector<Diagnostic> runChecks(const std::vector<FunctionTrace> &Traces,
 }
 
 void printDiagnostics(llvm::raw_ostream &OS, const std::vector<Diagnostic> &Diags,
-                      const std::string &FileText) {
+                      const std::string &FileText,
+                      const std::string &ErrorChecks) {
   LineIndex Lines(FileText);
   auto Excerpt = [&](const SourceSpan &S) {
     llvm::StringRef Line = Lines.line(S.Line);
@@ -320,9 +323,11 @@ void printDiagnostics(llvm::raw_ostream &OS, const std::vector<Diagnostic> &Diag
     OS.indent(S.Column - 1) << "^\n";
   };
   for (const Diagnostic &D : Diags) {
+    bool AsError = !ErrorChecks.empty() && checkEnabled(ErrorChecks, D.Check);
     OS << D.Where.File << ":" << D.Where.Line << ":" << D.Where.Column
-       << ": warning: " << renderMessage(D.Format, D.Args) << " [" << D.Check
-       << "]\n";
+       << (AsError ? ": error: " : ": warning: ")
+       << renderMessage(D.Format, D.Args) << " [" << D.Check
+       << (AsError ? ",-warnings-as-errors]\n" : "]\n");
     Excerpt(D.Where);
     for (const DiagnosticNote &N : D.Notes) {
       OS << N.Where.File << ":" << N.Where.Line << ":" << N.Where.Column
@@ -351,14 +356,18 @@ bool overlapsAccepted(const std::set<std::pair<size_t, size_t>> &Accepted,
 } // namespace
 
 std::string applyFixes(const std::string &Text,
-                       const std::vector<Diagnostic> &Diags, unsigned &Applied) {
+                       const std::vector<Diagnostic> &Diags, unsigned &Applied,
+                       std::vector<bool> *Accepted) {
   struct Edit {
     size_t Begin, End;
     std::string With;
   };
   std::vector<Edit> Edits;
-  std::set<std::pair<size_t, size_t>> Accepted; // [begin, end) of Edits
-  for (const Diagnostic &D : Diags) {
+  std::set<std::pair<size_t, size_t>> Taken; // [begin, end) of Edits
+  if (Accepted)
+    Accepted->assign(Diags.size(), false);
+  for (size_t I = 0; I < Diags.size(); ++I) {
+    const Diagnostic &D = Diags[I];
     // A diagnostic's fixes go in together or not at all.
     std::vector<Edit> Mine;
     bool Ok = true;
@@ -371,11 +380,13 @@ std::string applyFixes(const std::string &Text,
         Mine.push_back({F.Where.BeginOffset, F.Where.EndOffset, F.Replacement});
     }
     for (const Edit &M : Mine)
-      Ok = Ok && !overlapsAccepted(Accepted, M.Begin, M.End);
+      Ok = Ok && !overlapsAccepted(Taken, M.Begin, M.End);
     if (!Ok)
       continue;
     for (const Edit &M : Mine)
-      Accepted.insert({M.Begin, M.End});
+      Taken.insert({M.Begin, M.End});
+    if (Accepted && !Mine.empty())
+      (*Accepted)[I] = true;
     Edits.insert(Edits.end(), Mine.begin(), Mine.end());
   }
   std::sort(Edits.begin(), Edits.end(),

@@ -22,6 +22,9 @@ struct CheckConfig {
   std::string Checks = "torch-*";
   /// Full option keys: "torch-memory-budget.MaxPeakBytes" -> "1073741824".
   std::map<std::string, std::string> Options;
+  /// HeaderFilterRegex: which headers' findings are shown (--header-filter
+  /// overrides it); empty: none but the analysed file's.
+  std::string HeaderFilterRegex;
   /// Where the configuration came from, for --explain-config style output.
   std::string Source = "default";
 };
@@ -108,13 +111,19 @@ bool isSuppressed(const std::string &Text, unsigned Line,
                   const std::string &Check);
 
 /// clang-style text: "file:line:col: warning: message [check]", the source
-/// line with a caret, then notes.
+/// line with a caret, then notes. Checks matching ErrorChecks (the
+/// --warnings-as-errors globs) print as clang-tidy prints them:
+/// "error: message [check,-warnings-as-errors]".
 void printDiagnostics(llvm::raw_ostream &OS, const std::vector<Diagnostic> &Diags,
-                      const std::string &FileText);
+                      const std::string &FileText,
+                      const std::string &ErrorChecks = "");
 
 /// Applies the fix-its to Text; overlapping fixes after the first are
-/// skipped. Returns the new text and sets Applied to the count used.
+/// skipped. Returns the new text and sets Applied to the count used; with
+/// Accepted, also which diagnostics' fix-its went in (--export-fixes
+/// exports those, so that clang-apply-replacements makes the same edits).
 std::string applyFixes(const std::string &Text,
-                       const std::vector<Diagnostic> &Diags, unsigned &Applied);
+                       const std::vector<Diagnostic> &Diags, unsigned &Applied,
+                       std::vector<bool> *Accepted = nullptr);
 
 } // namespace tma

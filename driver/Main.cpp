@@ -20,9 +20,12 @@
 #include "driver/PreambleCache.h"
 #include "driver/Report.h"
 #include "driver/SourceFiles.h"
+#include "driver/TidyFlags.h"
 #include "driver/Verify.h"
 #include "driver/Version.h"
 
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/CommonOptionsParser.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -31,6 +34,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <iostream>
@@ -65,12 +69,15 @@ USAGE FORMS:
 EXIT STATUS:
   0  no file failed and no finding matched --fail-on
   1  a file did not compile, a finding matched --fail-on (warning: any
-     finding; error: those of --warnings-as-errors checks), --fix could
+     finding; error: those of --warnings-as-errors checks), the check
+     globs enable no check or name one that does not exist (clang-tidy's
+     "no checks enabled"), --list-checks lists none, --fix could
      not write a file (it changed on disk while it was analysed, or it
      cannot be written), or --verify measured a value that differs from
      the prediction
-  2  a usage error (a missing file, no compile database, no LibTorch
-     headers), or the --verify program could not be built or run
+  2  a usage error (an unknown option, a missing file, no compile
+     database, no LibTorch headers), or the --verify program could not
+     be built or run
   3  nothing above, but files were skipped: CUDA sources (.cu, -x cuda)
      are not analysed yet; each is named on stderr
 
@@ -209,6 +216,37 @@ cl::opt<std::string> VerifyMaxBytes(
     cl::init("1073741824"), cl::cat(Category));
 cl::opt<bool> Fix("fix", cl::desc("Apply the checks' fix-its to the files"),
                   cl::cat(Category));
+// clang-tidy's own options, with clang-tidy's meaning, so that a
+// clang-tidy command line runs unchanged (driver/TidyFlags.h).
+cl::opt<std::string> ExportFixes(
+    "export-fixes",
+    cl::desc("Write the fix-its --fix would apply to this file as "
+             "clang-tidy's YAML, for clang-apply-replacements"),
+    cl::value_desc("file"), cl::cat(Category));
+cl::list<std::string> ExtraArg(
+    "extra-arg",
+    cl::desc("Append this argument to each compile command (repeatable)"),
+    cl::value_desc("arg"), cl::cat(Category));
+cl::list<std::string> ExtraArgBefore(
+    "extra-arg-before",
+    cl::desc("Put this argument first in each compile command, after the "
+             "compiler (repeatable)"),
+    cl::value_desc("arg"), cl::cat(Category));
+cl::opt<std::string> HeaderFilter(
+    "header-filter",
+    cl::desc("Show findings in headers matching this regular expression "
+             "(the analysed file's always; replaces the config's "
+             "HeaderFilterRegex)"),
+    cl::value_desc("regex"), cl::cat(Category));
+cl::opt<bool> Quiet("quiet",
+                    cl::desc("Leave out the summary lines (\"N warnings "
+                             "treated as errors\", notes, progress)"),
+                    cl::cat(Category));
+cl::opt<bool> DumpConfig(
+    "dump-config",
+    cl::desc("Print the effective configuration as YAML (a .clang-tidy) "
+             "and exit"),
+    cl::cat(Category));
 cl::opt<std::string> WarningsAsErrors(
     "warnings-as-errors",
     cl::desc("Check globs whose warnings make the exit status 1"),
@@ -339,6 +377,18 @@ int main(int argc, const char **argv) {
   }
   cl::HideUnrelatedOptions(Category);
   cl::SetVersionPrinter([](raw_ostream &OS) { tma::printVersion(OS); });
+  // Every argument names an option before LLVM's parser sees them: it
+  // would read an unknown --header-flter as the single-letter -h (help,
+  // exit 0) and suggest any option however far it is.
+  {
+    std::vector<std::string> Visible;
+    for (auto &KV : cl::getRegisteredOptions())
+      if (KV.second->getOptionHiddenFlag() == cl::NotHidden)
+        Visible.push_back(KV.getKey().str());
+    std::string Unknown = tma::unknownOptionError(ToolArgs, Visible);
+    if (!Unknown.empty())
+      return fail(Unknown);
+  }
   if (!cl::ParseCommandLineOptions(
           static_cast<int>(ToolArgs.size()), ToolArgs.data(),
           "Tensor Memory Accountant: shapes, dtypes, storage bytes, views and "
@@ -352,6 +402,12 @@ int main(int argc, const char **argv) {
     return fail("--verify-max-bytes wants a positive number of bytes, such as "
                 "1073741824 or 1G, not '" +
                 VerifyMaxBytes + "'");
+  if (!HeaderFilter.empty()) {
+    std::string Error;
+    if (!Regex(HeaderFilter).isValid(Error))
+      return fail("--header-filter: '" + HeaderFilter +
+                  "' is not a regular expression: " + Error);
+  }
   // Values for symbols (--assume), checked before any parsing too.
   std::vector<tma::AssumeBinding> CommandLineBindings;
   for (const std::string &A : AssumeOption) {
@@ -392,15 +448,48 @@ int main(int argc, const char **argv) {
       tma::configBindings(C, Error);
     return C;
   };
+  if (DumpConfig) {
+    std::string Error;
+    tma::CheckConfig C = ConfigFor(Files.empty() ? "." : Files.front(), Error);
+    if (!Error.empty())
+      return fail(Error);
+    tma::dumpConfig(outs(), C, WarningsAsErrors,
+                    HeaderFilter.getNumOccurrences() ? HeaderFilter
+                                                     : C.HeaderFilterRegex);
+    return 0;
+  }
+  // Check globs that enable nothing (a misspelt check) are an error, with
+  // clang-tidy's exit status for "no checks enabled".
+  auto SelectionProblem = [&](const std::string &File) {
+    std::string Error;
+    tma::CheckConfig C = ConfigFor(File, Error);
+    return Error.empty() ? tma::checkSelectionProblem(C, ChecksOption)
+                         : std::string();
+  };
   if (ListChecks) {
     std::string Error;
     tma::CheckConfig C = ConfigFor(Files.empty() ? "." : Files.front(), Error);
     if (!Error.empty())
       return fail(Error);
-    outs() << "Enabled checks:\n";
+    std::string Problem =
+        SelectionProblem(Files.empty() ? "." : Files.front());
+    if (!Problem.empty()) {
+      errs() << "tensor-accountant: error: " << Problem << "\n";
+      return 1;
+    }
+    // clang-tidy's layout, byte for byte.
+    std::vector<std::string> Enabled;
     for (const tma::CheckInfo &Info : tma::checkRegistry())
       if (tma::checkEnabled(C.Checks, Info.Name))
-        outs() << "    " << Info.Name << "\n";
+        Enabled.push_back(Info.Name);
+    if (Enabled.empty()) {
+      errs() << "No checks enabled.\n";
+      return 1;
+    }
+    outs() << "Enabled checks:";
+    for (const std::string &Name : Enabled)
+      outs() << "\n    " << Name;
+    outs() << "\n\n";
     return 0;
   }
   std::string EffectiveCacheDir =
@@ -537,6 +626,28 @@ int main(int argc, const char **argv) {
   Inputs = tma::uniqueFiles(Inputs);
   if (ShardOf)
     Inputs = tma::shardOf(Inputs, ShardOf->first, ShardOf->second);
+  // Before the parse: a misspelt --checks fails in a moment, not after it.
+  if (!Inputs.empty()) {
+    std::string Problem = SelectionProblem(Inputs.front());
+    if (!Problem.empty()) {
+      errs() << "tensor-accountant: error: " << Problem << "\n";
+      return 1;
+    }
+  }
+  // --extra-arg-before and --extra-arg, on every command (flags after --
+  // and -p's alike), where clang-tidy puts them: after the compiler, and
+  // at the end.
+  if (!ExtraArgBefore.empty() || !ExtraArg.empty()) {
+    auto Adjusting =
+        std::make_unique<ArgumentsAdjustingCompilations>(std::move(DB));
+    Adjusting->appendArgumentsAdjuster(getInsertArgumentAdjuster(
+        CommandLineArguments(ExtraArgBefore.begin(), ExtraArgBefore.end()),
+        ArgumentInsertPosition::BEGIN));
+    Adjusting->appendArgumentsAdjuster(getInsertArgumentAdjuster(
+        CommandLineArguments(ExtraArg.begin(), ExtraArg.end()),
+        ArgumentInsertPosition::END));
+    DB = std::move(Adjusting);
+  }
 
   std::optional<tma::ChangedLines> Changed;
   if (ChangedLinesOnly.getNumOccurrences()) {
@@ -548,12 +659,13 @@ int main(int argc, const char **argv) {
 
   tma::RunOptions RunOpts;
   RunOpts.Jobs = Jobs;
+  RunOpts.Quiet = Quiet;
   RunOpts.UseCache = !NoCache;
   RunOpts.FollowCompanions = !NoCompanions;
   RunOpts.CacheDir = CacheDir;
   RunOpts.CacheMaxBytes = CacheMaxBytes;
   // A progress line, on a terminal only: logs and pipes get the report.
-  if (Inputs.size() > 1 && sys::Process::StandardErrIsDisplayed())
+  if (Inputs.size() > 1 && !Quiet && sys::Process::StandardErrIsDisplayed())
     RunOpts.OnFileDone = [](size_t Done, size_t Total, const std::string &F) {
       errs() << "\r[" << Done << "/" << Total << "] " << F << "\x1b[K";
       if (Done == Total)
@@ -627,6 +739,7 @@ int main(int argc, const char **argv) {
   // Every format lists skipped files beside failed ones, marked skipped.
   Failures.insert(Failures.end(), Run.Skipped.begin(), Run.Skipped.end());
   std::set<std::string> FailedFiles;
+  std::vector<tma::ExportedFile> Exported;
   // Each binding (where it came from, then its text) and how many functions
   // it bound a symbol in, over all files.
   std::map<std::string, size_t> BindingMatches;
@@ -647,6 +760,8 @@ int main(int argc, const char **argv) {
     const std::string &Text = FA.Source;
     std::string ConfigError;
     tma::CheckConfig Config = ConfigFor(FA.File, ConfigError);
+    if (ConfigError.empty())
+      ConfigError = tma::checkSelectionProblem(Config, ChecksOption);
     if (!ConfigError.empty()) {
       errs() << "tensor-accountant: error: " << ConfigError << "\n";
       ConfigFailed = true;
@@ -670,10 +785,32 @@ int main(int argc, const char **argv) {
     std::vector<tma::Diagnostic> Found = tma::runChecks(FA.Traces, Config, Text);
     if (Changed)
       Found = Changed->filter(Found);
-    tma::printDiagnostics(DiagOS, Found, Text);
+    tma::printDiagnostics(DiagOS, Found, Text, WarningsAsErrors);
+    // The edits --fix applies are the ones --export-fixes exports.
+    std::vector<bool> FixAccepted;
+    unsigned Applied = 0;
+    std::string Fixed;
+    if (Fix || !ExportFixes.empty())
+      Fixed = tma::applyFixes(Text, Found, Applied, &FixAccepted);
+    if (!ExportFixes.empty()) {
+      tma::ExportedFile E;
+      SmallString<256> Abs(FA.File);
+      sys::fs::make_absolute(Abs);
+      E.Path = std::string(Abs);
+      std::vector<CompileCommand> Commands = DB->getCompileCommands(Abs);
+      SmallString<256> Here;
+      sys::fs::current_path(Here);
+      E.BuildDirectory =
+          Commands.empty() ? std::string(Here) : Commands.front().Directory;
+      E.Source = Text;
+      E.Diagnostics = Found;
+      E.FixesExported = FixAccepted;
+      for (const tma::Diagnostic &D : Found)
+        E.AsError.push_back(!WarningsAsErrors.empty() &&
+                            tma::checkEnabled(WarningsAsErrors, D.Check));
+      Exported.push_back(std::move(E));
+    }
     if (Fix && !Found.empty()) {
-      unsigned Applied = 0;
-      std::string Fixed = tma::applyFixes(Text, Found, Applied);
       if (Applied > 0) {
         std::string Error;
         switch (tma::writeFixedSource(FA.File, Text, Fixed, Error)) {
@@ -715,6 +852,18 @@ int main(int argc, const char **argv) {
   if (Run.Failed && !CompileErrorsShown)
     errs() << "tensor-accountant: error: the compile command failed (see the "
               "errors above)\n";
+  if (!ExportFixes.empty()) {
+    std::error_code EC;
+    raw_fd_ostream OS(ExportFixes, EC, sys::fs::OF_TextWithCRLF);
+    if (!EC) {
+      tma::writeExportFixes(OS, Exported);
+      OS.close();
+      EC = OS.error();
+    }
+    if (EC)
+      return fail("--export-fixes: cannot write '" + ExportFixes +
+                  "': " + EC.message());
+  }
   tma::FormatOptions FormatOpts;
   FormatOpts.ErrorChecks = WarningsAsErrors;
   FormatOpts.HtmlURL = HtmlURL;
@@ -746,15 +895,28 @@ int main(int argc, const char **argv) {
     }
     outs() << DiagnosticText;
   }
-  bool WarningIsError = FailOnOption == FailOn::Warning && !Diagnostics.empty();
-  if (!WarningsAsErrors.empty() && FailOnOption != FailOn::None)
+  // Findings of --warnings-as-errors checks (printed as errors).
+  size_t ErrorFindings = 0;
+  if (!WarningsAsErrors.empty())
     for (const tma::Diagnostic &D : Diagnostics)
-      WarningIsError |= tma::checkEnabled(WarningsAsErrors, D.Check);
-  if (WarningIsError)
-    errs() << "tensor-accountant: error: warnings treated as errors ("
-           << (FailOnOption == FailOn::Warning ? std::string("--fail-on=warning")
-                                               : std::string(WarningsAsErrors))
-           << ")\n";
+      ErrorFindings += tma::checkEnabled(WarningsAsErrors, D.Check);
+  bool WarningIsError =
+      FailOnOption != FailOn::None &&
+      (ErrorFindings > 0 ||
+       (FailOnOption == FailOn::Warning && !Diagnostics.empty()));
+  // The findings first, then the summary, as clang-tidy prints them (the
+  // findings are buffered on stdout, the summary is not).
+  outs().flush();
+  if (WarningIsError && !Quiet) {
+    if (ErrorFindings > 0)
+      errs() << ErrorFindings << " warning" << (ErrorFindings == 1 ? "" : "s")
+             << " treated as error" << (ErrorFindings == 1 ? "" : "s")
+             << "\n";
+    if (FailOnOption == FailOn::Warning)
+      errs() << "tensor-accountant: error: " << Diagnostics.size()
+             << " finding" << (Diagnostics.size() == 1 ? "" : "s")
+             << " and --fail-on=warning\n";
+  }
   printSkipSummary(errs(), Run, Inputs.size());
   if (Run.Failed || ConfigFailed || FixFailed || WarningIsError)
     return 1;

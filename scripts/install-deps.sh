@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ python3
   clang-16 libclang-16-dev libclang-cpp16-dev llvm-16-dev clang-tidy-16
+  clang-tools-16  # clang-apply-replacements-16: applies --export-fixes in the tests
   libtorch-dev libgtest-dev python3-jsonschema python3-yaml git pre-commit
   dpkg-dev file shellcheck curl jq  # the Debian package (CPack), the action's script and its PR comment
   chromium fonts-dejavu-core  # the HTML report's browser test (headless) and its screenshot
