@@ -51,7 +51,8 @@ model.cpp, which includes <torch/torch.h> as its flags promise.
 Adding a documented command: add one line to COMMANDS under its doc.
 
 usage: test_docs_commands.py --source DIR --build DIR [--cache-root DIR]
-                             [--static-only] [--keep] [--only REGEX]
+                             [--work-dir DIR] [--static-only] [--keep]
+                             [--only REGEX]
 """
 import argparse
 import glob
@@ -663,10 +664,25 @@ def write(path, text, mode=None):
 
 
 class Sandbox:
-    def __init__(self, src, build, cache_root, keep):
+    MARKER = ".tma-docs-sandbox"
+
+    def __init__(self, src, build, cache_root, keep, work_dir=None):
         self.src, self.build = src, build
-        self.root = tempfile.mkdtemp(prefix="tma-docs-")
         self.keep = keep
+        if work_dir:
+            # A fixed place (in the build tree), because the preamble cache's
+            # key holds the tool's path: the same install path every run
+            # keeps the LibTorch parse cached from one run to the next.
+            # Only a sandbox this test made is ever removed.
+            if os.path.exists(work_dir):
+                if not os.path.exists(os.path.join(work_dir, self.MARKER)):
+                    sys.exit("FAIL: --work-dir %s exists and is not this test's sandbox" % work_dir)
+                shutil.rmtree(work_dir)
+            os.makedirs(work_dir)
+            self.root = work_dir
+        else:
+            self.root = tempfile.mkdtemp(prefix="tma-docs-")
+        open(os.path.join(self.root, self.MARKER), "w").close()
         self.project = os.path.join(self.root, "project")
         self.tidy_project = os.path.join(self.root, "tidy-project")
         self.install = os.path.join(self.root, "install/usr/local")
@@ -855,6 +871,8 @@ def main():
     ap.add_argument("--static-only", action="store_true",
                     help="extract and classify, check paths and ctest names; run nothing")
     ap.add_argument("--keep", action="store_true", help="keep the sandbox")
+    ap.add_argument("--work-dir", help="the sandbox's place (default: a temporary directory); "
+                    "a fixed one keeps the preamble cache warm across runs")
     ap.add_argument("--only", help="run only commands matching this regex")
     args = ap.parse_args()
     src, build = os.path.abspath(args.source), os.path.abspath(args.build)
@@ -915,7 +933,7 @@ def main():
                        o.text == "sudo cmake --install build --prefix /usr/local"]
         sandbox = Sandbox(src, build, os.path.abspath(args.cache_root or
                                                       os.path.join(build, "tests/docs/cache")),
-                          args.keep)
+                          args.keep, args.work_dir and os.path.abspath(args.work_dir))
         try:
             if not install_occ:
                 errors.append("docs/install.md: no `sudo cmake --install build --prefix /usr/local` "
