@@ -32,7 +32,8 @@ whose command is no longer in its doc fails as stale):
   - in editor configs (js, lua, elisp, json): the server's argv.
 
 Every repository path a command names (scripts/..., testdata/...,
-build/... artefacts, installed /usr/... paths) must exist.
+build/... artefacts, installed /usr/... paths) must exist, and so must
+every repository path in the prose's `code` spans.
 
 The sandbox: a temporary user project (a git repository, a CMake project
 with src/model.cpp, a model.cpp, the seed, the docs' split_heads.cpp)
@@ -279,11 +280,14 @@ PLACEHOLDER_TOOL = "/path/to/tensor-accountant"
 # ---------------------------------------------------------------- extraction
 
 class Occurrence:
-    def __init__(self, doc, line, text, origin):
-        self.doc, self.line, self.text, self.origin = doc, line, text, origin
+    """One documented command: text is the table's key, raw what runs."""
+
+    def __init__(self, doc, line, raw, origin):
+        self.doc, self.line, self.raw, self.origin = doc, line, raw, origin
+        self.text = normalise(raw)
         self.output = []          # documented output lines (`$ ` blocks)
         self.next_block = None    # the doc's next code block's lines
-        self.block_index = None
+        self.disposition = None
 
     @property
     def where(self):
@@ -493,10 +497,8 @@ def extract(src, doc, errors):
                 errors.append("%s:%d: a CXX_CLANG_TIDY setting the test does not extract" %
                               (doc, start + k + 1))
         for line_no, text, origin, output in found:
-            occ = Occurrence(doc, line_no, normalise(text), origin)
-            occ.raw = text
+            occ = Occurrence(doc, line_no, text, origin)
             occ.output = output
-            occ.block_index = bi
             if bi + 1 < len(blocks):
                 occ.next_block = blocks[bi + 1]["lines"]
             occurrences.append(occ)
@@ -572,6 +574,30 @@ def check_paths(src, build, occ, errors, install_root=None):
             if not re.search(r"\b%s\b" % re.escape(var), script):
                 errors.append("%s: `%s` sets %s, which %s never reads" %
                               (occ.where, occ.text, var, words[0]))
+
+
+def check_inline_paths(src, doc, errors):
+    """Repository paths in the prose's `code` spans (a script to run, a
+    test to read) must exist too; build/ outputs are not in the sources."""
+    if not doc.endswith(".md"):
+        return
+    top = {d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))
+           and not d.startswith(".") and d != "build"}
+    lines = open(os.path.join(src, doc), encoding="utf-8").read().split("\n")
+    in_block = set()
+    for b in code_blocks(lines):
+        in_block.update(range(b["start"] - 1, b["start"] + len(b["lines"]) + 1))
+    for i, l in enumerate(lines):
+        if i in in_block:
+            continue
+        for m in re.finditer(r"`([^`]+)`", l):
+            for w in m.group(1).split():
+                w = w.strip("(),;:'\"")
+                if "/" not in w or w.split("/")[0] not in top or re.search(r"[<>$*{]", w):
+                    continue
+                if not os.path.exists(os.path.join(src, w.split("#")[0])):
+                    errors.append("%s:%d: `%s` names %s, which is not in the repository" %
+                                  (doc, i + 1, m.group(1), w))
 
 
 def ctest_names(build):
@@ -705,7 +731,7 @@ class Sandbox:
         return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", cmd], cwd=cwd, env=e,
                               capture_output=True, text=True, timeout=900)
 
-    def setup(self, install_command):
+    def setup(self, install_command, errors):
         p = self.project
         write(os.path.join(p, "CMakeLists.txt"), SAMPLE_CMAKE)
         write(os.path.join(p, "src/model.cpp"), SAMPLE_ATEN)
@@ -715,6 +741,10 @@ class Sandbox:
         split = split_heads_source(self.src)
         if split:
             write(os.path.join(p, "split_heads.cpp"), split)
+        else:
+            errors.append("docs/symbolic.md: its split_heads example (a ```cpp block starting "
+                          "#include <torch/torch.h>, then split_heads with a TORCH_CHECK) is gone: "
+                          "the --assume command's split_heads.cpp is made from it")
         os.makedirs(os.path.join(p, "testdata/seed"))
         shutil.copy(os.path.join(self.src, "testdata/seed/blocks.cpp"), os.path.join(p, "testdata/seed"))
         shutil.copytree(p, self.tidy_project, ignore=shutil.ignore_patterns("path", "testdata"))
@@ -898,6 +928,8 @@ def main():
             if (doc, text) not in seen:
                 errors.append("%s: stale entry in COMMANDS, the doc no longer has: %s" % (doc, text))
 
+    for doc in documents(src):
+        check_inline_paths(src, doc, errors)
     tests = ctest_names(build)
     targets = ninja_targets(build)
     help_text = subprocess.run([os.path.join(build, "driver/tensor-accountant"), "--help"],
@@ -945,7 +977,7 @@ def main():
             install_cmd = install_cmd.replace(" build ", " %s " % shlex.quote(build)).replace(
                 "/usr/local", shlex.quote(sandbox.install))
             print("sandbox:", sandbox.root, "\n$", install_cmd, flush=True)
-            sandbox.setup(install_cmd)
+            sandbox.setup(install_cmd, errors)
             for occ in occurrences:
                 check_paths(src, build, occ, errors, install_root=sandbox.install)
             for occ in occurrences:
