@@ -266,6 +266,8 @@ KNOWN_PROGRAMS = {
     "pip", "pip3", "pre-commit", "bazel", "man", "curl", "wget", "gh", "docker", "tar", "source",
     "code", "nvim", "emacs", "npm",
 }
+# Clang's and LLVM's tools, and any versioned Debian tool (g++-12).
+KNOWN_PROGRAM_NAMES = r"^((clang|llvm|run-clang)[\w.+-]*|[A-Za-z][\w.+]*(-[a-z][\w.+]*)*-\d+)$"
 SHELL_LANGS = {"sh", "bash", "shell", "console", "zsh"}
 CODE_LANGS = {"cpp", "c++", "c", "cuda", "python", "py", "text", "diff"}
 EDITOR_LANGS = {"js", "javascript", "lua", "elisp", "emacs-lisp", "lisp", "json", "jsonc"}
@@ -343,7 +345,7 @@ def looks_like_command(text, top_dirs):
     w = first_word(text)
     if not w:
         return False
-    if w in KNOWN_PROGRAMS:
+    if w in KNOWN_PROGRAMS or re.match(KNOWN_PROGRAM_NAMES, w):
         return True
     if w.endswith("/") or ":" in w:
         return False
