@@ -170,9 +170,9 @@ COMMANDS = {
     },
     "docs/ci-github-actions.yml": {
         "apt-get update": NotRunnable("a GitHub job's container setup (apt-get as root)"),
-        "apt-get install -y --no-install-recommends git ca-certificates curl gh":
+        "apt-get install -y --no-install-recommends git ca-certificates curl jq":
             NotRunnable("a GitHub job's container setup (apt-get as root)"),
-        "uses: your-org/tensor-accountant@v0.1.0": Covered("integrations_action"),
+        "uses: tensor-accountant/tensor-accountant@v0.1.0": Covered("integrations_action"),
     },
     "docs/install.md": {
         "bash scripts/install-deps.sh": CI_ITSELF,
@@ -186,9 +186,9 @@ COMMANDS = {
             "the sandbox's install: run first, into the sandbox, from this build tree"),
     },
     "docs/integrations/ci.md": {
-        "apt-get update && apt-get install -y --no-install-recommends git ca-certificates curl gh":
+        "apt-get update && apt-get install -y --no-install-recommends git ca-certificates curl jq":
             NotRunnable("a GitHub job's container setup (apt-get as root)"),
-        "uses: your-org/tensor-accountant@v0.1.0": Covered("integrations_action"),
+        "uses: tensor-accountant/tensor-accountant@v0.1.0": Covered("integrations_action"),
     },
     "docs/integrations/editors.md": {
         "tensor-accountant --lsp -p build": Lsp(),
@@ -242,6 +242,11 @@ COMMANDS = {
         "./build/driver/tensor-accountant path/to/model.cpp": Run(expect=[CONTIGUOUS_FINDING]),
         "tensor-accountant [options] <file>... [-- <compiler flags>]": Synopsis(),
         "tensor-accountant -p <build dir> [options] [<file>...]": Synopsis(),
+        "tensor-accountant --checks='-*,torch-reshape-copy,torch-redundant-copy' "
+        "--warnings-as-errors='torch-reshape-copy' --export-fixes=fixes/model.yaml -p build src/model.cpp":
+            Covered("driver_tidy_flags", "run as typed in a project with -p build, then applied"),
+        "clang-apply-replacements-16 fixes":
+            Covered("driver_tidy_flags", "applied to a copy and compared with --fix"),
     },
     "docs/verify.md": {
         "tensor-accountant --verify[=meta|cpu|cuda] model.cpp [-- flags]": Synopsis(),
@@ -534,7 +539,10 @@ def path_tokens(text):
 def check_paths(src, build, occ, errors, install_root=None):
     """Repository and system paths (install_root None), or the package's
     install paths against the sandbox's install (install_root given)."""
-    top = {d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))}
+    # .git is the user's repository in a documented command, never ours
+    # (and a file, not a directory, in a git worktree).
+    top = {d for d in os.listdir(src)
+           if os.path.isdir(os.path.join(src, d)) and d != ".git"}
     for p in path_tokens(occ.text):
         q = p[2:] if p.startswith("./") else p
         if "<" in q or "$" in q or q.startswith("/path/to/"):
