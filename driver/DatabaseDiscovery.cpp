@@ -21,6 +21,18 @@ std::string databaseFileIn(llvm::StringRef Dir) {
   return "";
 }
 
+namespace {
+
+std::string stampOf(const std::string &File) {
+  llvm::sys::fs::file_status Status;
+  if (llvm::sys::fs::status(File, Status))
+    return "";
+  return std::to_string(Status.getLastModificationTime().time_since_epoch().count()) +
+         "/" + std::to_string(Status.getSize());
+}
+
+} // namespace
+
 DatabaseLookup DatabaseDiscovery::find(llvm::StringRef File) {
   llvm::SmallString<256> Start = llvm::sys::path::parent_path(File);
   llvm::sys::path::remove_dots(Start, /*remove_dot_dot=*/true);
@@ -28,7 +40,7 @@ DatabaseLookup DatabaseDiscovery::find(llvm::StringRef File) {
   std::string Found;
   for (std::string Dir(Start); !Dir.empty();) {
     auto Known = DatabaseDirOf.find(Dir);
-    if (Known != DatabaseDirOf.end()) {
+    if (!Refresh && Known != DatabaseDirOf.end()) {
       Found = Known->second;
       break;
     }
@@ -54,9 +66,16 @@ DatabaseLookup DatabaseDiscovery::find(llvm::StringRef File) {
   if (Found.empty())
     return {};
   auto It = Databases.find(Found);
+  if (It != Databases.end() && Refresh &&
+      (It->second.DatabaseFile != databaseFileIn(Found) ||
+       It->second.Stamp != stampOf(It->second.DatabaseFile))) {
+    Databases.erase(It);
+    It = Databases.end();
+  }
   if (It == Databases.end()) {
     Loaded L;
     L.DatabaseFile = databaseFileIn(Found);
+    L.Stamp = stampOf(L.DatabaseFile);
     L.DB = loadBuildDatabase(Found, L.Error);
     It = Databases.emplace(Found, std::move(L)).first;
   }

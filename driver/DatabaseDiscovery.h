@@ -41,9 +41,14 @@ struct DatabaseLookup {
 };
 
 /// The walk above, remembering each directory's answer and each database
-/// once loaded (a language server asks again at every edit).
+/// once loaded. With Refresh (the language server, which runs for a whole
+/// editing session), every lookup walks again and a database whose file
+/// changed is read again: a build configured, or reconfigured, after the
+/// editor started is used from the next analysis on.
 class DatabaseDiscovery {
 public:
+  explicit DatabaseDiscovery(bool Refresh = false) : Refresh(Refresh) {}
+
   /// File: an absolute path.
   DatabaseLookup find(llvm::StringRef File);
 
@@ -52,7 +57,10 @@ private:
     std::unique_ptr<clang::tooling::CompilationDatabase> DB;
     std::string DatabaseFile;
     std::string Error;
+    /// The file's modification time and size when it was read.
+    std::string Stamp;
   };
+  bool Refresh;
   /// The directory holding the database for files in a directory ("" for
   /// none), for each directory a walk has passed through.
   std::map<std::string, std::string> DatabaseDirOf;

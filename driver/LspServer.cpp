@@ -893,7 +893,7 @@ private:
   std::string BuildPathWarning;
 
   // The analysis thread's own.
-  DatabaseDiscovery Discovery;
+  DatabaseDiscovery Discovery{/*Refresh=*/true};
   std::unique_ptr<clang::tooling::CompilationDatabase> FixedDB;
   std::string FixedDBError;
 };

@@ -23,7 +23,8 @@ finding's "8 KiB" (64 x 32 floats) says which flags were used.
    both print the finding made with the project's flags.
 5. The language server started in proj/src, no -p: the finding; a file
    with no database: the default; a broken database: one error
-   diagnostic naming it, the server goes on. `-p build` from proj/src
+   diagnostic naming it, the server goes on; a database written while
+   the server runs is used from the next analysis. `-p build` from proj/src
    (where there is no build/) is resolved against the workspace root;
    `-p no-such-dir` is logged, not fatal, and discovery is used.
 
@@ -203,6 +204,20 @@ got = c.published("file://" + bfile, "diagnostics for a broken database")
 check(len(got["diagnostics"]) == 1 and got["diagnostics"][0]["severity"] == 1 and
       "is not a valid compilation database" in got["diagnostics"][0]["message"],
       "lsp, broken database: one error naming it: %s" % codes(got))
+# A build configured after the server started: used from the next analysis.
+late = os.path.join(tmp, "late")
+os.makedirs(os.path.join(late, "src"))
+lfile = write(os.path.join(late, "src/model.cpp"), MODEL)
+c.open(lfile, MODEL)
+got = c.published("file://" + lfile, "diagnostics before the build is configured")
+check(len(got["diagnostics"]) == 1 and "did not compile" in got["diagnostics"][0]["message"],
+      "lsp, no database yet: the default flags, which do not compile it: %s" % codes(got))
+os.makedirs(os.path.join(late, "build"))
+write(os.path.join(late, "build/compile_commands.json"), DB_TEXT)
+c.notify("textDocument/didSave", {"textDocument": {"uri": "file://" + lfile}})
+got = c.published("file://" + lfile, "diagnostics after the build is configured")
+check(any(code == "torch-contiguous-copy" and "8 KiB" in msg for code, msg in codes(got)),
+      "lsp: a database made after the server started is found: %s" % codes(got))
 check(c.finish() == 0, "lsp exits 0 after shutdown")
 
 c = Client(TOOL, ["--cache-dir", CACHE, "-p", "build"], src, check)
