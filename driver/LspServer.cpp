@@ -1,5 +1,6 @@
 // The language server (design in LspServer.h).
 #include "driver/LspServer.h"
+#include "driver/DatabaseDiscovery.h"
 #include "driver/Formats.h"
 #include "driver/JSONInput.h"
 #include "driver/Report.h"
@@ -11,10 +12,13 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/thread.h"
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <optional>
 
 namespace tma {
@@ -142,12 +146,36 @@ struct AnalysisResult {
 
 struct Document {
   std::string URI;
-  std::string Path;
   std::string LanguageId;
   std::string Text;
   int64_t Version = 0;
+  /// Changes with every new text (server-wide, so a document closed and
+  /// opened again never repeats one): an analysis of an older generation
+  /// is stale and never published.
+  uint64_t Generation = 0;
   std::optional<AnalysisResult> Last;
 };
+
+/// What the analysis thread takes from a document: its state when the
+/// analysis began.
+struct Snapshot {
+  std::string URI;
+  std::string LanguageId;
+  std::string Text;
+  int64_t Version = 0;
+  uint64_t Generation = 0;
+};
+
+/// What an analysis gives: the diagnostics to publish and, when the file
+/// was analysed, the result hover and code actions use.
+struct Outcome {
+  json::Array Diagnostics;
+  std::optional<AnalysisResult> Last;
+};
+
+/// How long after the last didChange a document is analysed: typing does
+/// not start an analysis per keystroke, a pause does.
+constexpr std::chrono::milliseconds ChangeDebounce(500);
 
 /// Thrown by parameter readers; becomes -32602.
 struct BadParams {
@@ -160,21 +188,44 @@ public:
          llvm::raw_ostream &Err)
       : Options(Options), Out(Out), Err(Err) {}
 
+  ~Server() {
+    {
+      std::lock_guard<std::mutex> L(M);
+      Stopping = true;
+    }
+    WorkCV.notify_all();
+    // An analysis under way is finished (clang cannot be stopped halfway)
+    // and its result dropped.
+    if (Worker.joinable())
+      Worker.join();
+  }
+
+  /// -p, as on the command line: relative to the working directory. A
+  /// relative one with no database there is looked for again under the
+  /// workspace root at initialize (an editor started in a subdirectory);
+  /// one found nowhere is logged and each file's own database is used, as
+  /// without -p. Only a database that is there but not valid stops the
+  /// server (status 2), since its files' flags are unknown.
   bool start() {
     if (!Options.BuildPath.empty()) {
-      std::string Error;
-      auto DB = loadBuildDatabase(Options.BuildPath, Error);
-      if (!DB) {
-        Err << "tensor-accountant: error: " << Error << "\n";
+      llvm::SmallString<256> Dir(Options.BuildPath);
+      llvm::sys::fs::make_absolute(Dir);
+      if (databaseFileIn(Dir).empty() &&
+          !llvm::sys::path::is_absolute(Options.BuildPath))
+        BuildPathPending = true;
+      else if (!loadBuildPath(std::string(Dir), /*AtStart=*/true))
         return false;
-      }
-      BuildDB = clang::tooling::inferMissingCompileCommands(std::move(DB));
     }
+    // Clang recurses deeply on template-heavy headers: the stack a main
+    // thread has, as the CLI's workers get.
+    Worker = llvm::thread(std::optional<unsigned>(16u << 20),
+                          [this] { analysisLoop(); });
     return true;
   }
 
   /// One message body. Returns false when the server should stop.
   bool handle(llvm::StringRef Body) {
+    std::lock_guard<std::mutex> L(M);
     auto Parsed = parseBoundedJSON(Body);
     if (!Parsed) {
       std::string Why = llvm::toString(Parsed.takeError());
@@ -234,8 +285,55 @@ private:
     llvm::raw_string_ostream OS(Body);
     OS << Message;
     OS.flush();
+    // The reader's thread and the analysis thread both write.
+    std::lock_guard<std::mutex> L(OutMutex);
     Out << "Content-Length: " << Body.size() << "\r\n\r\n" << Body;
     Out.flush();
+  }
+  void showMessage(int Type, const std::string &Text) {
+    send(json::Object{{"jsonrpc", "2.0"},
+                      {"method", "window/showMessage"},
+                      {"params", json::Object{{"type", Type}, {"message", Text}}}});
+  }
+
+  /// Loads -p's database from Dir. A missing one is a warning (each file's
+  /// own database is used instead); one that is not valid is an error:
+  /// at start the server stops, later every document says so.
+  bool loadBuildPath(const std::string &Dir, bool AtStart) {
+    std::string Error;
+    auto DB = loadBuildDatabase(Dir, Error);
+    if (DB) {
+      BuildDB = std::move(DB);
+      BuildDBFile = databaseFileIn(Dir);
+      return true;
+    }
+    if (databaseFileIn(Dir).empty()) {
+      BuildPathWarning = "-p " + Options.BuildPath + ": " + Error +
+                         "; using the compile database found above each file "
+                         "instead, else the default flags";
+      Err << "tensor-accountant: lsp: warning: " << BuildPathWarning << "\n";
+      return true;
+    }
+    if (AtStart) {
+      Err << "tensor-accountant: error: " << Error << "\n";
+      return false;
+    }
+    BuildDBError = Error;
+    Err << "tensor-accountant: lsp: error: " << Error << "\n";
+    return true;
+  }
+
+  /// The workspace root initialize names (rootUri, else rootPath), or "".
+  static std::string workspaceRoot(const json::Value &Params) {
+    const json::Object *P = Params.getAsObject();
+    if (!P)
+      return "";
+    if (auto URI = P->getString("rootUri"))
+      if (auto Path = uriToPath(*URI))
+        return *Path;
+    if (auto Path = P->getString("rootPath"))
+      return Path->str();
+    return "";
   }
   void reply(const json::Value &Id, json::Value Result) {
     send(json::Object{{"jsonrpc", "2.0"}, {"id", Id}, {"result", std::move(Result)}});
@@ -280,7 +378,20 @@ private:
   void request(llvm::StringRef Method, const json::Value &Params,
                const json::Value &Id) {
     if (Method == "initialize") {
+      bool First = !Initialized;
       Initialized = true;
+      std::string Root = workspaceRoot(Params);
+      if (First && BuildPathPending) {
+        BuildPathPending = false;
+        llvm::SmallString<256> Dir(Root);
+        llvm::sys::path::append(Dir, Options.BuildPath);
+        if (Root.empty() || databaseFileIn(Dir).empty()) {
+          // Nowhere: said once, here, where the editor shows it.
+          Dir = Options.BuildPath;
+          llvm::sys::fs::make_absolute(Dir);
+        }
+        loadBuildPath(std::string(Dir), /*AtStart=*/false);
+      }
       reply(Id, json::Object{
                     {"capabilities",
                      json::Object{
@@ -295,6 +406,10 @@ private:
                                         json::Array{"quickfix"}}}}}},
                     {"serverInfo", json::Object{{"name", "tensor-accountant"},
                                                 {"version", toolVersion()}}}});
+      if (First && !BuildDBError.empty())
+        showMessage(1, "tensor-accountant: " + BuildDBError);
+      else if (First && !BuildPathWarning.empty())
+        showMessage(2, "tensor-accountant: " + BuildPathWarning);
       return;
     }
     if (!Initialized) {
@@ -325,13 +440,16 @@ private:
       return true;
     if (Method == "textDocument/didOpen") {
       const json::Object &TD = member(object(Params, "params"), "textDocument");
-      Document &D = Documents[string(TD, "uri")];
-      D.URI = string(TD, "uri");
-      D.Text = string(TD, "text");
+      std::string URI = string(TD, "uri");
+      std::string Text = string(TD, "text");
+      Document &D = Documents[URI];
+      D.URI = URI;
+      D.Text = std::move(Text);
       D.LanguageId = TD.getString("languageId").value_or("").str();
       D.Version = TD.getInteger("version").value_or(0);
+      D.Generation = ++Generations;
       D.Last.reset();
-      analyse(D);
+      schedule(URI, std::chrono::milliseconds(0));
     } else if (Method == "textDocument/didChange") {
       const json::Object &P = object(Params, "params");
       auto It = Documents.find(documentURI(P));
@@ -340,36 +458,50 @@ private:
       const json::Array *Changes = P.getArray("contentChanges");
       if (!Changes)
         throw BadParams{"'contentChanges' must be an array"};
-      Document &D = It->second;
+      // Applied to a copy: a change that is no change (bad params) leaves
+      // the document as it was.
+      std::string NewText = It->second.Text;
       for (const json::Value &C : *Changes) {
         const json::Object &Change = object(C, "a content change");
         std::string Text = string(Change, "text");
         if (const json::Object *R = Change.getObject("range")) {
-          std::vector<size_t> Starts = lineStarts(D.Text);
+          std::vector<size_t> Starts = lineStarts(NewText);
           const json::Object &S = member(*R, "start"), &E = member(*R, "end");
-          size_t B = offsetOfLsp(D.Text, Starts, integer(S, "line"),
+          size_t B = offsetOfLsp(NewText, Starts, integer(S, "line"),
                                  integer(S, "character"));
-          size_t End = offsetOfLsp(D.Text, Starts, integer(E, "line"),
+          size_t End = offsetOfLsp(NewText, Starts, integer(E, "line"),
                                    integer(E, "character"));
           if (End < B)
             std::swap(B, End);
-          D.Text.replace(B, End - B, Text);
+          NewText.replace(B, End - B, Text);
         } else {
-          D.Text = std::move(Text);
+          NewText = std::move(Text);
         }
       }
+      Document &D = It->second;
+      D.Text = std::move(NewText);
       D.Version = member(P, "textDocument").getInteger("version").value_or(D.Version);
+      D.Generation = ++Generations;
+      // Analysed once the edits pause; a newer change moves this on.
+      schedule(D.URI, ChangeDebounce);
     } else if (Method == "textDocument/didSave") {
       const json::Object &P = object(Params, "params");
       auto It = Documents.find(documentURI(P));
       if (It == Documents.end())
         throw BadParams{"didSave for a document that is not open"};
-      if (auto Text = P.getString("text"))
-        It->second.Text = Text->str();
-      analyse(It->second);
+      if (auto Text = P.getString("text")) {
+        if (It->second.Text != *Text) {
+          It->second.Text = Text->str();
+          It->second.Generation = ++Generations;
+        }
+      }
+      // Now, not after the pause: the files it includes may have changed
+      // on disk too.
+      schedule(It->first, std::chrono::milliseconds(0));
     } else if (Method == "textDocument/didClose") {
       const json::Object &P = object(Params, "params");
       std::string URI = documentURI(P);
+      Scheduled.erase(URI);
       if (Documents.erase(URI))
         publish(URI, std::nullopt, json::Array{});
     }
@@ -398,27 +530,39 @@ private:
         {"message", Message}};
   }
 
-  /// The compile database for Path: -p, a compile_commands.json above the
-  /// file, or the default LibTorch flags. Null with Error set on failure.
-  const clang::tooling::CompilationDatabase *databaseFor(const std::string &Path,
-                                                         std::string &Error) {
+  /// The compile database for Path: the flags after --, -p's, the one
+  /// found above the file (driver/DatabaseDiscovery.h), or the default
+  /// LibTorch flags. Null with Error set when the database that applies is
+  /// not valid or has no command for the file: never the default instead.
+  /// Source says where the command comes from. Used by the analysis
+  /// thread only.
+  const clang::tooling::CompilationDatabase *
+  databaseFor(const std::string &Path, std::string &Error, std::string &Source) {
     if (!Options.HaveCompilerFlags) {
-      if (BuildDB && !BuildDB->getCompileCommands(Path).empty())
+      if (!BuildDBError.empty()) {
+        Error = BuildDBError + " (-p " + Options.BuildPath + ")";
+        return nullptr;
+      }
+      if (BuildDB && !BuildDB->getCompileCommands(Path).empty()) {
+        Source = BuildDBFile;
         return BuildDB.get();
+      }
       if (!BuildDB) {
-        llvm::StringRef Dir = llvm::sys::path::parent_path(Path);
-        auto It = DetectedDBs.find(Dir.str());
-        if (It == DetectedDBs.end()) {
-          std::string Ignored;
-          auto DB = clang::tooling::CompilationDatabase::autoDetectFromDirectory(
-              Dir, Ignored);
-          if (DB)
-            DB = clang::tooling::inferMissingCompileCommands(
-                withDefaultLibTorch(std::move(DB)));
-          It = DetectedDBs.emplace(Dir.str(), std::move(DB)).first;
+        DatabaseLookup L = Discovery.find(Path);
+        if (!L.Error.empty()) {
+          Error = L.Error + " (the compile database found above the file)";
+          return nullptr;
         }
-        if (It->second && !It->second->getCompileCommands(Path).empty())
-          return It->second.get();
+        if (L.DB && L.DB->getCompileCommands(Path).empty()) {
+          Error = "no compile command for this file in '" + L.DatabaseFile +
+                  "'" +
+                  (L.DB->getAllFiles().empty() ? " (it lists no files)" : "");
+          return nullptr;
+        }
+        if (L.DB) {
+          Source = L.DatabaseFile;
+          return L.DB;
+        }
       }
     }
     if (!FixedDB) {
@@ -426,61 +570,115 @@ private:
                                   Options.HaveCompilerFlags, FixedDBError);
     }
     Error = FixedDBError;
+    Source = Options.HaveCompilerFlags ? "the flags after --"
+                                       : "the default flags (no compile "
+                                         "database above the file)";
     return FixedDB.get();
   }
 
-  void analyse(Document &D) {
-    std::optional<std::string> Path = uriToPath(D.URI);
+  /// Queues URI's analysis After from now, replacing one queued already:
+  /// a change during the pause moves it on.
+  void schedule(const std::string &URI, std::chrono::milliseconds After) {
+    Scheduled[URI] = std::chrono::steady_clock::now() + After;
+    WorkCV.notify_all();
+  }
+
+  /// The analysis thread: one document at a time, the one due first. The
+  /// reader goes on meanwhile (hover, code actions and new edits are
+  /// answered from the last result). A result is published only while its
+  /// document still has the text that was analysed: one that a newer
+  /// edit overtook is dropped (that edit's analysis is queued), so
+  /// diagnostics never go back to an older version.
+  void analysisLoop() {
+    std::unique_lock<std::mutex> L(M);
+    while (!Stopping) {
+      if (Scheduled.empty()) {
+        WorkCV.wait(L);
+        continue;
+      }
+      auto Next = std::min_element(
+          Scheduled.begin(), Scheduled.end(),
+          [](const auto &A, const auto &B) { return A.second < B.second; });
+      if (Next->second > std::chrono::steady_clock::now()) {
+        WorkCV.wait_until(L, Next->second);
+        continue;
+      }
+      std::string URI = Next->first;
+      Scheduled.erase(Next);
+      auto It = Documents.find(URI);
+      if (It == Documents.end())
+        continue;
+      const Document &D = It->second;
+      Snapshot S{D.URI, D.LanguageId, D.Text, D.Version, D.Generation};
+      L.unlock();
+      Outcome O = analyse(S);
+      L.lock();
+      if (Stopping)
+        break;
+      It = Documents.find(URI);
+      if (It == Documents.end() || It->second.Generation != S.Generation) {
+        logMessage(4, "tensor-accountant: dropped the analysis of version " +
+                          std::to_string(S.Version) + " of " + URI +
+                          ": the document changed meanwhile");
+        continue;
+      }
+      It->second.Last = std::move(O.Last);
+      publish(URI, S.Version, std::move(O.Diagnostics));
+    }
+  }
+
+  /// Analyses one snapshot. Touches no document: runs unlocked.
+  Outcome analyse(const Snapshot &S) {
+    Outcome O;
+    std::optional<std::string> Path = uriToPath(S.URI);
     if (!Path) {
-      logMessage(2, "tensor-accountant: not analysing " + D.URI +
+      logMessage(2, "tensor-accountant: not analysing " + S.URI +
                         ": only file:// documents have a compile command");
-      publish(D.URI, D.Version, json::Array{});
-      return;
+      return O;
     }
-    D.Path = *Path;
-    bool CxxLanguage = D.LanguageId == "c" || D.LanguageId == "cpp" ||
-                       D.LanguageId == "cuda" || D.LanguageId == "cuda-cpp" ||
-                       D.LanguageId == "objective-cpp";
-    if (!CxxLanguage && !isCxxSourceName(D.Path)) {
-      logMessage(3, "tensor-accountant: not analysing " + D.Path +
-                        ": not a C or C++ file (languageId '" + D.LanguageId +
+    bool CxxLanguage = S.LanguageId == "c" || S.LanguageId == "cpp" ||
+                       S.LanguageId == "cuda" || S.LanguageId == "cuda-cpp" ||
+                       S.LanguageId == "objective-cpp";
+    if (!CxxLanguage && !isCxxSourceName(*Path)) {
+      logMessage(3, "tensor-accountant: not analysing " + *Path +
+                        ": not a C or C++ file (languageId '" + S.LanguageId +
                         "')");
-      publish(D.URI, D.Version, json::Array{});
-      return;
+      return O;
     }
-    std::string Error;
-    const clang::tooling::CompilationDatabase *DB = databaseFor(D.Path, Error);
+    std::string Error, Source;
+    const clang::tooling::CompilationDatabase *DB =
+        databaseFor(*Path, Error, Source);
     if (!DB) {
-      publish(D.URI, D.Version,
-              json::Array{fileProblem("tensor-accountant: " + Error)});
-      return;
+      logMessage(1, "tensor-accountant: " + *Path + ": " + Error);
+      O.Diagnostics.push_back(fileProblem("tensor-accountant: " + Error));
+      return O;
     }
     std::string ConfigError;
     CheckConfig Config;
     if (Options.ConfigFor)
-      Config = Options.ConfigFor(D.Path, ConfigError);
+      Config = Options.ConfigFor(*Path, ConfigError);
     if (!ConfigError.empty()) {
-      publish(D.URI, D.Version,
-              json::Array{fileProblem("tensor-accountant: " + ConfigError)});
-      return;
+      O.Diagnostics.push_back(fileProblem("tensor-accountant: " + ConfigError));
+      return O;
     }
 
+    logMessage(4, "tensor-accountant: analysing version " +
+                      std::to_string(S.Version) + " of " + *Path +
+                      " with compile commands from " + Source);
     RunOptions Run = Options.Run;
     Run.Jobs = 1;
-    Run.Overlays = {{D.Path, D.Text}};
+    Run.Overlays = {{*Path, S.Text}};
     auto Start = std::chrono::steady_clock::now();
-    AnalysisRun R = analyzeFiles(*DB, {D.Path}, {}, Run);
+    AnalysisRun R = analyzeFiles(*DB, {*Path}, {}, Run);
     double Seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - Start)
                          .count();
     if (!R.Skipped.empty()) {
       // A CUDA source: one informational line, not a compile error.
-      D.Last.reset();
-      logMessage(3, "tensor-accountant: " + D.Path + ": " + R.Skipped.front().Reason);
-      publish(D.URI, D.Version,
-              json::Array{fileProblem("tensor-accountant: " + R.Skipped.front().Reason,
-                                      /*Severity=*/3)});
-      return;
+      logMessage(3, "tensor-accountant: " + *Path + ": " + R.Skipped.front().Reason);
+      O.Diagnostics.push_back(fileProblem(
+          "tensor-accountant: " + R.Skipped.front().Reason, /*Severity=*/3));
+      return O;
     }
     const FileAnalysis *FA = nullptr;
     for (const FileAnalysis &F : R.Files)
@@ -489,28 +687,28 @@ private:
     // R.Failed also covers a compile command the compiler driver refused
     // (an unknown flag), which may still leave a parse behind.
     if (!FA || R.Failed) {
-      D.Last.reset();
       std::string Message =
           "tensor-accountant: the file did not compile with its compile "
           "command, so it was not analysed (the compiler's errors are in the "
           "server's log)";
-      logMessage(1, Message + ": " + D.Path);
-      publish(D.URI, D.Version, json::Array{fileProblem(Message)});
-      return;
+      logMessage(1, Message + ": " + *Path + " (compile commands from " +
+                        Source + ")");
+      O.Diagnostics.push_back(fileProblem(Message));
+      return O;
     }
     AnalysisResult A;
-    A.Text = D.Text;
+    A.Text = S.Text;
     A.Traces = FA->Traces;
-    A.Diagnostics = runChecks(A.Traces, Config, D.Text);
-    logMessage(4, "tensor-accountant: analysed " + D.Path + " in " +
+    A.Diagnostics = runChecks(A.Traces, Config, S.Text);
+    logMessage(4, "tensor-accountant: analysed version " +
+                      std::to_string(S.Version) + " of " + *Path + " in " +
                       llvm::formatv("{0:f1}", Seconds).str() + " s: " +
                       std::to_string(A.Diagnostics.size()) + " finding(s)");
-    json::Array Diags;
     std::vector<size_t> Starts = lineStarts(A.Text);
     for (const Diagnostic &Diag : A.Diagnostics)
-      Diags.push_back(lspDiagnostic(Diag, A.Text, Starts));
-    D.Last = std::move(A);
-    publish(D.URI, D.Version, std::move(Diags));
+      O.Diagnostics.push_back(lspDiagnostic(Diag, A.Text, Starts));
+    O.Last = std::move(A);
+    return O;
   }
 
   /// Starts: lineStarts(Text), computed once per document, not per finding.
@@ -608,7 +806,8 @@ private:
     if (!Best->Note.empty())
       MD += "\n" + Best->Note + "\n";
     if (D.Text != D.Last->Text)
-      MD += "\n_(from the last analysis; save to refresh)_\n";
+      MD += "\n_(from the analysis of an earlier version; the current one "
+            "is analysed once the edits pause)_\n";
     return json::Object{
         {"contents", json::Object{{"kind", "markdown"}, {"value", MD}}},
         {"range", json::Object{{"start", lspPosition(Text, Starts, B)},
@@ -670,12 +869,31 @@ private:
   const LspOptions &Options;
   llvm::raw_ostream &Out;
   llvm::raw_ostream &Err;
+  /// Writes to Out, from either thread.
+  std::mutex OutMutex;
+
+  // Guarded by M: the reader's state, shared with the analysis thread.
+  std::mutex M;
   bool Initialized = false;
   bool ShutdownRequested = false;
   std::map<std::string, Document> Documents;
+  uint64_t Generations = 0;
+  /// Documents waiting for an analysis, with when it is due.
+  std::map<std::string, std::chrono::steady_clock::time_point> Scheduled;
+  std::condition_variable WorkCV;
+  bool Stopping = false;
+  llvm::thread Worker;
+
+  // -p: set before any document can be analysed (start, or the first
+  // initialize), read-only afterwards.
+  bool BuildPathPending = false;
   std::unique_ptr<clang::tooling::CompilationDatabase> BuildDB;
-  std::map<std::string, std::unique_ptr<clang::tooling::CompilationDatabase>>
-      DetectedDBs;
+  std::string BuildDBFile;
+  std::string BuildDBError;
+  std::string BuildPathWarning;
+
+  // The analysis thread's own.
+  DatabaseDiscovery Discovery{/*Refresh=*/true};
   std::unique_ptr<clang::tooling::CompilationDatabase> FixedDB;
   std::string FixedDBError;
 };

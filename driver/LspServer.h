@@ -6,14 +6,25 @@
 //
 // 1. Documents are kept in full (textDocumentSync Full; an incremental
 //    change is applied too, should a client send one). Analysis runs on
-//    didOpen and didSave, on the document's text as the editor has it (an
-//    in-memory overlay over the real file system, RunOptions::Overlays), so
-//    unsaved edits are what gets analysed. Nothing is compiled to code and
+//    didOpen and didSave at once, and after didChange once the edits
+//    pause (ChangeDebounce, 500 ms after the last change), on the
+//    document's text as the editor has it (an in-memory overlay over the
+//    real file system, RunOptions::Overlays), so unsaved edits are what
+//    gets analysed. Analyses run on one thread of their own, one at a
+//    time, with the preamble cache kept warm between them; the reader
+//    keeps answering meanwhile. publishDiagnostics carries the version
+//    analysed, and a result is published only while the document still
+//    has that text: one a newer edit overtook is dropped, so diagnostics
+//    never go back to an older version. Nothing is compiled to code and
 //    nothing the user wrote is ever run: the analysis only parses.
-// 2. The compile command is the file's: from -p <build dir> (with
-//    clang's interpolation for files the database lacks, e.g. headers),
-//    else a compile_commands.json found above the file, else C++17 plus
-//    the LibTorch headers found on this machine (the CLI's default).
+// 2. The compile command is the file's: from the flags after --, else
+//    -p <build dir> (relative to the working directory, else to the
+//    workspace root initialize names; one found nowhere is logged, not
+//    fatal), else the compile database found above the file as the CLI
+//    finds it (driver/DatabaseDiscovery.h), else C++17 plus the LibTorch
+//    headers found on this machine. Databases give interpolated commands
+//    for files they lack (headers). One that is not valid puts an error
+//    on the document, never the default flags instead.
 // 3. publishDiagnostics carries each finding with source
 //    "tensor-accountant", code = the check's name, notes as
 //    relatedInformation. A file that does not compile gets one diagnostic
@@ -48,7 +59,8 @@
 namespace tma {
 
 struct LspOptions {
-  /// -p: a build directory with compile_commands.json; empty for none.
+  /// -p: a build directory with compile_commands.json; empty for none
+  /// (then each file's own database is found, as the CLI finds it).
   std::string BuildPath;
   /// Flags after `--`, used for every file when given.
   std::vector<std::string> CompilerFlags;
@@ -63,7 +75,8 @@ struct LspOptions {
 
 /// Serves until `exit` or the end of In. Returns 0 after shutdown + exit,
 /// 1 when the stream ends or exit comes without shutdown, 2 when the
-/// server cannot start (Err says why).
+/// server cannot start (Err says why: -p names a database that is not
+/// valid).
 int runLspServer(const LspOptions &Options, std::istream &In,
                  llvm::raw_ostream &Out, llvm::raw_ostream &Err);
 

@@ -6,11 +6,13 @@
 //     --shard i/n choose among them)
 //
 // Compile commands come from, in order: flags after `--`, a compilation
-// database (-p), or, for a newcomer pointing the tool at a file, C++17 plus
-// the LibTorch headers found on this machine.
+// database (-p), the compilation database found above the file
+// (driver/DatabaseDiscovery.h), or, for a newcomer pointing the tool at a
+// file, C++17 plus the LibTorch headers found on this machine.
 #include "checks/Registry.h"
 #include "driver/Assume.h"
 #include "driver/Analysis.h"
+#include "driver/DatabaseDiscovery.h"
 #include "driver/ChangedLines.h"
 #include "driver/CheckRunner.h"
 #include "driver/FileSelection.h"
@@ -60,7 +62,10 @@ USAGE FORMS:
   tensor-accountant --lsp [options] [-- <compiler flags>]
 
   Compile commands come from the flags after --, else from -p's
-  compile_commands.json, else the file is compiled as C++17. The LibTorch
+  compile_commands.json, else from the first compile_commands.json (or
+  compile_flags.txt) found in the file's directory or one above it, or in
+  a build/ subdirectory of one of those (as clang-tidy and clangd find
+  it), else the file is compiled as C++17. The LibTorch
   headers found in $Torch_DIR, $CMAKE_PREFIX_PATH, /usr/include (Debian's
   libtorch-dev) or an installed PyTorch are added to each command whose own
   include directories (and $CPATH, $CPLUS_INCLUDE_PATH) hold no
@@ -610,11 +615,27 @@ int main(int argc, const char **argv) {
                     "'" +
                     (DB->getAllFiles().empty() ? " (it lists no files)" : ""));
     }
-  } else {
+  } else if (SawDashDash) {
     std::string Error;
     DB = tma::makeFixedDatabase(CompilerFlags, SawDashDash, Error);
     if (!DB)
       return fail(Error);
+  } else {
+    // Each file's compile_commands.json found above it, as clang-tidy and
+    // clangd find it (driver/DatabaseDiscovery.h), else the default flags.
+    std::string Error;
+    std::map<std::string, std::vector<std::string>> UsedBy;
+    DB = tma::discoverDatabases(Inputs, Error, &UsedBy);
+    if (!DB)
+      return fail(Error);
+    if (Stats)
+      for (const auto &KV : UsedBy)
+        errs() << "tensor-accountant: compile commands for " << KV.second.size()
+               << " file" << (KV.second.size() == 1 ? "" : "s") << " from "
+               << (KV.first.empty() ? std::string("the default flags (C++17 and LibTorch; "
+                                      "no compile database above them)")
+                                    : "'" + KV.first + "'")
+               << "\n";
   }
 
   if (WholeDatabase) {

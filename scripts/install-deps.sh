@@ -4,6 +4,7 @@
 set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ python3
+  neovim  # the editor guide's Neovim config, run headless by integrations_neovim
   clang-16 libclang-16-dev libclang-cpp16-dev llvm-16-dev clang-tidy-16
   clang-tools-16  # clang-apply-replacements-16: applies --export-fixes in the tests
   libtorch-dev libgtest-dev python3-jsonschema python3-yaml git pre-commit

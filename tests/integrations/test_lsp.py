@@ -4,8 +4,9 @@
 Server 1 (default LibTorch flags): initialize, initialized, bad requests
 (malformed JSON, 200 KB of nesting, unknown method, invalid params: each
 answered, the server keeps serving), didOpen of a document whose editor text differs from the
-file on disk (the editor's text is what is analysed), didChange (no
-analysis, the text is kept), didSave (analysis of the changed text),
+file on disk (the editor's text is what is analysed), didChange and at
+once didSave (the changed text is analysed; analysis while typing, without
+a save, is test_lsp_didchange.py's),
 hover on a tensor name (its table row), codeAction (the fix-it as a quick
 fix), a non-C++ document and a non-file URI (no analysis, no crash),
 shutdown, exit (status 0).
