@@ -191,7 +191,6 @@ COMMANDS = {
         "uses: tensor-accountant/tensor-accountant@v0.1.0": Covered("integrations_action"),
     },
     "docs/integrations/editors.md": {
-        "tensor-accountant --lsp -p build": Lsp(),
         "tensor-accountant --lsp": Lsp(),
         "clang-tidy-16 --load=build/checks/plugin/libTensorAccountantTidyModule.so "
         "--checks='-*,torch-*' -p build src/model.cpp": Run(expect=[CONTIGUOUS_FINDING]),
@@ -236,6 +235,9 @@ COMMANDS = {
         "scripts/update-snapshots.sh build": Covered("snapshots", "it rewrites what that test compares"),
     },
     "docs/usage.md": {
+        "cd src && tensor-accountant --analysis-stats model.cpp":
+            Run(varies=["/home/me/proj/build/compile_commands.json"],
+                expect=[r"compile commands for 1 file from '\S*/build/compile_commands\.json'"]),
         "bash scripts/package.sh && sudo apt install ./build/package/tensor-accountant_*_amd64.deb": PACKAGE,
         "tensor-accountant path/to/model.cpp": Run(expect=[CONTIGUOUS_FINDING]),
         "bash scripts/build.sh": CI_ITSELF,
