@@ -93,6 +93,11 @@ std::optional<std::string> findLibTorchPrefix(llvm::StringRef MainText,
 bool directoryMayShadow(llvm::StringRef Dir, llvm::ArrayRef<std::string> Names,
                         llvm::vfs::FileSystem &FS);
 
+/// <vector>, <cstdint>: the C++ standard library's header names have no
+/// extension and no directory. They may be included in any order
+/// ([using.headers]), so they may precede LibTorch in the shared prefix.
+bool isStandardHeaderName(llvm::StringRef Name);
+
 /// The first path component of an include name ("c10/util/Half.h" ->
 /// "c10"); empty for absolute names, which no search directory affects.
 std::string includeNameRoot(llvm::StringRef IncludeName);

@@ -53,7 +53,10 @@
 //    its limit; entries this run used are kept. An entry larger than the
 //    whole limit is used in memory and not stored. Eviction removes the
 //    manifest before the PCH, so a concurrent reader sees a whole entry or
-//    none.
+//    none. Evictions are recorded (preamble-evictions.log: stem, bytes,
+//    time; the last 30 days); a run that has to rebuild a recorded entry
+//    is thrashing, and says once which --cache-size would have kept every
+//    entry in recent use.
 // 9. Anything that goes wrong returns "no PCH" with a one-line note, and
 //    the caller parses the file the ordinary way. A PCH that clang refuses
 //    to load is discarded by the caller, which then reparses uncached.
@@ -131,6 +134,10 @@ public:
     bool Built = false;
     /// A shared LibTorch entry rather than one of this file's own.
     bool Shared = false;
+    /// For a shared entry of the LibTorch include alone: the standard
+    /// headers (<vector>, ...) it absorbs, which a file may include before
+    /// LibTorch and still use this entry.
+    std::vector<std::string> Absorbs;
   };
 
   /// For the final compile command Args (argv[0] ... the file) of File,
@@ -154,6 +161,15 @@ public:
   const std::string &dir() const { return Dir; }
   unsigned hits() const { return Hits; }
   unsigned builds() const { return Builds; }
+  /// Entries this object built again after an eviction (trim(), by this
+  /// run or an earlier one) had removed them: the cache is too small for
+  /// what its users need.
+  unsigned rebuiltAfterEviction() const { return RebuiltAfterEviction; }
+
+  /// After trim(): when this run rebuilt what an eviction had removed, one
+  /// line telling the size that would have kept every entry in recent use
+  /// (the entries there now and those evicted lately); empty otherwise.
+  std::string sizeHint();
 
 private:
   struct EntryPlan;
@@ -162,6 +178,9 @@ private:
   std::shared_ptr<std::mutex> keyMutex(const std::string &Key);
   bool writable(std::string &Note);
   void sweepLeftovers();
+  bool evictedEarlier(const std::string &Stem);
+  void recordEvictions(
+      const std::vector<std::pair<std::string, uint64_t>> &Evicted);
 
   std::string Dir;
   uint64_t MaxBytes;
@@ -171,7 +190,9 @@ private:
   std::optional<bool> Writable;
   std::string WritableNote;
   bool Swept = false;
-  std::atomic<unsigned> Hits{0}, Builds{0};
+  std::atomic<unsigned> Hits{0}, Builds{0}, RebuiltAfterEviction{0};
+  /// The eviction record (stem -> bytes, when), read once.
+  std::optional<std::map<std::string, std::pair<uint64_t, int64_t>>> Evictions;
 };
 
 } // namespace tma
