@@ -7,6 +7,10 @@
 # every block was an 80 MB LibTorch entry of its own (34 blocks of a real
 # application against the 512 MiB default: a "warm" run as slow as a cold
 # one); now the standard headers LibTorch includes itself share its entry.
+# Then the same per file, one run each, twice over (as an editor, a CMake
+# per-file hook or CI shards run it): a cache too small for the blocks
+# thrashes, every "warm" run rebuilding what the one before evicted; the
+# runs that see it say so (the hint is printed).
 # A benchmark, not a test: it prints wall and CPU times, the cache's
 # entries and size, and asserts only that every cached answer equals the
 # uncached one.
@@ -16,6 +20,9 @@
 #
 # Environment:
 #   FILES=<n>     sources, one include block each (default 8)
+#   BLOCKS=other  blocks of standard headers LibTorch does not include
+#                 (<valarray>, <regex>, ...: an entry each, before and now)
+#   PER_FILE=0    skip the per-file runs
 #   JOBS=<n>      threads (default 2)
 #   TA            the tool (default: build/driver/tensor-accountant)
 #   BEFORE        another build to run the same cases with, first
@@ -36,13 +43,18 @@ else
   trap 'rm -rf "$WORK"' EXIT
 fi
 
-python3 - "$FILES" "$WORK/project" <<'PY'
+python3 - "$FILES" "$WORK/project" "${BLOCKS:-absorbed}" <<'PY'
 import itertools, json, os, sys
-count, root = int(sys.argv[1]), sys.argv[2]
+count, root, kind = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 headers = ["vector", "iostream", "string", "memory", "cmath", "tuple",
            "map", "algorithm", "functional", "unordered_map", "sstream",
            "chrono"]
 blocks = [c for n in (2, 3) for c in itertools.combinations(headers, n)]
+if kind == "other":
+    others = ["valarray", "regex", "random", "fstream", "future",
+              "filesystem", "any", "variant", "optional", "cfloat"]
+    blocks = [("vector", o) for o in others] + \
+        [c for c in itertools.combinations(others, 2)]
 os.makedirs(os.path.join(root, "src"), exist_ok=True)
 commands = []
 for i in range(count):
@@ -79,7 +91,28 @@ run() { # label tool cache-dir out
   fi
 }
 
-echo "$FILES files, one include block each, -j $JOBS, default cache size"
+per_file() { # label tool cache-dir
+  local label=$1 tool=$2 cache=$3 pass f wall=0 cpu=0 built=0
+  for pass in cold warm; do
+    wall=0 cpu=0 built=0
+    : > "$WORK/hints"
+    for f in "$WORK"/project/src/*.cpp; do
+      /usr/bin/time -f "%e %U %S" -o "$WORK/time" \
+        "$tool" -p "$WORK/project" --cache-dir="$cache" --cache-stats \
+        "$f" > /dev/null 2> "$WORK/err"
+      read -r w u s < "$WORK/time"
+      wall=$(echo "$wall + $w" | bc)
+      cpu=$(echo "$cpu + $u + $s" | bc)
+      built=$((built + $(grep "this run:" "$WORK/err" | sed 's/.*hits\?, //; s/ built.*//')))
+      grep "too small" "$WORK/err" >> "$WORK/hints" || true
+    done
+    printf "| %s, per file, %s | %.1f s | %.1f s | %s built | %s |\n" "$label" \
+      "$pass" "$wall" "$cpu" "$built" "$(wc -l < "$WORK/hints") runs printed the hint"
+    sort -u "$WORK/hints" | head -1 | sed 's/^/    /'
+  done
+}
+
+echo "$FILES files, one include block each (${BLOCKS:-absorbed}), -j $JOBS, default cache size"
 echo
 "$TA" --no-cache -p "$WORK/project" -j "$JOBS" --format=json \
   "$WORK"/project/src/*.cpp > "$WORK/plain.json" 2> /dev/null
@@ -102,3 +135,13 @@ for which in before after; do
     }
   done
 done
+if [[ ${PER_FILE:-1} == 1 ]]; then
+  for which in before after; do
+    if [[ $which == before ]]; then
+      [[ -n ${BEFORE:-} ]] || continue
+      per_file before "$BEFORE" "$WORK/per-file-before"
+    else
+      per_file after "$TA" "$WORK/per-file-after"
+    fi
+  done
+fi
