@@ -78,7 +78,7 @@ struct Manifest {
   std::vector<std::string> Names;
   /// Standard headers (<vector>) the LibTorch parse includes itself, so
   /// that a file including them before LibTorch parses the same program
-  /// with this entry (RecordInputs says when).
+  /// with this entry (AbsorptionRecorder says when).
   std::vector<std::string> Absorbs;
   std::vector<InputFile> Inputs;
 };

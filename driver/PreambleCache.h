@@ -10,7 +10,10 @@
 //    include block reaches LibTorch before anything that could change it
 //    (driver/LibTorchPrefix.h says which, and which flags join the key).
 //    One entry serves every such file of a project: a repository costs one
-//    LibTorch parse, not one per file. Any other file gets a *per-file
+//    LibTorch parse, not one per file. Standard headers before LibTorch
+//    that the LibTorch-alone parse absorbs (includes itself, in a way the
+//    order cannot matter; its manifest lists them) leave a file on that
+//    entry; other standard headers make an entry of LibTorch behind them. Any other file gets a *per-file
 //    entry* (preamble-<key>.pch) of its own preamble, what clangd calls
 //    one: the directives and comments before the first token of real code.
 // 2. Both are built with clang::PrecompiledPreamble (clangd's and libclang's
