@@ -591,6 +591,13 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
     Cache->trim();
     Run.CacheHits = Cache->hits();
     Run.CacheBuilds = Cache->builds();
+    // A cache too small for what its users need thrashes silently: every
+    // "warm" run rebuilds what the last one evicted. Said once per process
+    // (the language server analyses on every change).
+    static std::atomic<bool> SizeHintShown{false};
+    std::string Hint = Cache->sizeHint();
+    if (!Hint.empty() && !SizeHintShown.exchange(true))
+      llvm::errs() << Hint;
   }
   std::set<std::string> NotesShown;
   for (size_t I = 0; I < Outcomes.size(); ++I) {

@@ -28,6 +28,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -192,6 +194,7 @@ code,.mono,table.t{font-family:ui-monospace,monospace}
 .row{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
 .side{flex:1 1 30em;min-width:0;overflow-x:auto}
 figure.chart{margin:0;width:min-content;max-width:100%}
+figure.chart.none{width:auto;flex:1 1 20em}
 .scroll{overflow-x:auto}
 figcaption{font-size:.9em;max-width:60em}
 table.t{border-collapse:collapse;font-size:12px}
@@ -277,6 +280,9 @@ constexpr double RightMargin = 10;
 constexpr double TopMargin = 36; // readout row, then the peak's label
 constexpr double BottomMargin = 22;
 constexpr double CharWidth = 6.7; // 11px monospace
+/// The height of a line of 11px text: a band shorter than this has no
+/// label (it would spill into its neighbours').
+constexpr double LabelHeight = 13;
 
 /// The element id of a statement's column: fN-sK.
 std::string statementId(const std::string &FunctionId, unsigned Statement) {
@@ -339,6 +345,31 @@ Scale scaleFor(const Timeline &TL) {
   return S;
 }
 
+/// A tick's label, short enough for the axis's margin: ticks are multiples
+/// of a power of two, so "1.5 GiB" is exact where formatBytes would add
+/// "(1610612736 B)" and run off the page's edge.
+std::string tickLabel(int64_t Bytes) {
+  static const std::pair<int64_t, const char *> Units[] = {
+      {int64_t(1) << 40, "TiB"},
+      {int64_t(1) << 30, "GiB"},
+      {int64_t(1) << 20, "MiB"},
+      {int64_t(1) << 10, "KiB"}};
+  for (const auto &[Size, Name] : Units) {
+    if (Bytes < Size)
+      continue;
+    // Exact to 1/1024 of the unit; shown with as few decimals as need be.
+    double Value = double(Bytes) / double(Size);
+    char Buf[64];
+    for (int Decimals = 0; Decimals <= 10; ++Decimals) {
+      std::snprintf(Buf, sizeof Buf, "%.*f", Decimals, Value);
+      if (std::strtod(Buf, nullptr) * double(Size) == double(Bytes))
+        return std::string(Buf) + " " + Name;
+    }
+    return formatBytes(Bytes);
+  }
+  return std::to_string(Bytes) + " B";
+}
+
 class ChartWriter {
 public:
   ChartWriter(Markup &M, const FunctionTrace &T, const Timeline &TL,
@@ -349,6 +380,9 @@ public:
     ColumnWidth = std::clamp(std::floor(640.0 / double(N)), 20.0, 64.0);
     Width = LeftMargin + ColumnWidth * double(N) + RightMargin;
     Width = std::max(Width, 420.0);
+    // Room for the peak's label above the plot, wherever its column is.
+    if (TL.PeakBytes)
+      Width = std::max(Width, LeftMargin + textWidth(peakLabel()) + RightMargin);
   }
 
   void write() {
@@ -378,6 +412,17 @@ private:
   double x(unsigned Column) const {
     return LeftMargin + ColumnWidth * double(Column);
   }
+  static double textWidth(const std::string &Text) {
+    // Characters, not bytes: "\u2013" is one glyph.
+    size_t Glyphs = 0;
+    for (unsigned char Ch : Text)
+      Glyphs += (Ch & 0xC0) != 0x80;
+    return double(Glyphs) * CharWidth;
+  }
+  std::string peakLabel() const {
+    return "peak " + formatBytes(*TL.PeakBytes) + " at line " +
+           num(TL.Columns[TL.PeakColumn].Line);
+  }
 
   void axis() {
     double Bottom = TopMargin + PlotHeight;
@@ -390,7 +435,7 @@ private:
                 num(Width - RightMargin);
       M.leaf("text", {{"x", num(LeftMargin - 4)},
                       {"y", num(Y + 4)}},
-             formatBytes(Tick));
+             tickLabel(Tick));
     }
     if (!Grid.empty())
       M.empty("path", {{"class", "grid"}, {"d", Grid}});
@@ -465,13 +510,20 @@ private:
                      {"data-last-line", num(TL.Columns[B.Last].Line)},
                      {"data-bytes", B.Bytes ? num(*B.Bytes) : "unknown"}});
     // The label, where it fits, inside the band from its first column: the
-    // name and bytes, else the name alone (the key has the rest).
+    // name and bytes, else the name alone (the key has the rest). Inside
+    // means within the columns where the band stays where it starts (it
+    // steps down when one below it is freed, and another band's label may
+    // then start beside it), and at least a line of text tall: bands never
+    // overlap, so neither do their labels.
     auto [Top, Bottom] = bandEdges(B, B.First);
-    double Room = x(B.Last + 1) - x(B.First) - 6;
+    unsigned Flat = B.First;
+    while (Flat < B.Last && bandEdges(B, Flat + 1) == bandEdges(B, B.First))
+      ++Flat;
+    double Room = x(Flat + 1) - x(B.First) - 6;
     std::string Label = bandName(B) + " " + formatBytes(B.Bytes);
-    if (double(Label.size()) * CharWidth > Room)
+    if (textWidth(Label) > Room)
       Label = bandName(B);
-    if (Bottom - Top >= 12 && double(Label.size()) * CharWidth <= Room)
+    if (Bottom - Top >= LabelHeight && textWidth(Label) <= Room)
       M.leaf("text", {{"x", num(x(B.First) + 3)},
                       {"y", num((Top + Bottom) / 2 + 4)}},
              Label);
@@ -530,23 +582,30 @@ private:
                        {"d", "M" + num(LeftMargin) + " " + num(Y) + "H" +
                                  num(Width - RightMargin)}});
     }
-    std::string Label =
-        "peak " + formatBytes(*TL.PeakBytes) + " at line " + num(C.Line);
-    // Right-aligned at the marker when it would run off the chart.
-    bool RightAlign = X + double(Label.size()) * CharWidth > Width - RightMargin;
-    Attrs At = {{"x", num(RightAlign ? X - 3 : X + 3)}, {"y", num(TopMargin - 8)}};
-    if (RightAlign)
-      At.push_back({"text-anchor", "end"});
-    M.leaf("text", At, Label);
+    std::string Label = peakLabel();
+    // Beside the marker, on its right, else ending at it; never past the
+    // plot's edges (the constructor made the chart wide enough for it),
+    // and never over the axis's labels on the left.
+    double L = textWidth(Label);
+    double Start = X + 3;
+    if (Start + L > Width - RightMargin)
+      Start = X - 3 - L;
+    Start = std::clamp(Start, LeftMargin, Width - RightMargin - L);
+    M.leaf("text", {{"x", num(std::round(Start))}, {"y", num(TopMargin - 8)}},
+           Label);
     M.close("g");
   }
 
   void statements() {
     size_t MaxChars =
         static_cast<size_t>(std::max(20.0, (Width - 8) / CharWidth));
-    // Line labels: every column when they fit, else every k-th.
-    unsigned LabelEvery =
-        static_cast<unsigned>(std::ceil(30.0 / ColumnWidth));
+    // Line labels: every column when they fit, else every k-th, with a
+    // gap of at least 6 px between the widest of them.
+    double Widest = 0;
+    for (const TimelineColumn &C : TL.Columns)
+      Widest = std::max(Widest, textWidth(num(C.Line)));
+    unsigned LabelEvery = std::max(
+        1u, static_cast<unsigned>(std::ceil((Widest + 6) / ColumnWidth)));
     M.open("g", {{"class", "sts"}});
     for (const TimelineColumn &C : TL.Columns) {
       std::string StId = statementId(Id, C.Statement);
@@ -744,7 +803,9 @@ void functionSection(Markup &M, const FunctionTrace &T, const std::string &Id,
   if (!T.Throws.empty())
     M.leaf("p", {{"class", "facts"}}, "throws at run time: " + T.Throws);
   M.open("div", {{"class", "row"}});
-  M.open("figure", {{"class", "chart"}});
+  // A figure with no chart is as wide as its sentence, not as its longest
+  // word (a chart's figure takes the chart's width).
+  M.open("figure", {{"class", TL.Columns.empty() ? "chart none" : "chart"}});
   if (TL.Columns.empty()) {
     M.leaf("figcaption", {{"id", Id + "-cap"}},
            "No statement of this function runs a tensor op.");

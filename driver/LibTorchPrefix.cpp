@@ -26,15 +26,6 @@ bool isLibTorchName(llvm::StringRef Name) {
                                 Root == "c10" || Root == "caffe2");
 }
 
-/// <vector>, <cstdint>: the C++ standard library's header names have no
-/// extension and no directory. They may be included in any order
-/// ([using.headers]), so they may precede LibTorch in the shared prefix.
-bool isStandardHeaderName(llvm::StringRef Name) {
-  return !Name.empty() && llvm::all_of(Name, [](char C) {
-    return (C >= 'a' && C <= 'z') || (C >= '0' && C <= '9') || C == '_';
-  });
-}
-
 /// The directive lines that open Text, as the preprocessor sees them:
 /// backslash-newlines joined, comments removed, trimmed. Stops at the first
 /// line that is not a directive (EndsInCode) or at the end.
@@ -370,6 +361,12 @@ bool directoryMayShadow(llvm::StringRef Dir, llvm::ArrayRef<std::string> Names,
     if (!N.empty() && FS.status(Dir.str() + "/" + N))
       return true;
   return false;
+}
+
+bool isStandardHeaderName(llvm::StringRef Name) {
+  return !Name.empty() && llvm::all_of(Name, [](char C) {
+    return (C >= 'a' && C <= 'z') || (C >= '0' && C <= '9') || C == '_';
+  });
 }
 
 std::string includeNameRoot(llvm::StringRef IncludeName) {

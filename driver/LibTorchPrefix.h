@@ -17,9 +17,12 @@
 //    order, following quoted includes into project headers, and accepts only
 //    comments, `#pragma once`, a header's include guard, and standard
 //    library headers (`<vector>`: no extension, no directory), which join
-//    the shared prefix in the same order. Anything else before LibTorch (a
-//    #define, a conditional, a third-party header, code) means the file
-//    keeps its own preamble PCH, as before.
+//    the shared prefix in the same order. (The preamble cache then drops
+//    those the LibTorch-alone parse absorbs: LibTorch includes them itself
+//    and the order cannot matter; driver/PreambleCache.cpp says when.)
+//    Anything else before LibTorch (a #define, a conditional, a
+//    third-party header, code) means the file keeps its own preamble PCH,
+//    as before.
 // 3. "Flags that matter": include directories are most of what differs
 //    between a project's compile commands (each target adds its own
 //    include/), and a directory matters to the LibTorch parse only if it
@@ -92,6 +95,11 @@ std::optional<std::string> findLibTorchPrefix(llvm::StringRef MainText,
 /// include names), i.e. could change where one of those includes resolves.
 bool directoryMayShadow(llvm::StringRef Dir, llvm::ArrayRef<std::string> Names,
                         llvm::vfs::FileSystem &FS);
+
+/// <vector>, <cstdint>: the C++ standard library's header names have no
+/// extension and no directory. They may be included in any order
+/// ([using.headers]), so they may precede LibTorch in the shared prefix.
+bool isStandardHeaderName(llvm::StringRef Name);
 
 /// The first path component of an include name ("c10/util/Half.h" ->
 /// "c10"); empty for absolute names, which no search directory affects.

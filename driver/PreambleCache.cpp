@@ -2,6 +2,7 @@
 #include "driver/LibTorchPrefix.h"
 #include "frontend/AstQueries.h"
 
+#include "clang/Basic/CharInfo.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticOptions.h"
 #include "clang/Basic/SourceManager.h"
@@ -10,11 +11,16 @@
 #include "clang/Frontend/CompilerInvocation.h"
 #include "clang/Frontend/PrecompiledPreamble.h"
 #include "clang/Frontend/Utils.h"
+#include "clang/Lex/HeaderSearch.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Lex/PPCallbacks.h"
+#include "clang/Lex/Preprocessor.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Serialization/PCHContainerOperations.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Chrono.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/LockFileManager.h"
@@ -42,7 +48,7 @@ namespace tma {
 namespace {
 
 /// Bump when the manifest format or the way PCHs are built changes.
-constexpr const char *FormatTag = "tma-preamble-cache 3";
+constexpr const char *FormatTag = "tma-preamble-cache 4";
 constexpr const char *NamesTag = "tma-libtorch-names 1";
 /// How long a run waits for another run building the same entry before
 /// building its own (a cold torch/torch.h parse takes 5-20 s).
@@ -52,6 +58,12 @@ constexpr unsigned LockWaitSeconds = 300;
 constexpr uint64_t MaxManifestBytes = uint64_t(64) << 20;
 constexpr uint64_t MaxPCHBytes = uint64_t(4) << 30;
 constexpr uint64_t MaxSmallFileBytes = uint64_t(1) << 20;
+/// The eviction record: which entries trim() removed, so that a run that
+/// needs one again can say the cache is too small. Old lines go.
+constexpr const char *EvictionLogName = "preamble-evictions.log";
+constexpr const char *EvictionLogTag = "tma-evictions 1";
+constexpr int64_t EvictionMemorySeconds = 30 * 24 * 3600;
+constexpr size_t EvictionLogMaxLines = 4096;
 
 struct InputFile {
   std::string Path;
@@ -64,6 +76,10 @@ struct Manifest {
   uint64_t PCHHash = 0;
   /// First components of the include names the parse looked up.
   std::vector<std::string> Names;
+  /// Standard headers (<vector>) the LibTorch parse includes itself, so
+  /// that a file including them before LibTorch parses the same program
+  /// with this entry (AbsorptionRecorder says when).
+  std::vector<std::string> Absorbs;
   std::vector<InputFile> Inputs;
 };
 
@@ -90,6 +106,10 @@ std::string render(const Manifest &M) {
   for (const std::string &N : M.Names)
     OS << " " << N;
   OS << "\n";
+  OS << "absorbs";
+  for (const std::string &N : M.Absorbs)
+    OS << " " << N;
+  OS << "\n";
   for (const InputFile &F : M.Inputs)
     OS << F.Size << " " << F.MTimeNs << " " << F.Path << "\n";
   return Text;
@@ -98,7 +118,7 @@ std::string render(const Manifest &M) {
 std::optional<Manifest> parseManifest(llvm::StringRef Text) {
   llvm::SmallVector<llvm::StringRef, 0> Lines;
   Text.split(Lines, '\n', -1, /*KeepEmpty=*/false);
-  if (Lines.size() < 3 || Lines[0] != FormatTag)
+  if (Lines.size() < 4 || Lines[0] != FormatTag)
     return std::nullopt;
   Manifest M;
   llvm::SmallVector<llvm::StringRef, 3> Parts;
@@ -113,7 +133,13 @@ std::optional<Manifest> parseManifest(llvm::StringRef Text) {
     return std::nullopt;
   for (size_t I = 1; I < Names.size(); ++I)
     M.Names.push_back(Names[I].str());
-  for (size_t I = 3; I < Lines.size(); ++I) {
+  llvm::SmallVector<llvm::StringRef, 0> Absorbs;
+  Lines[3].split(Absorbs, ' ', -1, /*KeepEmpty=*/false);
+  if (Absorbs.empty() || Absorbs[0] != "absorbs")
+    return std::nullopt;
+  for (size_t I = 1; I < Absorbs.size(); ++I)
+    M.Absorbs.push_back(Absorbs[I].str());
+  for (size_t I = 4; I < Lines.size(); ++I) {
     auto [SizeText, Rest] = Lines[I].split(' ');
     auto [TimeText, Path] = Rest.split(' ');
     InputFile F;
@@ -239,10 +265,313 @@ bool processAlive(long Pid) {
   return Pid > 0 && (::kill(static_cast<pid_t>(Pid), 0) == 0 || errno == EPERM);
 }
 
-/// Records every file the parse read (size and mtime as clang saw them)
-/// and the first component of every include name it looked up.
+/// Which standard headers a parse of the LibTorch include alone takes in
+/// such a way that a file including them *before* LibTorch parses the same
+/// program on top of the LibTorch-alone PCH. There, the file's own
+/// `#include <vector>` comes after LibTorch's; so the questions are whether
+/// including <vector> first would have changed LibTorch's parse, and
+/// whether including it again afterwards changes anything. A standard
+/// header H is *absorbed* when:
+///  - LibTorch includes it by that name, in angle brackets, from one of its
+///    own headers (the same lookup as the file's: same command, same
+///    search path);
+///  - including it again is a no-op: clang found it include-guarded or
+///    `#pragma once`; or (libstdc++'s <cmath>, <cstdlib>, ... re-run a few
+///    directives before their guard) LibTorch's parse included it again
+///    and every such re-inclusion read no new file and left every macro as
+///    it was (<cassert> redefines assert: fine, identically);
+///  - the window of its first inclusion (H and what it includes for the
+///    first time) defines or undefines nothing that one of LibTorch's own
+///    headers had tested while undefined before that window (#ifdef,
+///    #ifndef, defined(), an identifier of an #if or #elif, #undef), and
+///    leaves no macro one of them had defined before the window other than
+///    as it was: the ways including H earlier could change how LibTorch's
+///    directives go;
+///  - and the other way round: no directive in the window tests a macro
+///    whose state one of LibTorch's own headers had set before it (c10
+///    defines __STDC_FORMAT_MACROS before <cinttypes>), which H would not
+///    see if it came first.
+///    The standard library's own headers (those included by a C or C++
+///    standard or system name, and all they include) are left out of both:
+///    the standard headers may be included in any order ([using.headers]),
+///    and glibc's re-run their feature macros on every inclusion. Clang's
+///    predefines and the command line's macros come first in either order.
+/// Declarations need no check: the parse with H first sees the same
+/// declarations, and a LibTorch header that named something of H before
+/// including H would fail in the LibTorch-alone parse, which compiled.
+/// Not seen: an #if that tests a name made by token pasting (glibc's
+/// __GLIBC_USE(F)); only glibc's own headers do that, consistently.
+class AbsorptionRecorder {
+public:
+  void attach(CompilerInstance &CI) { this->CI = &CI; }
+
+  void enterFile(SourceLocation Loc) {
+    const SourceManager &SM = CI->getSourceManager();
+    FileID FID = SM.getFileID(Loc);
+    const FileEntry *FE = SM.getFileEntryForID(FID);
+    if (!MainSeen && FE && FID != SM.getMainFileID()) {
+      // The first header: everything before it was clang's predefines and
+      // the command line's macros, first in either order.
+      MainSeen = true;
+      MainStart = Seq + 1;
+    }
+    Entry E{FE, ++Seq, 0, false};
+    E.Library = PendingLibrary || (!Stack.empty() && Stack.back().Library);
+    PendingLibrary = false;
+    if (FE && !Windows.count(FE))
+      E.First = true;
+    Stack.push_back(E);
+    if (E.First)
+      Windows[FE] = {E.Start, 0};
+  }
+  void exitFile() {
+    if (Stack.empty())
+      return;
+    Entry E = Stack.back();
+    Stack.pop_back();
+    E.End = ++Seq;
+    if (E.First)
+      Windows[E.File].End = E.End;
+    else if (E.File)
+      ReEntries.push_back(E);
+  }
+  void include(SourceLocation HashLoc, StringRef Name, bool Angled,
+               OptionalFileEntryRef File) {
+    const SourceManager &SM = CI->getSourceManager();
+    PendingLibrary = Angled && isLibraryHeaderName(Name);
+    if (!Angled || !File || !isStandardHeaderName(Name) ||
+        SM.getFileID(HashLoc) == SM.getMainFileID())
+      return;
+    Candidates.emplace(Name.str(), &File->getFileEntry());
+  }
+  void testedUndefined(StringRef Name) {
+    if (inLibrary())
+      return;
+    FirstUndefinedTest.try_emplace(Name, ++Seq);
+  }
+  /// A directive of the standard library tested Name: note it when
+  /// LibTorch's own headers set Name's state.
+  void testedInLibrary(StringRef Name) {
+    if (!inLibrary())
+      return;
+    auto It = LastSetByLibTorch.find(Name);
+    if (It != LastSetByLibTorch.end())
+      LibraryTests.push_back({++Seq, It->second});
+  }
+  void ifCondition(SourceRange Condition) {
+    const SourceManager &SM = CI->getSourceManager();
+    StringRef Text = Lexer::getSourceText(
+        CharSourceRange::getCharRange(Condition), SM, CI->getLangOpts());
+    Preprocessor &PP = CI->getPreprocessor();
+    // Every identifier, comments and all: a name too many only makes the
+    // check stricter.
+    for (size_t I = 0; I < Text.size();) {
+      if (!isAsciiIdentifierStart(Text[I])) {
+        // Numbers whole ("1e5", "0x1f" hold letters).
+        if (isDigit(Text[I]))
+          while (I < Text.size() && isAsciiIdentifierContinue(Text[I]))
+            ++I;
+        else
+          ++I;
+        continue;
+      }
+      size_t J = I;
+      while (J < Text.size() && isAsciiIdentifierContinue(Text[J]))
+        ++J;
+      StringRef Id = Text.slice(I, J);
+      if (!PP.isMacroDefined(Id))
+        testedUndefined(Id);
+      testedInLibrary(Id);
+      I = J;
+    }
+  }
+  void defined(StringRef Name, const MacroInfo *MI) { change(Name, MI); }
+  void undefined(StringRef Name, bool WasDefined) {
+    testedInLibrary(Name);
+    if (!WasDefined) {
+      testedUndefined(Name); // an #undef of nothing: its effect depends on it
+      return;
+    }
+    change(Name, nullptr);
+  }
+
+  /// The absorbed standard headers, sorted; call after the parse.
+  std::vector<std::string> absorbed() {
+    std::vector<std::string> Out;
+    if (!CI || !CI->hasPreprocessor())
+      return Out;
+    Preprocessor &PP = CI->getPreprocessor();
+    HeaderSearch &HS = PP.getHeaderSearchInfo();
+    for (const auto &[Name, FE] : Candidates) {
+      auto W = Windows.find(FE);
+      if (W == Windows.end() || W->second.End == 0)
+        continue;
+      if (!HS.isFileMultipleIncludeGuarded(FE) && !reincludesAreNoOps(FE, PP))
+        continue;
+      if (firstInclusionMatters(W->second.Start, W->second.End))
+        continue;
+      Out.push_back(Name);
+    }
+    return Out; // Candidates is a map: sorted by name
+  }
+
+private:
+  struct Window {
+    uint64_t Start = 0, End = 0;
+  };
+  struct Entry {
+    const FileEntry *File;
+    uint64_t Start, End;
+    bool First;
+    bool Library = false; // the standard library's, or included by it
+  };
+  struct MacroEvent {
+    std::string Name;
+    uint64_t Seq;
+    int64_t PriorSeq;          // -1: not defined before
+    const MacroInfo *PriorMI;  // the definition before (null: none)
+    const MacroInfo *MI;       // after (null: undefined)
+    bool Library = false;      // made by the standard library's headers
+  };
+  struct LibraryTest {
+    uint64_t Seq;
+    uint64_t SetAt; // when LibTorch's headers last set the macro tested
+  };
+
+  bool inLibrary() const { return !Stack.empty() && Stack.back().Library; }
+
+  /// <vector>, <stdio.h>, <sys/types.h>, <bits/...>: what the C and C++
+  /// standard libraries, POSIX and the kernel's headers are included by.
+  static bool isLibraryHeaderName(StringRef Name) {
+    if (isStandardHeaderName(Name))
+      return true;
+    for (const char *Dir : {"bits/", "sys/", "gnu/", "asm/", "asm-generic/",
+                            "linux/", "x86_64-linux-gnu/"})
+      if (Name.startswith(Dir))
+        return true;
+    static const char *const CAndPosix[] = {
+        "assert.h", "complex.h", "ctype.h", "errno.h", "fenv.h", "float.h",
+        "inttypes.h", "iso646.h", "limits.h", "locale.h", "math.h",
+        "setjmp.h", "signal.h", "stdalign.h", "stdarg.h", "stdatomic.h",
+        "stdbool.h", "stddef.h", "stdint.h", "stdio.h", "stdlib.h",
+        "stdnoreturn.h", "string.h", "tgmath.h", "threads.h", "time.h",
+        "uchar.h", "wchar.h", "wctype.h", "features.h", "alloca.h",
+        "endian.h", "strings.h", "unistd.h", "pthread.h", "sched.h",
+        "dlfcn.h", "fcntl.h", "dirent.h", "execinfo.h", "cxxabi.h",
+        "malloc.h", "memory.h", "langinfo.h", "libintl.h", "nl_types.h",
+        "iconv.h", "ctype.h", "wait.h", "poll.h", "semaphore.h",
+        "immintrin.h", "xmmintrin.h", "emmintrin.h", "x86intrin.h",
+        "stdc-predef.h", "syscall.h", "limits.h", "unwind.h"};
+    return llvm::is_contained(CAndPosix, Name);
+  }
+
+  void change(StringRef Name, const MacroInfo *MI) {
+    testedInLibrary(Name);
+    if (inLibrary())
+      LastSetByLibTorch.erase(Name);
+    else if (MainSeen)
+      LastSetByLibTorch[Name] = Seq + 1;
+    auto It = Active.find(Name);
+    MacroEvent E{Name.str(), ++Seq, -1, nullptr, MI};
+    E.Library = inLibrary();
+    if (It != Active.end()) {
+      E.PriorSeq = int64_t(It->second.first);
+      E.PriorMI = It->second.second;
+    }
+    Events.push_back(std::move(E));
+    if (MI)
+      Active[Name] = {Seq, MI};
+    else
+      Active.erase(Name);
+  }
+
+  /// Per macro changed in [Start, End]: its first and last change there.
+  llvm::StringMap<std::pair<const MacroEvent *, const MacroEvent *>>
+  changesIn(uint64_t Start, uint64_t End) const {
+    llvm::StringMap<std::pair<const MacroEvent *, const MacroEvent *>> Out;
+    auto It = std::lower_bound(
+        Events.begin(), Events.end(), Start,
+        [](const MacroEvent &E, uint64_t S) { return E.Seq < S; });
+    for (; It != Events.end() && It->Seq <= End; ++It) {
+      auto &FL = Out[It->Name];
+      if (!FL.first)
+        FL.first = &*It;
+      FL.second = &*It;
+    }
+    return Out;
+  }
+  static bool same(const MacroInfo *A, const MacroInfo *B, Preprocessor &PP) {
+    return A == B ||
+           (A && B && A->isIdenticalTo(*B, PP, /*Syntactically=*/true));
+  }
+
+  /// Whether including H (first included in Start..End) before LibTorch
+  /// could change a directive of either. In the other order, H and every
+  /// library header it includes come first, including those LibTorch had
+  /// already included before H; so this over-approximates what H defines
+  /// by everything the library's headers define anywhere in the parse.
+  bool firstInclusionMatters(uint64_t Start, uint64_t End) {
+    if (!Summarised) {
+      llvm::StringSet<> LibraryChanged;
+      for (const MacroEvent &E : Events)
+        if (E.Library)
+          LibraryChanged.insert(E.Name);
+      // LibTorch's own tests of macros then undefined, and its own
+      // definitions, of names the library also defines.
+      for (const auto &T : FirstUndefinedTest)
+        if (LibraryChanged.count(T.first()))
+          LibTorchSawLibrary = std::min(LibTorchSawLibrary, T.second);
+      for (const MacroEvent &E : Events)
+        if (!E.Library && E.Seq >= MainStart && LibraryChanged.count(E.Name))
+          LibTorchSawLibrary = std::min(LibTorchSawLibrary, E.Seq);
+      for (const LibraryTest &T : LibraryTests)
+        LibrarySawLibTorch = std::min(LibrarySawLibTorch, T.Seq);
+      Summarised = true;
+    }
+    return LibTorchSawLibrary < Start || LibrarySawLibTorch < End;
+  }
+
+  bool reincludesAreNoOps(const FileEntry *FE, Preprocessor &PP) const {
+    bool Seen = false;
+    for (const Entry &E : ReEntries) {
+      if (E.File != FE)
+        continue;
+      Seen = true;
+      for (const auto &[File, W] : Windows)
+        if (W.Start > E.Start && W.Start < E.End)
+          return false; // read a new file
+      for (const auto &Change : changesIn(E.Start, E.End))
+        if (!same(Change.second.first->PriorMI, Change.second.second->MI, PP))
+          return false;
+    }
+    return Seen;
+  }
+
+  CompilerInstance *CI = nullptr;
+  uint64_t Seq = 0;
+  uint64_t MainStart = 0;
+  bool MainSeen = false;
+  std::vector<Entry> Stack;
+  std::vector<Entry> ReEntries;
+  std::map<const FileEntry *, Window> Windows;
+  std::map<std::string, const FileEntry *> Candidates;
+  llvm::StringMap<uint64_t> FirstUndefinedTest;
+  llvm::StringMap<std::pair<uint64_t, const MacroInfo *>> Active;
+  llvm::StringMap<uint64_t> LastSetByLibTorch;
+  std::vector<LibraryTest> LibraryTests;
+  bool PendingLibrary = false;
+  bool Summarised = false;
+  uint64_t LibTorchSawLibrary = UINT64_MAX, LibrarySawLibTorch = UINT64_MAX;
+  std::vector<MacroEvent> Events;
+};
+
+/// Records every file the parse read (size and mtime as clang saw them),
+/// the first component of every include name it looked up, and (for the
+/// LibTorch include alone) the standard headers it absorbs.
 class RecordInputs : public PreambleCallbacks {
 public:
+  explicit RecordInputs(bool FindAbsorbed) : FindAbsorbed(FindAbsorbed) {}
+  void BeforeExecute(CompilerInstance &CI) override { Absorption.attach(CI); }
   void AfterExecute(CompilerInstance &CI) override {
     const SourceManager &SM = CI.getSourceManager();
     const FileEntry *Main = SM.getFileEntryForID(SM.getMainFileID());
@@ -253,9 +582,12 @@ public:
       Seen.push_back({FE->getName().str(), static_cast<uint64_t>(FE->getSize()),
                       static_cast<int64_t>(FE->getModificationTime())});
     }
+    if (FindAbsorbed)
+      Absorbed = Absorption.absorbed();
   }
   std::unique_ptr<PPCallbacks> createPPCallbacks() override {
-    return std::make_unique<NameRecorder>(Names);
+    return std::make_unique<Recorder>(Names, FindAbsorbed ? &Absorption
+                                                          : nullptr);
   }
   // Project headers in a file's own preamble keep their bodies (a module
   // defined in its header is followed into); LibTorch's do not.
@@ -267,23 +599,84 @@ public:
   };
   std::vector<SeenFile> Seen;
   std::set<std::string> Names;
+  std::vector<std::string> Absorbed;
 
 private:
-  class NameRecorder : public PPCallbacks {
+  class Recorder : public PPCallbacks {
   public:
-    explicit NameRecorder(std::set<std::string> &Names) : Names(Names) {}
-    void InclusionDirective(SourceLocation, const Token &, StringRef FileName,
-                            bool, CharSourceRange, OptionalFileEntryRef,
-                            StringRef, StringRef, const Module *,
+    Recorder(std::set<std::string> &Names, AbsorptionRecorder *Absorption)
+        : Names(Names), A(Absorption) {}
+    void InclusionDirective(SourceLocation HashLoc, const Token &,
+                            StringRef FileName, bool IsAngled, CharSourceRange,
+                            OptionalFileEntryRef File, StringRef, StringRef,
+                            const Module *,
                             SrcMgr::CharacteristicKind) override {
       add(FileName);
+      if (A)
+        A->include(HashLoc, FileName, IsAngled, File);
     }
     void HasInclude(SourceLocation, StringRef FileName, bool,
                     OptionalFileEntryRef, SrcMgr::CharacteristicKind) override {
       add(FileName);
     }
+    void FileChanged(SourceLocation Loc, FileChangeReason Reason,
+                     SrcMgr::CharacteristicKind, FileID) override {
+      if (!A)
+        return;
+      if (Reason == EnterFile)
+        A->enterFile(Loc);
+      else if (Reason == ExitFile)
+        A->exitFile();
+    }
+    void MacroDefined(const Token &Name, const MacroDirective *MD) override {
+      if (A)
+        A->defined(Name.getIdentifierInfo()->getName(),
+                   MD ? MD->getMacroInfo() : nullptr);
+    }
+    void MacroUndefined(const Token &Name, const MacroDefinition &MD,
+                        const MacroDirective *) override {
+      if (A)
+        A->undefined(Name.getIdentifierInfo()->getName(), bool(MD));
+    }
+    void Ifdef(SourceLocation, const Token &Name,
+               const MacroDefinition &MD) override {
+      tested(Name, MD);
+    }
+    void Ifndef(SourceLocation, const Token &Name,
+                const MacroDefinition &MD) override {
+      tested(Name, MD);
+    }
+    void Elifdef(SourceLocation, const Token &Name,
+                 const MacroDefinition &MD) override {
+      tested(Name, MD);
+    }
+    void Elifndef(SourceLocation, const Token &Name,
+                  const MacroDefinition &MD) override {
+      tested(Name, MD);
+    }
+    void Defined(const Token &Name, const MacroDefinition &MD,
+                 SourceRange) override {
+      tested(Name, MD);
+    }
+    void If(SourceLocation, SourceRange Condition,
+            ConditionValueKind) override {
+      if (A)
+        A->ifCondition(Condition);
+    }
+    void Elif(SourceLocation, SourceRange Condition, ConditionValueKind,
+              SourceLocation) override {
+      if (A)
+        A->ifCondition(Condition);
+    }
 
   private:
+    void tested(const Token &Name, const MacroDefinition &MD) {
+      if (!A || !Name.getIdentifierInfo())
+        return;
+      if (!MD)
+        A->testedUndefined(Name.getIdentifierInfo()->getName());
+      A->testedInLibrary(Name.getIdentifierInfo()->getName());
+    }
     void add(StringRef FileName) {
       std::string Root = includeNameRoot(FileName);
       // A name the manifest's one-line list could not hold: record it as
@@ -294,7 +687,10 @@ private:
         Names.insert(Root);
     }
     std::set<std::string> &Names;
+    AbsorptionRecorder *A;
   };
+  bool FindAbsorbed;
+  AbsorptionRecorder Absorption;
 };
 
 std::string hex(llvm::ArrayRef<uint8_t> Bytes) {
@@ -307,6 +703,7 @@ struct OwnedFile {
   std::string Stem; // "libtorch-<key>" / "preamble-<key>"; empty: leftover
   bool IsManifest = false;
   bool IsLeftover = false;
+  bool IsRecord = false; // the eviction record
   uint64_t Size = 0;
   int64_t MTimeSeconds = 0;
 };
@@ -334,6 +731,8 @@ std::vector<OwnedFile> listOwned(llvm::StringRef Dir) {
     if (Name.contains(".tmp-") || Name.endswith(".lock") ||
         Name.contains(".lock-")) {
       F.IsLeftover = true;
+    } else if (Name == EvictionLogName) {
+      F.IsRecord = true;
     } else if (Name.endswith(".pch")) {
       F.Stem = Name.drop_back(4).str();
     } else if (Name.endswith(".deps")) {
@@ -443,6 +842,8 @@ CacheContents inspectCache(llvm::StringRef Dir) {
       ++C.Leftovers;
       continue;
     }
+    if (F.IsRecord)
+      continue;
     if (F.IsManifest) {
       if (!C.OldestUseSeconds || F.MTimeSeconds < C.OldestUseSeconds)
         C.OldestUseSeconds = F.MTimeSeconds;
@@ -491,6 +892,8 @@ struct PreambleCache::EntryPlan {
   /// Flags for using the entry, without -include-pch <path>.
   std::vector<std::string> UseArgs;
   bool Shared = false;
+  /// The LibTorch include alone: record the standard headers it absorbs.
+  bool FindAbsorbed = false;
 };
 
 PreambleCache::PreambleCache(std::string Dir, uint64_t MaxBytes)
@@ -601,7 +1004,7 @@ void PreambleCache::trim() {
   std::map<std::string, Entry> Entries;
   for (const OwnedFile &F : Files) {
     Total += F.Size;
-    if (F.IsLeftover)
+    if (F.IsLeftover || F.IsRecord)
       continue;
     Entry &E = Entries[F.Stem];
     E.Files.push_back(&F);
@@ -628,6 +1031,7 @@ void PreambleCache::trim() {
     std::lock_guard<std::mutex> L(Mu);
     Keep = UsedStems;
   }
+  std::vector<std::pair<std::string, uint64_t>> Evicted;
   for (auto &[Stem, E] : Order) {
     if (Total <= Goal)
       break;
@@ -636,11 +1040,152 @@ void PreambleCache::trim() {
     // The manifest first: from then on no reader trusts the PCH.
     std::stable_partition(E->Files.begin(), E->Files.end(),
                           [](const OwnedFile *F) { return F->IsManifest; });
+    uint64_t Bytes = 0;
+    bool HadPCH = false;
     for (const OwnedFile *F : E->Files) {
       removeIfRegular(F->Path);
       Total -= std::min(Total, F->Size);
+      Bytes += F->Size;
+      HadPCH |= !F->IsManifest;
     }
+    if (HadPCH)
+      Evicted.push_back({Stem, Bytes});
   }
+  if (!Evicted.empty())
+    recordEvictions(Evicted);
+}
+
+namespace {
+using EvictionMap = std::map<std::string, std::pair<uint64_t, int64_t>>;
+
+int64_t nowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// The record's lines from the last EvictionMemorySeconds; a missing or
+/// unreadable record is an empty one (it is only a hint).
+EvictionMap readEvictions(const std::string &Path) {
+  EvictionMap Out;
+  auto Buf = readCacheFile(Path, MaxSmallFileBytes);
+  if (!Buf)
+    return Out;
+  llvm::SmallVector<llvm::StringRef, 0> Lines;
+  Buf->getBuffer().split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  if (Lines.empty() || Lines[0] != EvictionLogTag)
+    return Out;
+  int64_t Oldest = nowSeconds() - EvictionMemorySeconds;
+  for (size_t I = 1; I < Lines.size(); ++I) {
+    llvm::SmallVector<llvm::StringRef, 3> Parts;
+    Lines[I].split(Parts, ' ');
+    uint64_t Bytes;
+    int64_t When;
+    if (Parts.size() != 3 || Parts[1].getAsInteger(10, Bytes) ||
+        Parts[2].getAsInteger(10, When) || When < Oldest)
+      continue;
+    Out[Parts[0].str()] = {Bytes, When};
+  }
+  return Out;
+}
+
+std::string humanBytes(uint64_t Bytes) {
+  char Buf[64];
+  if (Bytes >= (uint64_t(1) << 30))
+    snprintf(Buf, sizeof Buf, "%.1f GiB", double(Bytes) / double(1 << 30));
+  else if (Bytes >= (uint64_t(1) << 20))
+    snprintf(Buf, sizeof Buf, "%llu MiB",
+             (unsigned long long)((Bytes + (1 << 19)) >> 20));
+  else
+    snprintf(Buf, sizeof Buf, "%llu KiB",
+             (unsigned long long)((Bytes + 1023) >> 10));
+  return Buf;
+}
+
+/// The smallest --cache-size value in whole G (or M, or K for tiny caches)
+/// of at least Bytes.
+std::string sizeArgument(uint64_t Bytes) {
+  auto Ceil = [&](unsigned Shift) {
+    return std::to_string((Bytes + (uint64_t(1) << Shift) - 1) >> Shift);
+  };
+  if (Bytes > (uint64_t(1) << 30))
+    return Ceil(30) + "G";
+  if (Bytes > (uint64_t(1) << 20))
+    return Ceil(20) + "M";
+  return Ceil(10) + "K";
+}
+} // namespace
+
+void PreambleCache::recordEvictions(
+    const std::vector<std::pair<std::string, uint64_t>> &Evicted) {
+  llvm::SmallString<256> Path(Dir);
+  llvm::sys::path::append(Path, EvictionLogName);
+  // Read, merge, rewrite atomically: a concurrent run's lines may be lost,
+  // which costs only a hint.
+  EvictionMap All = readEvictions(std::string(Path));
+  int64_t Now = nowSeconds();
+  for (const auto &[Stem, Bytes] : Evicted)
+    All[Stem] = {Bytes, Now};
+  std::vector<std::pair<int64_t, std::string>> Newest;
+  for (const auto &[Stem, BW] : All)
+    Newest.push_back({BW.second, Stem});
+  std::sort(Newest.rbegin(), Newest.rend());
+  if (Newest.size() > EvictionLogMaxLines)
+    Newest.resize(EvictionLogMaxLines);
+  std::string Text = std::string(EvictionLogTag) + "\n";
+  for (const auto &[When, Stem] : Newest)
+    Text += Stem + " " + std::to_string(All[Stem].first) + " " +
+            std::to_string(When) + "\n";
+  writeAtomically(std::string(Path), Text); // only a hint: failure is fine
+}
+
+bool PreambleCache::evictedEarlier(const std::string &Stem) {
+  std::lock_guard<std::mutex> L(Mu);
+  if (!Evictions) {
+    llvm::SmallString<256> Path(Dir);
+    llvm::sys::path::append(Path, EvictionLogName);
+    Evictions = readEvictions(std::string(Path));
+  }
+  return Evictions->count(Stem) != 0;
+}
+
+std::string PreambleCache::sizeHint() {
+  if (!RebuiltAfterEviction || MaxBytes == 0 || Dir.empty())
+    return "";
+  // Every entry in recent use: those in the cache now, and those evicted
+  // lately that are not back.
+  std::map<std::string, uint64_t> Bytes;
+  std::set<std::string> WithPCH;
+  for (const OwnedFile &F : listOwned(Dir)) {
+    if (F.IsLeftover || F.IsRecord || F.Stem.empty())
+      continue;
+    Bytes[F.Stem] += F.Size;
+    if (!F.IsManifest)
+      WithPCH.insert(F.Stem);
+  }
+  uint64_t Need = 0;
+  unsigned Entries = 0;
+  for (const std::string &Stem : WithPCH) {
+    Need += Bytes[Stem];
+    ++Entries;
+  }
+  llvm::SmallString<256> Path(Dir);
+  llvm::sys::path::append(Path, EvictionLogName);
+  for (const auto &[Stem, BW] : readEvictions(std::string(Path)))
+    if (!WithPCH.count(Stem)) {
+      Need += BW.first;
+      ++Entries;
+    }
+  if (Need <= MaxBytes)
+    return ""; // the limit has been raised since, or the record is stale
+  unsigned Rebuilt = RebuiltAfterEviction;
+  return "tensor-accountant: the preamble cache (" + humanBytes(MaxBytes) +
+         ") is too small for the " + std::to_string(Entries) +
+         " include blocks in recent use (~" + humanBytes(Need) +
+         "): this run rebuilt " + std::to_string(Rebuilt) +
+         (Rebuilt == 1 ? " entry" : " entries") +
+         " that an eviction had removed; --cache-size=" + sizeArgument(Need) +
+         " (or max_size in " + cacheConfigPath(Dir) + ") would keep them\n";
 }
 
 std::optional<PreambleCache::Use>
@@ -652,8 +1197,10 @@ PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
     return std::make_pair((Base + ".pch").str(), (Base + ".deps").str());
   };
   auto UseOf = [&](const std::string &PCHPath,
-                   std::shared_ptr<llvm::MemoryBuffer> Data, bool Built) {
+                   std::shared_ptr<llvm::MemoryBuffer> Data, bool Built,
+                   std::vector<std::string> Absorbs) {
     Use U;
+    U.Absorbs = std::move(Absorbs);
     U.PCHPath = PCHPath;
     U.PCHData = std::move(Data);
     U.Built = Built;
@@ -707,7 +1254,7 @@ PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
       std::lock_guard<std::mutex> L(Mu);
       UsedStems.insert(Stem);
     }
-    return UseOf(PCHPath, std::move(PCH), /*Built=*/false);
+    return UseOf(PCHPath, std::move(PCH), /*Built=*/false, M->Absorbs);
   };
   auto CurrentStem = [&]() {
     auto Names = ReadNames();
@@ -779,7 +1326,7 @@ PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
       CompilerInstance::createDiagnostics(new DiagnosticOptions,
                                           new IgnoringDiagConsumer,
                                           /*ShouldOwnClient=*/true);
-  RecordInputs Inputs;
+  RecordInputs Inputs(Plan.FindAbsorbed);
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> BuildFS(&FS);
   auto Preamble = PrecompiledPreamble::Build(
       *PInv, Plan.Source, Plan.Bounds, *BuildDiags, BuildFS,
@@ -812,6 +1359,7 @@ PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
   M.PCHSize = Data->getBufferSize();
   M.PCHHash = llvm::xxHash64(Data->getBuffer());
   M.Names.assign(Inputs.Names.begin(), Inputs.Names.end());
+  M.Absorbs = Inputs.Absorbed;
   bool Stable = true;
   for (const RecordInputs::SeenFile &S : Inputs.Seen) {
     auto Now = statFile(FS, S.Path);
@@ -828,6 +1376,8 @@ PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
   // include directories that could matter to it).
   std::string Stem = Plan.Stem(&M.Names);
   auto [PCHPath, DepsPath] = PathsFor(Stem);
+  if (evictedEarlier(Stem))
+    ++RebuiltAfterEviction;
   {
     std::lock_guard<std::mutex> L(Mu);
     UsedStems.insert(Stem);
@@ -838,7 +1388,7 @@ PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
     if (Stable)
       Note = "the PCH (" + std::to_string(M.PCHSize >> 20) +
              " MiB) is larger than the cache's limit; not stored";
-    return UseOf(PCHPath, std::move(Data), /*Built=*/true);
+    return UseOf(PCHPath, std::move(Data), /*Built=*/true, M.Absorbs);
   }
 
   // PCH first, then the manifest that vouches for it: a reader that finds
@@ -857,7 +1407,7 @@ PreambleCache::obtain(const EntryPlan &Plan, llvm::vfs::FileSystem &FS,
       Text += N + "\n";
     writeAtomically(Plan.NamesHint, Text); // only a hint: failure is fine
   }
-  return UseOf(PCHPath, std::move(Data), /*Built=*/true);
+  return UseOf(PCHPath, std::move(Data), /*Built=*/true, M.Absorbs);
 }
 
 std::optional<PreambleCache::Use>
@@ -931,13 +1481,13 @@ PreambleCache::prepare(const std::vector<std::string> &Args,
   // an unsaved project header cannot change it, and an unsaved LibTorch
   // header fails the manifest's check and rebuilds it.
   std::string WhyNotShared;
-  if (auto Prefix = findLibTorchPrefix((*MainBuf)->getBuffer(), AbsFile,
-                                       Command, *FS, &WhyNotShared)) {
+  auto ObtainShared = [&](const std::string &PrefixText,
+                          bool FindAbsorbed) -> std::optional<Use> {
     llvm::SHA1 Hasher;
     CommonKey(Hasher, "libtorch", /*WithDirs=*/false);
-    Hasher.update(*Prefix);
+    Hasher.update(PrefixText);
     std::string BaseKey = hex(Hasher.final()).substr(0, 32);
-    auto Source = llvm::MemoryBuffer::getMemBufferCopy(*Prefix);
+    auto Source = llvm::MemoryBuffer::getMemBufferCopy(PrefixText);
     EntryPlan Plan;
     Plan.Shared = true;
     auto Dirs = Command.Dirs;
@@ -976,12 +1526,45 @@ PreambleCache::prepare(const std::vector<std::string> &Args,
     Plan.Inv = Inv;
     Plan.Source = Source.get();
     Plan.Bounds =
-        PreambleBounds(Prefix->size(), /*PreambleEndsAtStartOfLine=*/true);
+        PreambleBounds(PrefixText.size(), /*PreambleEndsAtStartOfLine=*/true);
     llvm::SmallString<256> StandIn(Dir);
     llvm::sys::path::append(StandIn, "libtorch-" + BaseKey + ".cpp");
     Plan.StandIn = std::string(StandIn);
     Plan.UseArgs = {"-Xclang", "-fno-validate-pch"};
+    Plan.FindAbsorbed = FindAbsorbed;
     return obtain(Plan, *FS, Note);
+  };
+  if (auto Prefix = findLibTorchPrefix((*MainBuf)->getBuffer(), AbsFile,
+                                       Command, *FS, &WhyNotShared)) {
+    // "#include <a>\n#include <b>\n#include <torch/torch.h>\n": standard
+    // headers, then the LibTorch include.
+    llvm::SmallVector<llvm::StringRef, 8> Lines;
+    llvm::StringRef(*Prefix).split(Lines, '\n', -1, /*KeepEmpty=*/false);
+    std::string LibTorchLine = Lines.back().str() + "\n";
+    if (Lines.size() == 1)
+      return ObtainShared(LibTorchLine, /*FindAbsorbed=*/true);
+    // Standard headers that LibTorch includes itself (the LibTorch-alone
+    // entry lists those it absorbs) change nothing before it: the file
+    // shares the LibTorch-alone entry. Any others stay in front of LibTorch
+    // in an entry of their own, in the file's order.
+    std::optional<Use> Alone =
+        ObtainShared(LibTorchLine, /*FindAbsorbed=*/true);
+    if (!Alone)
+      return Alone;
+    std::string Rest;
+    for (size_t I = 0; I + 1 < Lines.size(); ++I) {
+      llvm::StringRef Header =
+          Lines[I].drop_front(Lines[I].find('<') + 1).take_until(
+              [](char C) { return C == '>'; });
+      if (!llvm::is_contained(Alone->Absorbs, Header.str()))
+        Rest += Lines[I].str() + "\n";
+    }
+    if (Rest.empty())
+      return Alone;
+    // Only a probe for this file: its hit is the entry it uses.
+    if (!Alone->Built)
+      --Hits;
+    return ObtainShared(Rest + LibTorchLine, /*FindAbsorbed=*/false);
   }
 
   // This file's own preamble.

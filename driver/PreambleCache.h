@@ -10,7 +10,10 @@
 //    include block reaches LibTorch before anything that could change it
 //    (driver/LibTorchPrefix.h says which, and which flags join the key).
 //    One entry serves every such file of a project: a repository costs one
-//    LibTorch parse, not one per file. Any other file gets a *per-file
+//    LibTorch parse, not one per file. Standard headers before LibTorch
+//    that the LibTorch-alone parse absorbs (includes itself, in a way the
+//    order cannot matter; its manifest lists them) leave a file on that
+//    entry; other standard headers make an entry of LibTorch behind them. Any other file gets a *per-file
 //    entry* (preamble-<key>.pch) of its own preamble, what clangd calls
 //    one: the directives and comments before the first token of real code.
 // 2. Both are built with clang::PrecompiledPreamble (clangd's and libclang's
@@ -53,7 +56,10 @@
 //    its limit; entries this run used are kept. An entry larger than the
 //    whole limit is used in memory and not stored. Eviction removes the
 //    manifest before the PCH, so a concurrent reader sees a whole entry or
-//    none.
+//    none. Evictions are recorded (preamble-evictions.log: stem, bytes,
+//    time; the last 30 days); a run that has to rebuild a recorded entry
+//    is thrashing, and says once which --cache-size would have kept every
+//    entry in recent use.
 // 9. Anything that goes wrong returns "no PCH" with a one-line note, and
 //    the caller parses the file the ordinary way. A PCH that clang refuses
 //    to load is discarded by the caller, which then reparses uncached.
@@ -131,6 +137,10 @@ public:
     bool Built = false;
     /// A shared LibTorch entry rather than one of this file's own.
     bool Shared = false;
+    /// For a shared entry of the LibTorch include alone: the standard
+    /// headers (<vector>, ...) it absorbs, which a file may include before
+    /// LibTorch and still use this entry.
+    std::vector<std::string> Absorbs;
   };
 
   /// For the final compile command Args (argv[0] ... the file) of File,
@@ -154,6 +164,15 @@ public:
   const std::string &dir() const { return Dir; }
   unsigned hits() const { return Hits; }
   unsigned builds() const { return Builds; }
+  /// Entries this object built again after an eviction (trim(), by this
+  /// run or an earlier one) had removed them: the cache is too small for
+  /// what its users need.
+  unsigned rebuiltAfterEviction() const { return RebuiltAfterEviction; }
+
+  /// After trim(): when this run rebuilt what an eviction had removed, one
+  /// line telling the size that would have kept every entry in recent use
+  /// (the entries there now and those evicted lately); empty otherwise.
+  std::string sizeHint();
 
 private:
   struct EntryPlan;
@@ -162,6 +181,9 @@ private:
   std::shared_ptr<std::mutex> keyMutex(const std::string &Key);
   bool writable(std::string &Note);
   void sweepLeftovers();
+  bool evictedEarlier(const std::string &Stem);
+  void recordEvictions(
+      const std::vector<std::pair<std::string, uint64_t>> &Evicted);
 
   std::string Dir;
   uint64_t MaxBytes;
@@ -171,7 +193,9 @@ private:
   std::optional<bool> Writable;
   std::string WritableNote;
   bool Swept = false;
-  std::atomic<unsigned> Hits{0}, Builds{0};
+  std::atomic<unsigned> Hits{0}, Builds{0}, RebuiltAfterEviction{0};
+  /// The eviction record (stem -> bytes, when), read once.
+  std::optional<std::map<std::string, std::pair<uint64_t, int64_t>>> Evictions;
 };
 
 } // namespace tma

@@ -418,6 +418,60 @@ TEST_F(CacheTest, OneSharedLibTorchEntryServesAProject) {
   fs::remove_directories(Dir);
 }
 
+// Issue 33: a code base whose files put different standard headers before
+// <torch/torch.h> built one 80 MB entry per include block. Those LibTorch
+// includes itself (as the LibTorch-alone entry records, from the real
+// headers) now share that entry: two files with different blocks, one
+// entry, and the answers of --no-cache. A project header with code before
+// LibTorch still makes an entry of its own.
+TEST_F(CacheTest, StandardHeadersBeforeLibTorchShareItsEntry) {
+  std::string Dir = makeTempDir("tma-cache-blocks");
+  writeFile(Dir + "/a.cpp",
+            "#include <vector>\n#include <iostream>\n#include <torch/torch.h>\n"
+            "\nvoid a() {\n  auto x = torch::zeros({4, 8});\n"
+            "  auto y = x.t().contiguous();\n}\n");
+  writeFile(Dir + "/b.cpp",
+            "// B.\n#include <string>\n#include <memory>\n#include <cmath>\n"
+            "#include <tuple>\n#include <torch/torch.h>\n\nvoid b() {\n"
+            "  auto x = torch::ones({2, 8}, torch::kDouble);\n"
+            "  auto z = x.to(torch::kFloat);\n}\n");
+  std::vector<std::string> Files = {Dir + "/a.cpp", Dir + "/b.cpp"};
+  std::string Plain = render(analyzeFiles(*DB, Files));
+  ASSERT_NE(Plain.find("(8, 4)"), std::string::npos) << Plain;
+  AnalysisRun Run = cached(Files, Dir + "/cache", *DB);
+  ASSERT_FALSE(Run.Failed);
+  EXPECT_EQ(render(Run), Plain);
+  CacheContents C = inspectCache(Dir + "/cache");
+  EXPECT_EQ(C.SharedEntries, 1u);
+  EXPECT_EQ(C.FileEntries, 0u);
+  EXPECT_EQ(Run.CacheBuilds, 1u);
+  std::vector<std::string> Manifests = filesIn(Dir + "/cache", ".deps");
+  ASSERT_EQ(Manifests.size(), 1u);
+  std::string Manifest = readFile(Manifests[0]);
+  std::string Absorbs = Manifest.substr(Manifest.find("\nabsorbs") + 1);
+  Absorbs = Absorbs.substr(0, Absorbs.find('\n')) + " ";
+  for (const char *H : {"vector", "iostream", "string", "memory", "cmath",
+                        "tuple"})
+    EXPECT_NE(Absorbs.find(std::string(" ") + H + " "), std::string::npos)
+        << H << " in " << Absorbs;
+
+  // A project header with code in it before LibTorch: its own entry.
+  writeFile(Dir + "/project.h", "#pragma once\ninline int rows() { return 4; }\n");
+  writeFile(Dir + "/p.cpp",
+            "#include <vector>\n#include \"project.h\"\n#include <torch/torch.h>\n"
+            "\nvoid p() {\n  auto x = torch::zeros({rows(), 8});\n}\n");
+  std::vector<std::string> All = {Dir + "/a.cpp", Dir + "/b.cpp", Dir + "/p.cpp"};
+  std::string PlainAll = render(analyzeFiles(*DB, All));
+  AnalysisRun Warm = cached(All, Dir + "/cache", *DB);
+  EXPECT_EQ(render(Warm), PlainAll);
+  C = inspectCache(Dir + "/cache");
+  EXPECT_EQ(C.SharedEntries, 1u);
+  EXPECT_EQ(C.FileEntries, 1u);
+  EXPECT_EQ(Warm.CacheHits, 2u);
+  EXPECT_EQ(Warm.CacheBuilds, 1u);
+  fs::remove_directories(Dir);
+}
+
 // Issue 14: over every file in testdata/, the CLI's JSON (analysis and
 // checks) with the shared parse, cold and warm, is byte-identical to
 // --no-cache; and every one of them took the shared entry.

@@ -243,7 +243,9 @@ TEST(CacheEvictionTest, LeastRecentlyUsedGoFirstAndForeignFilesStay) {
   PreambleCache(Dir, 0).trim();
   EXPECT_TRUE(fs::exists(Dir + "/preamble-mid.pch"));
   writeFile(cacheConfigPath(Dir), "max_size = 1G\n");
-  EXPECT_EQ(clearCache(Dir), 4u);
+  // The two entries left, and the record of libtorch-old's eviction.
+  EXPECT_TRUE(fs::exists(Dir + "/preamble-evictions.log"));
+  EXPECT_EQ(clearCache(Dir), 5u);
   CacheContents After = inspectCache(Dir);
   EXPECT_EQ(After.SharedEntries + After.FileEntries, 0u);
   EXPECT_TRUE(fs::exists(Dir + "/notes.txt"));
@@ -306,4 +308,178 @@ TEST(CacheKeyTest, TheLanguageIsPartOfTheKey) {
     EXPECT_NE(OtherLanguage->PCHPath, First->PCHPath);
   }
   fs::remove_directories(Dir);
+}
+
+namespace {
+
+/// One run's worth of the cache: prepare each file, then trim, as
+/// analyzeFiles does; the hint it would print.
+std::string runOnce(const std::string &CacheDir, uint64_t Limit,
+                    const std::vector<std::string> &Files,
+                    unsigned *Rebuilt = nullptr) {
+  PreambleCache Cache(CacheDir, Limit);
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS(
+      llvm::vfs::createPhysicalFileSystem().release());
+  for (const std::string &File : Files) {
+    FS->setCurrentWorkingDirectory(llvm::sys::path::parent_path(File));
+    std::string Note;
+    auto Use = Cache.prepare({"clang++", "-fsyntax-only", File}, File, FS, Note);
+    EXPECT_TRUE(Use.has_value()) << File << ": " << Note;
+  }
+  Cache.trim();
+  if (Rebuilt)
+    *Rebuilt = Cache.rebuiltAfterEviction();
+  return Cache.sizeHint();
+}
+
+} // namespace
+
+// Issue 33: a cache too small for a code base's include blocks thrashed
+// silently (each run evicted what the next one needed; "warm" runs were as
+// slow as cold ones). Evictions are recorded, and a run that must rebuild
+// an evicted entry says which size would keep them; one that fits does not.
+TEST(CacheEvictionTest, ACacheTooSmallSaysWhichSizeWouldKeepItsEntries) {
+  std::string Dir = makeTempDir();
+  writeFile(Dir + "/src/x.h", "#pragma once\nstruct X { int v[64]; };\n");
+  writeFile(Dir + "/src/y.h", "#pragma once\nstruct Y { int v[64]; };\n");
+  writeFile(Dir + "/src/a.cpp", "#include \"x.h\"\nint f() { return X().v[0]; }\n");
+  writeFile(Dir + "/src/b.cpp", "#include \"y.h\"\nint g() { return Y().v[0]; }\n");
+  std::string A = Dir + "/src/a.cpp", B = Dir + "/src/b.cpp";
+
+  // How big one entry is here (a PCH of a small header: ~200 KB).
+  EXPECT_EQ(runOnce(Dir + "/probe", 0, {A}), "");
+  uint64_t One = inspectCache(Dir + "/probe").Bytes;
+  ASSERT_GT(One, 0u);
+
+  // Room for one entry, not two: a, then b (evicts a), then a again.
+  uint64_t Small = One + One / 2;
+  std::string Cache = Dir + "/small";
+  unsigned Rebuilt = 0;
+  EXPECT_EQ(runOnce(Cache, Small, {A}, &Rebuilt), "");
+  EXPECT_EQ(runOnce(Cache, Small, {B}, &Rebuilt), "");
+  EXPECT_EQ(Rebuilt, 0u) << "b is new, not rebuilt";
+  std::string Hint = runOnce(Cache, Small, {A}, &Rebuilt);
+  EXPECT_EQ(Rebuilt, 1u);
+  EXPECT_NE(Hint.find("the preamble cache ("), std::string::npos) << Hint;
+  EXPECT_NE(Hint.find("too small for the 2 include blocks"), std::string::npos)
+      << Hint;
+  // The size it names holds both entries (whole K here, whole M or G for
+  // LibTorch's 80 MB entries).
+  size_t At = Hint.find("--cache-size=");
+  ASSERT_NE(At, std::string::npos) << Hint;
+  auto Named = parseCacheSize(
+      llvm::StringRef(Hint).drop_front(At + 13).take_until(
+          [](char C) { return C == ' '; }));
+  ASSERT_TRUE(Named.has_value()) << Hint;
+  EXPECT_GE(*Named, 2 * One);
+  EXPECT_EQ(Hint.back(), '\n');
+
+  // With that size, the same sequence evicts nothing and says nothing.
+  std::string Fits = Dir + "/fits";
+  for (const std::string &F : {A, B, A}) {
+    EXPECT_EQ(runOnce(Fits, *Named, {F}, &Rebuilt), "");
+    EXPECT_EQ(Rebuilt, 0u);
+  }
+  EXPECT_FALSE(fs::exists(Fits + "/preamble-evictions.log"));
+  // Nor does one run that needs both: entries a run uses are never
+  // evicted by it.
+  EXPECT_EQ(runOnce(Dir + "/onerun", Small, {A, B}), "");
+  // The record is the cache's: --cache-clear removes it.
+  EXPECT_TRUE(fs::exists(Cache + "/preamble-evictions.log"));
+  clearCache(Cache);
+  EXPECT_FALSE(fs::exists(Cache + "/preamble-evictions.log"));
+  fs::remove_directories(Dir);
+}
+
+namespace {
+
+/// A stand-in LibTorch (torch/torch.h) in an -isystem directory; the
+/// LibTorch-alone entry's absorbed standard headers, and the PCH each file
+/// gets.
+struct StandIn {
+  std::string Dir;
+  PreambleCache Cache;
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS;
+  StandIn(const std::string &Dir, const std::string &TorchHeader)
+      : Dir(Dir), Cache(Dir + "/cache", 0),
+        FS(llvm::vfs::createPhysicalFileSystem().release()) {
+    writeFile(Dir + "/libtorch/torch/torch.h", TorchHeader);
+    FS->setCurrentWorkingDirectory(Dir);
+  }
+  std::optional<PreambleCache::Use> use(const std::string &Name,
+                                        const std::string &Text) {
+    std::string File = Dir + "/" + Name;
+    writeFile(File, Text);
+    std::string Note;
+    auto U = Cache.prepare({"clang++", "-std=c++17", "-isystem",
+                            Dir + "/libtorch", "-fsyntax-only", File},
+                           File, FS, Note);
+    EXPECT_TRUE(U.has_value()) << Name << ": " << Note;
+    return U;
+  }
+};
+
+bool has(const std::vector<std::string> &V, const char *S) {
+  return std::find(V.begin(), V.end(), S) != V.end();
+}
+
+} // namespace
+
+// Issue 33: files whose standard headers before LibTorch differ shared
+// nothing (one 80 MB entry per include block). A standard header that
+// LibTorch includes itself, in a way that the order cannot matter, now
+// leaves the file on the LibTorch-alone entry.
+TEST(AbsorbedHeadersTest, StandardHeadersLibTorchIncludesShareItsEntry) {
+  StandIn S(makeTempDir(),
+            "#pragma once\n#include <vector>\n#include <string>\n"
+            "#include <cassert>\nstruct TorchStandIn {};\n");
+  auto Alone = S.use("alone.cpp", "#include <torch/torch.h>\nint a;\n");
+  auto Two = S.use("two.cpp", "#include <string>\n#include <vector>\n"
+                              "#include <torch/torch.h>\nint b;\n");
+  auto Other = S.use("other.cpp", "#include <vector>\n#include <map>\n"
+                                  "#include <torch/torch.h>\nint c;\n");
+  ASSERT_TRUE(Alone && Two && Other);
+  EXPECT_TRUE(has(Alone->Absorbs, "vector")) << Alone->Absorbs.size();
+  EXPECT_TRUE(has(Alone->Absorbs, "string"));
+  // Not include-guarded, and LibTorch includes it once only: including it
+  // again could do anything.
+  EXPECT_FALSE(has(Alone->Absorbs, "cassert"));
+  // Not included by LibTorch at all.
+  EXPECT_FALSE(has(Alone->Absorbs, "map"));
+  EXPECT_TRUE(Alone->Shared && Two->Shared && Other->Shared);
+  EXPECT_EQ(Two->PCHPath, Alone->PCHPath);
+  EXPECT_FALSE(Two->Built) << "a hit on the LibTorch-alone entry";
+  // <map> stays in front of LibTorch, in an entry of its own.
+  EXPECT_NE(Other->PCHPath, Alone->PCHPath);
+  EXPECT_EQ(inspectCache(S.Dir + "/cache").SharedEntries, 2u);
+  EXPECT_EQ(S.Cache.hits(), 1u) << "the probe of the LibTorch-alone entry "
+                                   "for other.cpp is not a hit of its own";
+  fs::remove_directories(S.Dir);
+}
+
+// ... but not when including it first could change LibTorch's parse or
+// the header's: here LibTorch tests <string>'s guard before including
+// <string>; and defines _GLIBCXX_ASSERTIONS, which <vector> (through
+// <bits/c++config.h>) tests, before including <vector>.
+TEST(AbsorbedHeadersTest, OrderThatMattersKeepsItsOwnEntry) {
+  StandIn S(makeTempDir(),
+            "#pragma once\n#include <vector>\n"
+            "#ifndef _GLIBCXX_STRING\n#define TORCH_STRING_CAME_LATER 1\n"
+            "#endif\n#include <string>\nstruct TorchStandIn {};\n");
+  auto Alone = S.use("alone.cpp", "#include <torch/torch.h>\nint a;\n");
+  auto First = S.use("first.cpp", "#include <string>\n"
+                                  "#include <torch/torch.h>\nint b;\n");
+  ASSERT_TRUE(Alone && First);
+  EXPECT_TRUE(has(Alone->Absorbs, "vector"));
+  EXPECT_FALSE(has(Alone->Absorbs, "string"));
+  EXPECT_NE(First->PCHPath, Alone->PCHPath);
+
+  StandIn T(makeTempDir(),
+            "#pragma once\n#define _GLIBCXX_ASSERTIONS 1\n#include <vector>\n"
+            "struct TorchStandIn {};\n");
+  auto Checked = T.use("alone.cpp", "#include <torch/torch.h>\nint a;\n");
+  ASSERT_TRUE(Checked);
+  EXPECT_FALSE(has(Checked->Absorbs, "vector"));
+  fs::remove_directories(S.Dir);
+  fs::remove_directories(T.Dir);
 }

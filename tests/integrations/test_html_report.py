@@ -15,7 +15,14 @@ the DOM it built, over the DevTools protocol:
   the seed's expected table) starts a band at its line with its bytes;
 - every statement column is keyboard-focusable and shows its line on focus;
   every chart has a text alternative; every warning links to its line;
-- no console error, and no request but the page itself.
+- no console error, and no request but the page itself;
+- the layout (issue 33), on the seed and on html_layout.cpp, whose
+  functions brought out each problem: every visible text of a chart (axis,
+  peak, band and line labels, and each statement's readout when focused)
+  inside its chart and the page; no two visible labels of a chart
+  overlapping (their getBoundingClientRect boxes); no paragraph of four
+  words or more wrapped to a word or two per line (a constructor's section,
+  which has a sentence instead of a chart, did).
 
 The expected values come from the JSON report and the seed's answers, not
 from the HTML. A screenshot of block1's section is written for the docs.
@@ -43,6 +50,7 @@ args = parser.parse_args()
 TOOL, SRC, SHOT = args.tool, args.src, args.screenshot
 CACHE = ["--cache-dir=" + args.cache_dir] if args.cache_dir else ["--no-cache"]
 SEED = "testdata/seed/blocks.cpp"
+LAYOUT = "tests/integrations/html_layout.cpp"
 failures = []
 
 
@@ -133,6 +141,90 @@ READ_EXTERNAL = r"""
 """
 
 
+# Every chart's visible texts, each statement's readout as focus shows it,
+# and the prose blocks of each section, with their on-screen boxes.
+READ_LAYOUT = r"""
+(() => {
+  // Page coordinates: focusing a column scrolls the page.
+  const box = e => { const r = e.getBoundingClientRect();
+    const x = window.scrollX, y = window.scrollY;
+    return {left: r.left + x, right: r.right + x, top: r.top + y,
+            bottom: r.bottom + y}; };
+  const sections = [...document.querySelectorAll('section.fn')].map(s => {
+    const svg = s.querySelector('figure.chart svg');
+    const labels = svg ? [...svg.querySelectorAll('text')].filter(t =>
+        getComputedStyle(t).visibility === 'visible' && t.textContent.trim())
+        .map(t => ({text: t.textContent, box: box(t)})) : [];
+    const readouts = svg ? [...svg.querySelectorAll('.sts a')].map(a => {
+      a.focus();
+      const t = a.querySelector('text');
+      const r = {text: t.textContent, box: box(t),
+                 shown: getComputedStyle(t).visibility};
+      a.blur();
+      return r;
+    }) : [];
+    const prose = [...s.querySelectorAll(
+        'figcaption, p.facts, ol.key li, ul.w li')].map(e => {
+      const r = e.getBoundingClientRect();
+      const lh = parseFloat(getComputedStyle(e).lineHeight);
+      return {text: e.textContent.trim(),
+              words: e.textContent.trim().split(/\s+/).length,
+              width: r.width, lines: Math.round(r.height / lh)};
+    });
+    const peak = s.querySelector('.peak');
+    const first = s.querySelector('.sts a');
+    return {fn: s.getAttribute('data-function'), svg: svg ? box(svg) : null,
+            labels, readouts, prose,
+            bands: s.querySelectorAll('path.band').length,
+            peakLine: peak ? peak.getAttribute('data-line') : null,
+            firstLine: first ? first.getAttribute('data-line') : null};
+  });
+  return {width: document.documentElement.clientWidth, sections};
+})()
+"""
+
+
+def inside(b, outer, slack=0.5):
+    return (b["left"] >= outer["left"] - slack and
+            b["right"] <= outer["right"] + slack and
+            b["top"] >= outer["top"] - slack and
+            b["bottom"] <= outer["bottom"] + slack)
+
+
+def overlap(a, b, slack=0.5):
+    w = min(a["right"], b["right"]) - max(a["left"], b["left"])
+    h = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
+    return w > slack and h > slack
+
+
+def check_layout(layout, what):
+    page = {"left": 0, "right": layout["width"], "top": -1e9, "bottom": 1e9}
+    for s in layout["sections"]:
+        name = "%s: %s" % (what, s["fn"])
+        if s["svg"]:
+            for t in s["labels"]:
+                check(inside(t["box"], s["svg"]) and inside(t["box"], page),
+                      "%s: label %r inside its chart %s and the page (at %s)"
+                      % (name, t["text"], s["svg"], t["box"]))
+            labels = s["labels"]
+            for i in range(len(labels)):
+                for j in range(i + 1, len(labels)):
+                    check(not overlap(labels[i]["box"], labels[j]["box"]),
+                          "%s: labels %r and %r overlap (%s, %s)" % (
+                              name, labels[i]["text"], labels[j]["text"],
+                              labels[i]["box"], labels[j]["box"]))
+            for r in s["readouts"]:
+                check(r["shown"] == "visible" and inside(r["box"], s["svg"]),
+                      "%s: the readout %r shows inside its chart on focus"
+                      % (name, r["text"]))
+        for p in s["prose"]:
+            if p["words"] >= 4:
+                check(p["width"] >= 200 and p["lines"] * 2 <= p["words"],
+                      "%s: %r is %dpx wide in %d lines for %d words" % (
+                          name, p["text"][:50], p["width"], p["lines"],
+                          p["words"]))
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="tma-html-") as tmp:
         page = os.path.join(tmp, "report.html")
@@ -168,6 +260,7 @@ def main():
             browser.open_page(width=1440)
             since = browser.navigate(url)
             dom = browser.evaluate(READ_DOM)
+            layout = browser.evaluate(READ_LAYOUT)
             external = browser.evaluate(READ_EXTERNAL)
             errors = browser.console_errors(since)
             requests = browser.requests(since)
@@ -184,6 +277,7 @@ def main():
                                               "height": b["bottom"] - b["top"] + 8})
                     print("screenshot:", SHOT)
 
+        check_layout(layout, SEED)
         check(not errors, "no console errors (got %s)" % errors)
         check(requests == [url], "the page requests nothing but itself "
               "(got %s)" % requests)
@@ -302,6 +396,38 @@ def main():
                 check(any(int(b["data"]["first-line"]) == lines.get(tensor) and
                           b["data"]["bytes"] == str(bytes_) for b in s1["bands"]),
                       "block1: %s's band starts at its line" % tensor)
+
+        # The layout input: a peak at the first statement, a constructor,
+        # many bands close together, bands that step.
+        page2 = os.path.join(tmp, "layout.html")
+        p = subprocess.run([TOOL, *CACHE, "--format=json",
+                            "--html-out=" + page2, LAYOUT], cwd=SRC,
+                           capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            print(p.stderr)
+            sys.exit("tensor-accountant exited %d on %s" % (p.returncode, LAYOUT))
+        with Browser() as browser:
+            browser.open_page(width=1440)
+            browser.navigate("file://" + page2)
+            layout = browser.evaluate(READ_LAYOUT)
+        by_fn = {s["fn"]: s for s in layout["sections"]}
+        # The input does what it is for.
+        first = by_fn.get("peak_first", {})
+        check(first.get("peakLine") and
+              first.get("peakLine") == first.get("firstLine"),
+              "peak_first: the peak is at the first statement (%s, %s)" % (
+                  first.get("peakLine"), first.get("firstLine")))
+        ctor = by_fn.get("Net::Net", {})
+        check(ctor and not ctor["svg"] and ctor["prose"] and
+              ctor["prose"][0]["lines"] == 1,
+              "Net::Net: the constructor's sentence takes one line (%s)" %
+              ctor.get("prose"))
+        check(by_fn.get("many_bands", {}).get("bands") == 14,
+              "many_bands: fourteen bands")
+        check(any(t["text"].startswith("1.5 GiB")
+                  for t in first.get("labels", [])),
+              "peak_first: the axis names its 1.5 GiB tick in full")
+        check_layout(layout, LAYOUT)
 
     if failures:
         sys.exit("%d failure(s)" % len(failures))
