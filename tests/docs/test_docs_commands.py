@@ -226,6 +226,10 @@ COMMANDS = {
     "docs/speed.md": {
         "FILES=40 JOBS=2 bench/scan.sh": NotRunnable("a benchmark: timings live in bench/, never in tests"),
         "TIDY_SAMPLE=8 COMPARE=0 bench/scan.sh": NotRunnable("a benchmark: timings live in bench/, never in tests"),
+        "BEFORE=/path/to/old/tensor-accountant bench/include-blocks.sh":
+            NotRunnable("a benchmark: timings live in bench/, never in tests"),
+        "BEFORE=/path/to/old/tensor-accountant BLOCKS=other bench/include-blocks.sh":
+            NotRunnable("a benchmark: timings live in bench/, never in tests"),
     },
     "docs/symbolic.md": {
         "tensor-accountant --assume B=16 --assume T=1024 --assume C=4096 --assume n_heads=8 split_heads.cpp":
