@@ -19,11 +19,12 @@ usage: test_lsp.py <tensor-accountant>
 import json
 import os
 import shutil
-import queue
 import subprocess
 import sys
 import tempfile
-import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lsp_client  # noqa: E402
 
 TOOL = sys.argv[1]
 failures = []
@@ -36,75 +37,14 @@ def check(cond, what):
     return cond
 
 
-class Client:
+class Client(lsp_client.Client):
+    """The shared client (lsp_client.py), uncached: each test here parses."""
+
     def __init__(self, args, cwd):
-        self.p = subprocess.Popen([TOOL, "--lsp", "--no-cache"] + args, cwd=cwd,
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
-        self.q = queue.Queue()
-        self.stderr = []
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=lambda: self.stderr.extend(self.p.stderr),
-                         daemon=True).start()
-        self.next_id = 1
-
-    def _read(self):
-        out = self.p.stdout
-        while True:
-            headers = {}
-            while True:
-                line = out.readline()
-                if not line:
-                    self.q.put(None)
-                    return
-                line = line.decode().rstrip("\r\n")
-                if not line:
-                    break
-                k, v = line.split(":", 1)
-                headers[k.strip().lower()] = v.strip()
-            body = out.read(int(headers["content-length"]))
-            self.q.put(json.loads(body))
-
-    def raw(self, body: bytes):
-        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.p.stdin.flush()
-
-    def notify(self, method, params=None):
-        msg = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.raw(json.dumps(msg).encode())
-
-    def request(self, method, params=None):
-        i = self.next_id
-        self.next_id += 1
-        msg = {"jsonrpc": "2.0", "id": i, "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.raw(json.dumps(msg).encode())
-        return i
-
-    def wait(self, pred, what, timeout=300):
-        """Next message satisfying pred; others (logs) are skipped."""
-        while True:
-            try:
-                m = self.q.get(timeout=timeout)
-            except queue.Empty:
-                check(False, "timed out waiting for " + what)
-                return None
-            if m is None:
-                check(False, "server closed its output waiting for " + what)
-                return None
-            if pred(m):
-                return m
-
-    def response(self, i, what):
-        return self.wait(lambda m: m.get("id") == i and "method" not in m, what)
+        super().__init__(TOOL, ["--no-cache"] + args, cwd, check)
 
     def diagnostics(self, uri, what):
-        m = self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                      and m["params"]["uri"] == uri, what)
-        return m["params"]["diagnostics"] if m else []
+        return self.published(uri, what)["diagnostics"]
 
 
 tmp = tempfile.mkdtemp(prefix="tma-lsp-")
