@@ -144,7 +144,9 @@ struct AnalysisResult {
   std::vector<Diagnostic> Diagnostics;
 };
 
-struct Document {
+/// What the analysis thread takes from a document: its state when the
+/// analysis began.
+struct Snapshot {
   std::string URI;
   std::string LanguageId;
   std::string Text;
@@ -153,17 +155,11 @@ struct Document {
   /// opened again never repeats one): an analysis of an older generation
   /// is stale and never published.
   uint64_t Generation = 0;
-  std::optional<AnalysisResult> Last;
 };
 
-/// What the analysis thread takes from a document: its state when the
-/// analysis began.
-struct Snapshot {
-  std::string URI;
-  std::string LanguageId;
-  std::string Text;
-  int64_t Version = 0;
-  uint64_t Generation = 0;
+/// An open document: its current state and its last published analysis.
+struct Document : Snapshot {
+  std::optional<AnalysisResult> Last;
 };
 
 /// What an analysis gives: the diagnostics to publish and, when the file
@@ -609,7 +605,7 @@ private:
       if (It == Documents.end())
         continue;
       const Document &D = It->second;
-      Snapshot S{D.URI, D.LanguageId, D.Text, D.Version, D.Generation};
+      Snapshot S = D; // the state, not the last result
       L.unlock();
       Outcome O = analyse(S);
       L.lock();
