@@ -132,6 +132,17 @@ loadBuildDatabase(const std::string &BuildPath, std::string &Error) {
   return nullptr;
 }
 
+std::string missingCommandProblem(const CompilationDatabase &DB,
+                                  const std::string &File,
+                                  const std::string &DatabaseFile) {
+  llvm::SmallString<256> Abs(File);
+  llvm::sys::fs::make_absolute(Abs);
+  if (!DB.getCompileCommands(Abs).empty())
+    return "";
+  return "no compile command for '" + File + "' in '" + DatabaseFile + "'" +
+         (DB.getAllFiles().empty() ? " (it lists no files)" : "");
+}
+
 namespace {
 
 /// The compile commands of one file, fetched up front on the calling

@@ -37,6 +37,13 @@ withDefaultLibTorch(std::unique_ptr<clang::tooling::CompilationDatabase> DB);
 std::unique_ptr<clang::tooling::CompilationDatabase>
 loadBuildDatabase(const std::string &BuildPath, std::string &Error);
 
+/// Empty when DB has a command for File; else the usage error saying it
+/// has none (an empty database, "[]", has none for anything), which -p and
+/// a discovered database both report rather than a failed compile.
+std::string missingCommandProblem(const clang::tooling::CompilationDatabase &DB,
+                                  const std::string &File,
+                                  const std::string &DatabaseFile);
+
 struct AnalysisRun {
   std::vector<FileAnalysis> Files;
   /// A file failed to parse or could not be run.

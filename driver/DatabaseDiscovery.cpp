@@ -122,11 +122,12 @@ discoverDatabases(const std::vector<std::string> &Files, std::string &Error,
               "another with -p, or give flags after --)";
       return nullptr;
     }
-    if (L.DB && L.DB->getCompileCommands(Abs).empty()) {
-      Error = "no compile command for '" + F + "' in '" + L.DatabaseFile +
-              "'" + (L.DB->getAllFiles().empty() ? " (it lists no files)" : "") +
-              ", the compile database found above it";
-      return nullptr;
+    if (L.DB) {
+      Error = missingCommandProblem(*L.DB, F, L.DatabaseFile);
+      if (!Error.empty()) {
+        Error += ", the compile database found above it";
+        return nullptr;
+      }
     }
     if (!L.DB && !Result->Default) {
       Result->Default = makeFixedDatabase({}, /*HaveUserFlags=*/false, Error);

@@ -605,15 +605,11 @@ int main(int argc, const char **argv) {
       return fail(Error);
     SmallString<256> DatabaseFile(BuildPath);
     sys::path::append(DatabaseFile, "compile_commands.json");
-    // A file the database cannot give a command for (an empty database,
-    // "[]", has none for anything) is a usage error, not a failed compile.
     for (const std::string &F : Inputs) {
-      SmallString<256> Abs(F);
-      sys::fs::make_absolute(Abs);
-      if (DB->getCompileCommands(Abs).empty())
-        return fail("no compile command for '" + F + "' in '" + DatabaseFile +
-                    "'" +
-                    (DB->getAllFiles().empty() ? " (it lists no files)" : ""));
+      std::string Problem =
+          tma::missingCommandProblem(*DB, F, std::string(DatabaseFile));
+      if (!Problem.empty())
+        return fail(Problem);
     }
   } else if (SawDashDash) {
     std::string Error;
