@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates testdata/snapshots/ (the golden outputs of the ctest
-# `snapshots`, tests/snapshots/snapshots.py) from a build:
+# `snapshots`, tests/snapshots/snapshots.py) from a build: the seed in each
+# format, and one JSON file per other testdata input under
+# testdata/snapshots/testdata/ (a golden file no input makes is deleted):
 #   scripts/update-snapshots.sh [build dir]     (default: build)
 # Review `git diff testdata/snapshots` before committing: every changed byte
 # is a change users see.
