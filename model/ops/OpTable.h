@@ -63,6 +63,9 @@ enum OpTag : unsigned {
   InPlaceOp = 1u << 9,   // writes into self
   Restrides = 1u << 10,  // gives self new sizes and strides in place
                          // (unsqueeze_, t_), no element read or written
+  KeepsRank = 1u << 11,  // rank inference: the result has exactly self's rank
+  Broadcasts = 1u << 12, // rank inference: the result has the most dims of its tensor operands
+  ReducesOneDim = 1u << 13, // rank inference: (dim, keepdim) drops one dim unless kept
 };
 
 
