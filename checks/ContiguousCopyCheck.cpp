@@ -6,7 +6,7 @@
 namespace tma {
 
 ContiguousCopyCheck::ContiguousCopyCheck(const OptionSource &Opts)
-    : TorchCheck("torch-contiguous-copy"),
+    : TorchCheck(CheckName),
       MinBytes(intOption(Opts, "MinBytes", 0)) {}
 
 void ContiguousCopyCheck::storeOptions(OptionMap &Opts) const {

@@ -8,6 +8,9 @@ namespace tma {
 
 class ContiguousCopyCheck : public TorchCheck {
 public:
+  static constexpr const char *CheckName = "torch-contiguous-copy";
+  static constexpr const char *CheckSummary =
+      "contiguous() that copies a non-contiguous tensor";
   explicit ContiguousCopyCheck(const OptionSource &Opts);
   void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
   void storeOptions(OptionMap &Opts) const override;

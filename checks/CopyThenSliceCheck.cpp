@@ -9,7 +9,7 @@
 namespace tma {
 
 CopyThenSliceCheck::CopyThenSliceCheck(const OptionSource &Opts)
-    : TorchCheck("torch-copy-then-slice"),
+    : TorchCheck(CheckName),
       MinSavedBytes(intOption(Opts, "MinSavedBytes", 0)) {}
 
 void CopyThenSliceCheck::storeOptions(OptionMap &Opts) const {

@@ -6,7 +6,7 @@
 namespace tma {
 
 DtypeWideningCheck::DtypeWideningCheck(const OptionSource &Opts)
-    : TorchCheck("torch-dtype-widening"), MinBytes(intOption(Opts, "MinBytes", 0)) {}
+    : TorchCheck(CheckName), MinBytes(intOption(Opts, "MinBytes", 0)) {}
 
 void DtypeWideningCheck::storeOptions(OptionMap &Opts) const {
   Opts["MinBytes"] = std::to_string(MinBytes);

@@ -8,6 +8,9 @@ namespace tma {
 
 class DtypeWideningCheck : public TorchCheck {
 public:
+  static constexpr const char *CheckName = "torch-dtype-widening";
+  static constexpr const char *CheckSummary =
+      "a cast that widens a floating dtype";
   explicit DtypeWideningCheck(const OptionSource &Opts);
   void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
   void storeOptions(OptionMap &Opts) const override;

@@ -5,7 +5,7 @@
 namespace tma {
 
 InplaceOnCopyCheck::InplaceOnCopyCheck(const OptionSource &)
-    : TorchCheck("torch-inplace-on-copy") {}
+    : TorchCheck(CheckName) {}
 
 void InplaceOnCopyCheck::storeOptions(OptionMap &) const {}
 

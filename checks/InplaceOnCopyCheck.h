@@ -8,6 +8,9 @@ namespace tma {
 
 class InplaceOnCopyCheck : public TorchCheck {
 public:
+  static constexpr const char *CheckName = "torch-inplace-on-copy";
+  static constexpr const char *CheckSummary =
+      "an in-place op on a temporary copy that leaves the source unchanged";
   explicit InplaceOnCopyCheck(const OptionSource &Opts);
   void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
   void storeOptions(OptionMap &Opts) const override;

@@ -8,7 +8,7 @@
 namespace tma {
 
 MemoryBudgetCheck::MemoryBudgetCheck(const OptionSource &Opts)
-    : TorchCheck("torch-memory-budget"),
+    : TorchCheck(CheckName),
       MaxPeakBytes(intOption(Opts, "MaxPeakBytes", int64_t(8) << 30)),
       MaxNotes(intOption(Opts, "MaxNotes", 3)) {}
 

@@ -8,6 +8,9 @@ namespace tma {
 
 class MemoryBudgetCheck : public TorchCheck {
 public:
+  static constexpr const char *CheckName = "torch-memory-budget";
+  static constexpr const char *CheckSummary =
+      "peak live tensor storage over MaxPeakBytes";
   explicit MemoryBudgetCheck(const OptionSource &Opts);
   void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
   void storeOptions(OptionMap &Opts) const override;

@@ -6,7 +6,7 @@
 namespace tma {
 
 RandintDefaultDtypeCheck::RandintDefaultDtypeCheck(const OptionSource &)
-    : TorchCheck("torch-randint-default-dtype") {}
+    : TorchCheck(CheckName) {}
 
 void RandintDefaultDtypeCheck::storeOptions(OptionMap &) const {}
 

@@ -8,6 +8,9 @@ namespace tma {
 
 class RandintDefaultDtypeCheck : public TorchCheck {
 public:
+  static constexpr const char *CheckName = "torch-randint-default-dtype";
+  static constexpr const char *CheckSummary =
+      "torch::randint/randperm with options but no dtype is float32 in C++";
   explicit RandintDefaultDtypeCheck(const OptionSource &Opts);
   void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
   void storeOptions(OptionMap &Opts) const override;

@@ -6,7 +6,7 @@
 namespace tma {
 
 RedundantCopyCheck::RedundantCopyCheck(const OptionSource &Opts)
-    : TorchCheck("torch-redundant-copy"), MinBytes(intOption(Opts, "MinBytes", 0)) {}
+    : TorchCheck(CheckName), MinBytes(intOption(Opts, "MinBytes", 0)) {}
 
 void RedundantCopyCheck::storeOptions(OptionMap &Opts) const {
   Opts["MinBytes"] = std::to_string(MinBytes);

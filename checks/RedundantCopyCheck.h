@@ -8,6 +8,9 @@ namespace tma {
 
 class RedundantCopyCheck : public TorchCheck {
 public:
+  static constexpr const char *CheckName = "torch-redundant-copy";
+  static constexpr const char *CheckSummary =
+      "a copy of a fresh tensor nothing else uses";
   explicit RedundantCopyCheck(const OptionSource &Opts);
   void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
   void storeOptions(OptionMap &Opts) const override;

@@ -13,38 +13,28 @@
 
 namespace tma {
 
-template <typename C>
-static std::unique_ptr<TorchCheck> make(const OptionSource &Opts) {
-  return std::make_unique<C>(Opts);
+/// A check's registry entry: its name and summary, declared once in its
+/// class (C::CheckName, C::CheckSummary), and how to make it.
+template <typename C> static CheckInfo entry() {
+  return {C::CheckName, C::CheckSummary,
+          [](const OptionSource &Opts) -> std::unique_ptr<TorchCheck> {
+            return std::make_unique<C>(Opts);
+          }};
 }
 
 const std::vector<CheckInfo> &checkRegistry() {
+  // Sorted by name; scripts/add-check inserts new checks in order.
   static const std::vector<CheckInfo> Registry = {
-      {"torch-contiguous-copy",
-       "contiguous() that copies a non-contiguous tensor", make<ContiguousCopyCheck>},
-      {"torch-copy-then-slice",
-       "a copy whose result is only used through a narrower slice",
-       make<CopyThenSliceCheck>},
-      {"torch-dtype-widening", "a cast that widens a floating dtype",
-       make<DtypeWideningCheck>},
-      {"torch-inplace-on-copy",
-       "an in-place op on a temporary copy that leaves the source unchanged",
-       make<InplaceOnCopyCheck>},
-      {"torch-memory-budget", "peak live tensor storage over MaxPeakBytes",
-       make<MemoryBudgetCheck>},
-      {"torch-randint-default-dtype",
-       "torch::randint/randperm with options but no dtype is float32 in C++",
-       make<RandintDefaultDtypeCheck>},
-      {"torch-redundant-copy", "a copy of a fresh tensor nothing else uses",
-       make<RedundantCopyCheck>},
-      {"torch-reshape-copy",
-       "reshape()/flatten() that copies a non-viewable input", make<ReshapeCopyCheck>},
-      {"torch-tensor-subscript",
-       "t[idx] with a non-0-dim index tensor throws at run time",
-       make<TensorSubscriptCheck>},
-      {"torch-view-pins-storage",
-       "a view that outlives its base and pins more storage than it shows",
-       make<ViewPinsStorageCheck>},
+      entry<ContiguousCopyCheck>(),
+      entry<CopyThenSliceCheck>(),
+      entry<DtypeWideningCheck>(),
+      entry<InplaceOnCopyCheck>(),
+      entry<MemoryBudgetCheck>(),
+      entry<RandintDefaultDtypeCheck>(),
+      entry<RedundantCopyCheck>(),
+      entry<ReshapeCopyCheck>(),
+      entry<TensorSubscriptCheck>(),
+      entry<ViewPinsStorageCheck>(),
   };
   return Registry;
 }

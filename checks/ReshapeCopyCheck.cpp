@@ -6,7 +6,7 @@
 namespace tma {
 
 ReshapeCopyCheck::ReshapeCopyCheck(const OptionSource &Opts)
-    : TorchCheck("torch-reshape-copy"), MinBytes(intOption(Opts, "MinBytes", 0)) {}
+    : TorchCheck(CheckName), MinBytes(intOption(Opts, "MinBytes", 0)) {}
 
 void ReshapeCopyCheck::storeOptions(OptionMap &Opts) const {
   Opts["MinBytes"] = std::to_string(MinBytes);

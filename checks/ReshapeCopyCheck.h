@@ -8,6 +8,9 @@ namespace tma {
 
 class ReshapeCopyCheck : public TorchCheck {
 public:
+  static constexpr const char *CheckName = "torch-reshape-copy";
+  static constexpr const char *CheckSummary =
+      "reshape()/flatten() that copies a non-viewable input";
   explicit ReshapeCopyCheck(const OptionSource &Opts);
   void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
   void storeOptions(OptionMap &Opts) const override;

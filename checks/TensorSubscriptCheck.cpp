@@ -4,7 +4,7 @@
 namespace tma {
 
 TensorSubscriptCheck::TensorSubscriptCheck(const OptionSource &)
-    : TorchCheck("torch-tensor-subscript") {}
+    : TorchCheck(CheckName) {}
 
 void TensorSubscriptCheck::storeOptions(OptionMap &) const {}
 

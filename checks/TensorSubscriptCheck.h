@@ -8,6 +8,9 @@ namespace tma {
 
 class TensorSubscriptCheck : public TorchCheck {
 public:
+  static constexpr const char *CheckName = "torch-tensor-subscript";
+  static constexpr const char *CheckSummary =
+      "t[idx] with a non-0-dim index tensor throws at run time";
   explicit TensorSubscriptCheck(const OptionSource &Opts);
   void check(const FunctionTrace &T, std::vector<Diagnostic> &Out) const override;
   void storeOptions(OptionMap &Opts) const override;

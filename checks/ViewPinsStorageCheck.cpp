@@ -24,7 +24,7 @@
 namespace tma {
 
 ViewPinsStorageCheck::ViewPinsStorageCheck(const OptionSource &Opts)
-    : TorchCheck("torch-view-pins-storage"),
+    : TorchCheck(CheckName),
       MinPinnedBytes(intOption(Opts, "MinPinnedBytes", 0)) {}
 
 void ViewPinsStorageCheck::storeOptions(OptionMap &Opts) const {

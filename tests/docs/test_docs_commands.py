@@ -237,6 +237,8 @@ COMMANDS = {
     },
     "docs/testing.md": {
         "scripts/update-snapshots.sh build": Covered("snapshots", "it rewrites what that test compares"),
+        "scripts/add-check torch-<name> '<one-line summary>'":
+            Covered("checks.add-check", "run on a scratch copy of the tree, the generated check compiled"),
     },
     "docs/usage.md": {
         "cd src && tensor-accountant --analysis-stats model.cpp":
