@@ -14,10 +14,10 @@
 //   one transparent, focusable column per statement on top (so hovering
 //   anywhere in a column shows that statement's line, text and live bytes
 //   in the readout row at the top).
-#include "driver/HtmlReport.h"
-#include "driver/Report.h"
+#include "report/HtmlReport.h"
+#include "report/Report.h"
 #include "driver/SourceFiles.h"
-#include "driver/Timeline.h"
+#include "report/Timeline.h"
 #include "driver/Version.h"
 #include "model/Units.h"
 
