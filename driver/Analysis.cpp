@@ -285,7 +285,7 @@ bool compilesAsCuda(const CompileCommand &Command, llvm::StringRef File) {
 
 struct FileOutcome {
   std::vector<FileAnalysis> Results;
-  /// A CUDA source, left out (driver/Report.h's CudaSkipReason).
+  /// A CUDA source, left out (driver/FileFailure.h's CudaSkipReason).
   bool SkippedAsCuda = false;
   bool ToolFailed = false;
   std::string Diagnostics;

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "driver/PreambleCache.h"
-#include "driver/Report.h"
+#include "driver/FileFailure.h"
 #include "frontend/Action.h"
 
 #include "clang/Tooling/CompilationDatabase.h"

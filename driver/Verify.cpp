@@ -9,7 +9,8 @@
 // copies included (rule 6).
 #include "driver/Verify.h"
 #include "driver/JSONInput.h"
-#include "driver/Report.h"
+#include "model/RowFacts.h"
+#include "model/Units.h"
 #include "verify/Process.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -520,7 +521,7 @@ int runVerification(const std::vector<FileAnalysis> &Files,
   }
   // One program for every file; the device is chosen when it runs.
   std::string Source = generateHarness(Harness, verify::Mode::Meta);
-  llvm::json::Value PredictedJSON = toJSON(Predicted, {});
+  llvm::json::Value PredictedJSON = Opts.PredictionReport(Predicted);
   annotatePredictions(PredictedJSON, Predicted, Probed, TextSizes);
   // A function with parameters is predicted once per draw: its formulas
   // evaluated under the inputs it runs with.

@@ -21,6 +21,7 @@
 #include "frontend/Action.h"
 #include "verify/Harness.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
@@ -39,6 +40,11 @@ struct VerifyOptions {
   int64_t MaxBytes = int64_t(1) << 30;
   bool JSON = false;        // --format=json: the verdicts as one JSON document
   DrawOptions Draws;        // inputs of functions with parameters
+  /// The JSON report of the predicted functions: report/Report.h's toJSON,
+  /// handed in by the front end because report/ builds on driver/, not the
+  /// other way round. The bridge compares LibTorch with what users read.
+  std::function<llvm::json::Value(const std::vector<FunctionTrace> &)>
+      PredictionReport;
 };
 
 /// A function --verify does not call, and why.

@@ -20,6 +20,9 @@ int64_t floorModConst(int64_t A, int64_t C);
 /// The canonical value of a sum of terms (sorted, merged, zero terms
 /// dropped; a constant polynomial is a plain int64).
 SymSize makePoly(std::vector<SymTerm> Terms);
+/// Graded lex order of monomials: > 0 when A is the greater monomial.
+int compareMonomials(const std::vector<SymFactor> &A,
+                     const std::vector<SymFactor> &B);
 /// The single atom S is, when S is exactly one atom with coefficient 1.
 const SymAtom *soleAtom(const SymSize &S);
 

@@ -7,7 +7,7 @@
 // so the suite shares one cache of testdata/seed/blocks.cpp.
 #include "driver/Analysis.h"
 #include "driver/PreambleCache.h"
-#include "driver/Report.h"
+#include "report/Report.h"
 
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/SmallString.h"

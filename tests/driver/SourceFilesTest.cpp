@@ -1,7 +1,7 @@
 // driver/SourceFiles.h: sources read into owned memory, pinned by device
 // and inode, and --fix's writes (only over the analysed bytes; mode, links
 // and owner kept). No LibTorch: fast.
-#include "driver/FileSelection.h"
+#include "cli/FileSelection.h"
 #include "driver/SourceFiles.h"
 
 #include "llvm/Support/FileSystem.h"

@@ -12,7 +12,7 @@
 #include "model/ShapeEnv.h"
 #include <algorithm>
 #include "driver/Analysis.h"
-#include "driver/Report.h"
+#include "report/Report.h"
 #include "tests/frontend/TraceLookup.h"
 
 #include "llvm/Support/JSON.h"

@@ -3,7 +3,7 @@
 // real LibTorch 1.13.1 reported (testdata/seed/blocks.truth.json, measured
 // on the meta device). The file is parsed once for all tests.
 #include "driver/Analysis.h"
-#include "driver/Report.h"
+#include "report/Report.h"
 #include "tests/frontend/TraceLookup.h"
 
 #include "llvm/Support/JSON.h"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "driver/Analysis.h"
-#include "driver/Report.h"
+#include "report/Report.h"
 
 #include <gtest/gtest.h>
 

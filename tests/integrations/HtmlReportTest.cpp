@@ -2,9 +2,9 @@
 // markdown summary's sparkline and link, on traces built with the model's
 // Interpreter (no C++ is parsed). The browser test (test_html_report.py)
 // checks the page the real tool writes for the seed.
-#include "driver/Formats.h"
-#include "driver/HtmlReport.h"
-#include "driver/Timeline.h"
+#include "report/Formats.h"
+#include "report/HtmlReport.h"
+#include "report/Timeline.h"
 #include "model/Interpreter.h"
 #include "model/Ops.h"
 

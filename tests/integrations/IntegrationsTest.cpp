@@ -2,11 +2,11 @@
 // hunks (--changed-lines-only), workflow-command escaping, and the SARIF
 // and markdown shapes of hand-made diagnostics.
 #include "checks/Registry.h"
-#include "driver/ChangedLines.h"
+#include "cli/ChangedLines.h"
 #include "driver/CheckRunner.h"
-#include "driver/Formats.h"
+#include "report/Formats.h"
 #include "driver/JSONInput.h"
-#include "driver/LspServer.h"
+#include "lsp/LspServer.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"

@@ -6,11 +6,11 @@
 // unicodeCodePoints and convert from bytes with the file's text, so a line
 // with a non-ASCII comment still points at the right token. A file that can
 // no longer be read is taken as ASCII (bytes == code points).
-#include "driver/Formats.h"
+#include "report/Formats.h"
 #include "checks/Registry.h"
 #include "driver/CheckRunner.h"
 #include "driver/SourceFiles.h"
-#include "driver/Timeline.h"
+#include "report/Timeline.h"
 #include "driver/Version.h"
 #include "model/ShapeEnv.h"
 #include "model/Units.h"

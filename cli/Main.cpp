@@ -10,21 +10,21 @@
 // (driver/DatabaseDiscovery.h), or, for a newcomer pointing the tool at a
 // file, C++17 plus the LibTorch headers found on this machine.
 #include "checks/Registry.h"
-#include "driver/Assume.h"
+#include "cli/ChangedLines.h"
+#include "cli/FileSelection.h"
+#include "cli/TidyFlags.h"
 #include "driver/Analysis.h"
-#include "driver/DatabaseDiscovery.h"
-#include "driver/ChangedLines.h"
+#include "driver/Assume.h"
 #include "driver/CheckRunner.h"
-#include "driver/FileSelection.h"
-#include "driver/Formats.h"
-#include "driver/HtmlReport.h"
-#include "driver/LspServer.h"
+#include "driver/DatabaseDiscovery.h"
 #include "driver/PreambleCache.h"
-#include "driver/Report.h"
 #include "driver/SourceFiles.h"
-#include "driver/TidyFlags.h"
 #include "driver/Verify.h"
 #include "driver/Version.h"
+#include "lsp/LspServer.h"
+#include "report/Formats.h"
+#include "report/HtmlReport.h"
+#include "report/Report.h"
 
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CommonOptionsParser.h"
@@ -222,7 +222,7 @@ cl::opt<std::string> VerifyMaxBytes(
 cl::opt<bool> Fix("fix", cl::desc("Apply the checks' fix-its to the files"),
                   cl::cat(Category));
 // clang-tidy's own options, with clang-tidy's meaning, so that a
-// clang-tidy command line runs unchanged (driver/TidyFlags.h).
+// clang-tidy command line runs unchanged (cli/TidyFlags.h).
 cl::opt<std::string> ExportFixes(
     "export-fixes",
     cl::desc("Write the fix-its --fix would apply to this file as "
@@ -568,7 +568,7 @@ int main(int argc, const char **argv) {
     L.Run.CacheMaxBytes = CacheMaxBytes;
     return tma::runLspServer(L, std::cin, outs(), errs());
   }
-  // What to analyse (driver/FileSelection.h).
+  // What to analyse (cli/FileSelection.h).
   std::vector<std::string> Inputs(Files.begin(), Files.end());
   if (!FilesFrom.empty()) {
     std::string Error;
@@ -739,6 +739,9 @@ int main(int argc, const char **argv) {
                       CommandLineBindings.end());
       tma::applyBindings(FA.Traces, Bindings);
     }
+    VO.PredictionReport = [](const std::vector<tma::FunctionTrace> &Traces) {
+      return tma::toJSON(Traces, {});
+    };
     int RC = tma::runVerification(Run.Files, VO, outs(), errs());
     printSkipSummary(errs(), Run, Inputs.size());
     if (Run.Failed)

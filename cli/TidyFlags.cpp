@@ -1,4 +1,4 @@
-#include "driver/TidyFlags.h"
+#include "cli/TidyFlags.h"
 #include "checks/Registry.h"
 
 #include "clang/Tooling/Core/Diagnostic.h"

@@ -1,4 +1,4 @@
-#include "driver/ChangedLines.h"
+#include "cli/ChangedLines.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"

@@ -1,5 +1,5 @@
 // The memory timeline of one function: the picture behind the HTML report
-// (driver/HtmlReport.h) and the markdown summary's sparkline.
+// (report/HtmlReport.h) and the markdown summary's sparkline.
 //
 // Design:
 //  - Time is the function's statements in order (the trace's Statements:

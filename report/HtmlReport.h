@@ -7,7 +7,7 @@
 //    image, no link that loads anything; a Content-Security-Policy of
 //    default-src 'none' makes the browser refuse any request the page
 //    might still make. It opens from a CI artifact or a file:// URL.
-//  - The picture is driver/Timeline.h (bands of storages over the
+//  - The picture is report/Timeline.h (bands of storages over the
 //    statements); this file only draws it. Every number printed comes from
 //    the trace through the same helpers as the table and the JSON report
 //    (rowFacts, tableCells, statementTraffic, formatBytes).
@@ -28,7 +28,7 @@
 #pragma once
 
 #include "checks/Diagnostic.h"
-#include "driver/Formats.h"
+#include "report/Formats.h"
 #include "model/Trace.h"
 
 #include "llvm/ADT/StringRef.h"

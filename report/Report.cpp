@@ -1,4 +1,4 @@
-#include "driver/Report.h"
+#include "report/Report.h"
 #include "driver/Assume.h"
 #include "model/ShapeEnv.h"
 

@@ -16,7 +16,7 @@
 #pragma once
 
 #include "checks/Diagnostic.h"
-#include "driver/Report.h"
+#include "report/Report.h"
 #include "model/Trace.h"
 
 #include "llvm/Support/JSON.h"

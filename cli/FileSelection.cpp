@@ -1,4 +1,4 @@
-#include "driver/FileSelection.h"
+#include "cli/FileSelection.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"

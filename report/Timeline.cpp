@@ -1,6 +1,6 @@
 // The memory timeline (Timeline.h): bands from the trace's storages and
 // their recorded releases, stacked per column in allocation order.
-#include "driver/Timeline.h"
+#include "report/Timeline.h"
 #include "model/Geometry.h"
 #include "model/RowFacts.h"
 #include "model/Units.h"

@@ -1,9 +1,9 @@
 // The language server (design in LspServer.h).
-#include "driver/LspServer.h"
+#include "lsp/LspServer.h"
 #include "driver/DatabaseDiscovery.h"
-#include "driver/Formats.h"
+#include "report/Formats.h"
 #include "driver/JSONInput.h"
-#include "driver/Report.h"
+#include "report/Report.h"
 #include "driver/Version.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
