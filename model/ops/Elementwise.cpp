@@ -444,7 +444,7 @@ RuleResult rule_masked_fill(const OpCall &C) {
 // contiguous tensor of self's shape and dtype.
 RuleResult rule_tril(const OpCall &C) {
   const TensorValue &In = C.self().TV;
-  std::string Op = C.Written == "triu" ? "triu" : "tril";
+  std::string Op = C.Op->Code == OpCode::triu ? "triu" : "tril";
   // The kernel wraps dim -2 first (1.13: "Dimension out of range").
   if (In.Sizes && In.Sizes->size() < 2)
     return one(throws("Dimension out of range (expected to be in range of "
@@ -474,7 +474,7 @@ RuleResult rule_tril(const OpCall &C) {
 // torch::nn::functional::dropout(x, DropoutFuncOptions) calls the same with
 // options.p() (0.5), options.training() (true); inplace is dropout_.
 RuleResult rule_dropout(const OpCall &C) {
-  bool Feature = C.Written == "feature_dropout";
+  bool Feature = C.Op->Code == OpCode::feature_dropout;
   std::string Op = Feature ? "feature_dropout" : "dropout";
   const TensorValue &In = C.self().TV;
   const ArgValue *P = &C.arg(1), *Train = &C.arg(2);

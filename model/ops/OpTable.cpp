@@ -11,7 +11,9 @@
 namespace tma {
 
 // Every rule, declared from the table; each family's file defines its own.
+// A shared rule (TMA_OP_AS) is declared once per op that uses it.
 #define TMA_OP(Id, Family, Result, Tags, ...) RuleResult rule_##Id(const OpCall &);
+#define TMA_OP_AS(Id, Rule, ...) RuleResult rule_##Rule(const OpCall &);
 #include "model/ops/OpTable.def"
 
 namespace {
@@ -116,6 +118,7 @@ const Table &table() {
 #define TMA_OP(Id, Family, Result, Tags, Name, Aliases, ...)                   \
   Add(OpCode::Id, OpFamily::Family, ResultKind::Result, Tags, Name, Aliases,   \
       {__VA_ARGS__});
+#define TMA_OP_AS(Id, Rule, ...) TMA_OP(Id, __VA_ARGS__)
 #include "model/ops/OpTable.def"
     return T;
   }();
@@ -246,6 +249,9 @@ static RuleResult dispatch(const OpCall &C) {
 #define TMA_OP(Id, Family, Result, Tags, ...)                                  \
   case OpCode::Id:                                                             \
     return rule_##Id(C);
+#define TMA_OP_AS(Id, Rule, ...)                                               \
+  case OpCode::Id:                                                             \
+    return rule_##Rule(C);
 #include "model/ops/OpTable.def"
   case OpCode::NumOps:
     break;
