@@ -3,6 +3,7 @@
 // TensorIterator geometry of TensorIterator.cpp, whose opening comment
 // gives the traffic accounting every rule shares.
 #include "model/Ops.h"
+#include "model/ops/OpCodes.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
 

@@ -10,6 +10,7 @@
 //   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
 //   inputs whose dtype differs from the common dtype).
 #include "model/Ops.h"
+#include "model/ops/OpCodes.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
 

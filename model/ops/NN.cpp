@@ -13,6 +13,7 @@
 // Traffic accounting as elsewhere: ReadBytes counts each input tensor's
 // logical bytes once, WrittenBytes the output's.
 #include "model/Ops.h"
+#include "model/ops/OpCodes.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
 

@@ -1,6 +1,7 @@
 // The op table built from OpTable.def: schemas parsed once, names and
 // aliases indexed, rules dispatched by opcode.
 #include "model/ops/OpTable.h"
+#include "model/ops/OpCodes.h"
 #include "model/ops/OpsDetail.h"
 
 #include <algorithm>
@@ -171,7 +172,7 @@ bool hasTag(std::string_view OpName, OpTag Tag) {
 }
 
 bool hasTag(OpCode Code, OpTag Tag) {
-  return Code != OpCode::NumOps && (opInfo(Code).Tags & Tag);
+  return Code != NoOpCode && (opInfo(Code).Tags & Tag);
 }
 
 const std::vector<OpInfo> &allOps() { return table().Ops; }
