@@ -1,6 +1,7 @@
 #include "checks/ContiguousCopyCheck.h"
 #include "checks/utils/TraceQueries.h"
 #include "model/Units.h"
+#include "model/ops/OpCodes.h"
 #include "model/ops/OpTable.h"
 
 namespace tma {

@@ -1,7 +1,7 @@
 #include "checks/RandintDefaultDtypeCheck.h"
 #include "checks/utils/TraceQueries.h"
 #include "model/Units.h"
-#include "model/ops/OpCode.h"
+#include "model/ops/OpCodes.h"
 
 namespace tma {
 

@@ -1,5 +1,5 @@
 #include "checks/TensorSubscriptCheck.h"
-#include "model/ops/OpCode.h"
+#include "model/ops/OpCodes.h"
 
 namespace tma {
 

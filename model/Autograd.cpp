@@ -3,6 +3,7 @@
 #include "model/Autograd.h"
 
 #include "model/DType.h"
+#include "model/ops/OpCodes.h"
 
 #include <vector>
 
@@ -59,7 +60,7 @@ GradientReach gradientReach(const FunctionTrace &T, ValueId Loss) {
       continue;
     // 4. History not known.
     if (Op->Kind == OpKind::Unknown || Op->Kind == OpKind::Throws ||
-        (Op->Code == OpCode::NumOps && Op->Kind != OpKind::Self &&
+        (Op->Code == NoOpCode && Op->Kind != OpKind::Self &&
          Op->Name != "alias")) {
       Uncertain("the loss is computed by '" + Op->Name + "'" + lineOf(*Op) +
                 ", whose gradient the analysis does not follow");

@@ -60,7 +60,7 @@ struct OpOutcome {
   /// none (copied to OpEvent::DTypeDefaulted).
   bool DTypeDefaulted = false;
   /// The table op whose rule made this outcome (set by applyRule).
-  OpCode Code = OpCode::NumOps;
+  OpCode Code = NoOpCode;
 };
 
 /// LibTorch's own overflow checks on what an op produces: an outcome whose

@@ -63,9 +63,9 @@ const char *opKindName(OpKind K);
 struct OpEvent {
   OpId Id = NoOp;
   std::string Name;         // "contiguous", "reshape", "randn", "index", ...
-  /// The table op that made the event (model/ops/OpTable.def); NumOps for
+  /// The table op that made the event (model/ops/OpTable.def); NoOpCode for
   /// anything else (an unmodelled call, a handle copy, a use).
-  OpCode Code = OpCode::NumOps;
+  OpCode Code = NoOpCode;
   SourceSpan Where;         // the call expression
   SourceSpan NameWhere;     // the callee name token (for diagnostics)
   /// The receiver (for member calls) then each explicit argument, as

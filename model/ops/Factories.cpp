@@ -10,6 +10,7 @@
 //   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
 //   inputs whose dtype differs from the common dtype).
 #include "model/Ops.h"
+#include "model/ops/OpCodes.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
 
@@ -173,7 +174,8 @@ symbolicArangeSize(const std::vector<const ArgValue *> &Scalars) {
 }
 
 static RuleResult factoryRule(const OpCall &C) {
-  const std::string &Name = C.Written;
+  const std::string &Name = C.Written; // for messages
+  const OpCode Code = C.Op->Code;
   std::vector<const ArgValue *> Lists, Scalars, Ints;
   OptionsValue O;
   bool SawOptions = false;
@@ -221,7 +223,7 @@ static RuleResult factoryRule(const OpCall &C) {
   std::optional<Shape> Sizes;
   std::string ShapeReason = "size argument could not be derived";
   std::optional<DType> ValueType; // a dtype the arguments imply
-  if (Name == "arange") {
+  if (Code == OpCode::arange) {
     std::vector<double> Nums;
     bool AllKnown = true, Floating = false;
     for (const ArgValue *S : Scalars) {
@@ -250,27 +252,27 @@ static RuleResult factoryRule(const OpCall &C) {
     } else {
       ShapeReason = "arange bounds could not be derived";
     }
-  } else if (Name == "linspace" || Name == "logspace") {
+  } else if (Code == OpCode::linspace || Code == OpCode::logspace) {
     if (auto N = IntArg(0)) {
       if (*N < 0)
         return one(throws("number of steps must be non-negative"), Name);
       Sizes = Shape{*N};
     }
-  } else if (Name == "eye") {
+  } else if (Code == OpCode::eye) {
     auto N = IntArg(0);
     auto M = Ints.size() >= 2 ? IntArg(1) : N;
     if (N && M)
       Sizes = Shape{*N, *M};
-  } else if (Name == "randperm") {
+  } else if (Code == OpCode::randperm) {
     if (auto N = IntArg(0))
       Sizes = Shape{*N};
-  } else if (Name == "scalar_tensor") {
+  } else if (Code == OpCode::scalar_tensor) {
     Sizes = Shape{};
-  } else if (Name == "from_blob" && Lists.empty() && Ints.size() == 1) {
+  } else if (Code == OpCode::from_blob && Lists.empty() && Ints.size() == 1) {
     // from_blob(&n, 1, options): one int is an IntArrayRef of one size.
     if (auto N = Ints[0]->size())
       Sizes = Shape{*N};
-  } else if (Name == "from_blob" && Lists.size() >= 2) {
+  } else if (Code == OpCode::from_blob && Lists.size() >= 2) {
     ShapeReason = "from_blob with strides is not modelled";
   } else if (!Lists.empty()) {
     if (Lists[0]->known())
@@ -278,7 +280,7 @@ static RuleResult factoryRule(const OpCall &C) {
   } else {
     ShapeReason = "no size argument found";
   }
-  if (Name == "full" && !Scalars.empty())
+  if (Code == OpCode::full && !Scalars.empty())
     ValueType = Scalars[0]->LiteralType;
 
   std::optional<DType> Type;
@@ -299,7 +301,7 @@ static RuleResult factoryRule(const OpCall &C) {
     } else if (ValueType) {
       // full infers its dtype from the fill value, arange from its bounds.
       Type = ValueType;
-    } else if (Name == "full" || Name == "arange") {
+    } else if (Code == OpCode::full || Code == OpCode::arange) {
       Type.reset();
       Reason = "the value's type could not be derived";
     } else {
@@ -308,11 +310,11 @@ static RuleResult factoryRule(const OpCall &C) {
       Type = DType::Float32;
     }
   }
-  FillKind Fill = (Name == "empty" || Name == "empty_strided")
+  FillKind Fill = (Code == OpCode::empty || Code == OpCode::empty_strided)
                       ? FillKind::Uninitialized
                       : FillKind::Filled;
   OpOutcome Out;
-  if (Name == "empty_strided") {
+  if (Code == OpCode::empty_strided) {
     if (Lists.size() >= 2 && Lists[0]->known() && Lists[1]->known())
       Out = emptyStrided(Lists[0]->List, Lists[1]->List, Type, Dev);
     else
@@ -321,7 +323,7 @@ static RuleResult factoryRule(const OpCall &C) {
     Out = factory(Sizes, Type, Dev, Fill,
                   O.Known && O.HasType ? O.TypeOf : std::string());
   }
-  if (Name == "from_blob" && Out.Kind == OpKind::Alloc) {
+  if (Code == OpCode::from_blob && Out.Kind == OpKind::Alloc) {
     // The tensor wraps the program's own memory: LibTorch allocates and
     // writes nothing, and which other tensors wrap the same memory is not
     // followed (two from_blob of one pointer share it), so the storage
@@ -332,12 +334,12 @@ static RuleResult factoryRule(const OpCall &C) {
     Out.Value.markUnknown("from_blob wraps memory the program owns: which "
                           "tensors share it is not followed");
   }
-  if (!Sizes && Name != "empty_strided")
+  if (!Sizes && Code != OpCode::empty_strided)
     Out.Value.UnknownReason = ShapeReason;
   else if (!Reason.empty())
     Out.Value.UnknownReason = Reason;
   if (Out.Kind == OpKind::Alloc && Type &&
-      (Name == "randint" || Name == "randperm") && !O.HasType && SawOptions &&
+      (Code == OpCode::randint || Code == OpCode::randperm) && !O.HasType && SawOptions &&
       O.Known && *Type == DType::Float32) {
     Out.Note = "options without a dtype: float32, not int64";
     Out.DTypeDefaulted = true;
@@ -384,7 +386,7 @@ RuleResult rule_new_empty(const OpCall &C) {
   std::string TypeOf = O.HasType ? O.TypeOf : (Self.Type ? "" : Self.TypeOf);
   std::optional<Device> Dev = O.HasDevice ? O.Dev : Self.Dev;
   OpOutcome Out = factory(Sizes, Type, Dev,
-                          C.Written == "new_empty" ? FillKind::Uninitialized
+                          C.Op->Code == OpCode::new_empty ? FillKind::Uninitialized
                                                    : FillKind::Filled,
                           TypeOf);
   if (!Sizes)
@@ -435,7 +437,7 @@ RuleResult rule_like(const OpCall &C) {
     return notModelled(C, "options could not be derived");
   return one(likeFactory(C.self().TV, O.HasType ? O.Type : std::nullopt,
                          O.HasDevice ? O.Dev : std::nullopt, Format,
-                         C.Written == "empty_like" ? FillKind::Uninitialized
+                         C.Op->Code == OpCode::empty_like ? FillKind::Uninitialized
                                                    : FillKind::Filled));
 }
 

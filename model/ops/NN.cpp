@@ -13,6 +13,7 @@
 // Traffic accounting as elsewhere: ReadBytes counts each input tensor's
 // logical bytes once, WrittenBytes the output's.
 #include "model/Ops.h"
+#include "model/ops/OpCodes.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
 
@@ -27,12 +28,19 @@ namespace {
 const char *const ScratchNote =
     "the kernel's internal buffers are not modelled";
 
-/// The number of spatial dims an op's name says: conv2d -> 2.
-int spatialDims(const std::string &Written) {
-  for (char C : Written)
-    if (C >= '1' && C <= '3')
-      return C - '0';
-  return 2;
+/// The number of spatial dims of an op that has a 1-d, 2-d and 3-d form
+/// (conv1d -> 1); 2 for the others.
+int spatialDims(OpCode Code) {
+  switch (Code) {
+  case OpCode::conv1d: case OpCode::conv_transpose1d: case OpCode::max_pool1d:
+  case OpCode::avg_pool1d: case OpCode::adaptive_avg_pool1d:
+    return 1;
+  case OpCode::conv3d: case OpCode::conv_transpose3d: case OpCode::max_pool3d:
+  case OpCode::avg_pool3d: case OpCode::adaptive_avg_pool3d:
+    return 3;
+  default:
+    return 2;
+  }
 }
 
 std::string listText(const DimList &L) {
@@ -153,8 +161,10 @@ const ArgValue *argOrOption(const OpCall &C, size_t OptionsArg, size_t K,
 // 2 * pad + dil * (k - 1) + output_padding + 1, channels weight.size(1) *
 // groups, input.size(1) == weight.size(0).
 static RuleResult convolution(const OpCall &C) {
-  bool Transposed = C.Written.find("transpose") != std::string::npos;
-  size_t N = static_cast<size_t>(spatialDims(C.Written));
+  bool Transposed = C.Op->Code == OpCode::conv_transpose1d ||
+                    C.Op->Code == OpCode::conv_transpose2d ||
+                    C.Op->Code == OpCode::conv_transpose3d;
+  size_t N = static_cast<size_t>(spatialDims(C.Op->Code));
   std::string Op = C.Written;
   const TensorValue &In = C.arg(0).TV, &W = C.arg(1).TV;
   bool Functional = C.arg(2).K == ArgValue::Kind::NNOptions;
@@ -397,7 +407,7 @@ enum class PoolKind { Max, Avg };
 
 RuleResult pool(const OpCall &C, PoolKind Kind) {
   std::string Op = C.Written;
-  size_t N = static_cast<size_t>(spatialDims(Op));
+  size_t N = static_cast<size_t>(spatialDims(C.Op->Code));
   const TensorValue &In = C.self().TV;
   bool Functional = C.arg(1).K == ArgValue::Kind::NNOptions;
   if (Functional && !C.arg(1).Named->Complete)
@@ -506,7 +516,7 @@ RuleResult rule_avg_pool2d(const OpCall &C) { return pool(C, PoolKind::Avg); }
 // to the output_size given; output_size {1, 1} is a keepdim mean.
 RuleResult rule_adaptive_avg_pool2d(const OpCall &C) {
   std::string Op = C.Written;
-  size_t N = static_cast<size_t>(spatialDims(Op));
+  size_t N = static_cast<size_t>(spatialDims(C.Op->Code));
   const TensorValue &In = C.self().TV;
   const ArgValue &O = C.arg(1);
   const ArgValue *Size = &O;
@@ -626,7 +636,7 @@ RuleResult rule_layer_norm(const OpCall &C) {
 // num_groups ("Expected number of channels in input to be divisible by
 // num_groups"). Contiguous input: contiguous output.
 RuleResult rule_batch_norm(const OpCall &C) {
-  bool Group = C.Written == "group_norm";
+  bool Group = C.Op->Code == OpCode::group_norm;
   std::string Op = Group ? "group_norm" : "batch_norm";
   const TensorValue &In = C.arg(0).TV;
   OpOutcome Out = freshOutput(In, {});

@@ -1,6 +1,7 @@
 // The op table built from OpTable.def: schemas parsed once, names and
 // aliases indexed, rules dispatched by opcode.
 #include "model/ops/OpTable.h"
+#include "model/ops/OpCodes.h"
 #include "model/ops/OpsDetail.h"
 
 #include <algorithm>
@@ -11,7 +12,9 @@
 namespace tma {
 
 // Every rule, declared from the table; each family's file defines its own.
+// A shared rule (TMA_OP_AS) is declared once per op that uses it.
 #define TMA_OP(Id, Family, Result, Tags, ...) RuleResult rule_##Id(const OpCall &);
+#define TMA_OP_AS(Id, Rule, ...) RuleResult rule_##Rule(const OpCall &);
 #include "model/ops/OpTable.def"
 
 namespace {
@@ -116,6 +119,7 @@ const Table &table() {
 #define TMA_OP(Id, Family, Result, Tags, Name, Aliases, ...)                   \
   Add(OpCode::Id, OpFamily::Family, ResultKind::Result, Tags, Name, Aliases,   \
       {__VA_ARGS__});
+#define TMA_OP_AS(Id, Rule, ...) TMA_OP(Id, __VA_ARGS__)
 #include "model/ops/OpTable.def"
     return T;
   }();
@@ -168,7 +172,7 @@ bool hasTag(std::string_view OpName, OpTag Tag) {
 }
 
 bool hasTag(OpCode Code, OpTag Tag) {
-  return Code != OpCode::NumOps && (opInfo(Code).Tags & Tag);
+  return Code != NoOpCode && (opInfo(Code).Tags & Tag);
 }
 
 const std::vector<OpInfo> &allOps() { return table().Ops; }
@@ -246,6 +250,9 @@ static RuleResult dispatch(const OpCall &C) {
 #define TMA_OP(Id, Family, Result, Tags, ...)                                  \
   case OpCode::Id:                                                             \
     return rule_##Id(C);
+#define TMA_OP_AS(Id, Rule, ...)                                               \
+  case OpCode::Id:                                                             \
+    return rule_##Rule(C);
 #include "model/ops/OpTable.def"
   case OpCode::NumOps:
     break;

@@ -106,7 +106,7 @@ const OpInfo *lookupOp(std::string_view Name);
 const OpInfo &opInfo(OpCode Code);
 /// Whether the op a trace event names (as written) has the tag.
 bool hasTag(std::string_view OpName, OpTag Tag);
-/// Whether the table op has the tag; NumOps (not a table op) has none.
+/// Whether the table op has the tag; NoOpCode (not a table op) has none.
 bool hasTag(OpCode Code, OpTag Tag);
 /// Every entry, in OpTable.def order.
 const std::vector<OpInfo> &allOps();

@@ -10,6 +10,7 @@
 //   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
 //   inputs whose dtype differs from the common dtype).
 #include "model/Ops.h"
+#include "model/ops/OpCodes.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
 
@@ -207,27 +208,30 @@ using namespace detail;
 
 namespace {
 
-ReduceKind kindOf(const std::string &Op) {
-  if (Op == "mean")
+ReduceKind kindOf(OpCode Op) {
+  if (Op == OpCode::mean)
     return ReduceKind::Mean;
-  if (Op == "max" || Op == "min" || Op == "amax" || Op == "amin")
+  if (Op == OpCode::max || Op == OpCode::min || Op == OpCode::amax ||
+      Op == OpCode::amin)
     return ReduceKind::Same;
   return ReduceKind::Sum; // sum, prod
 }
 
 RuleResult reduction(const OpCall &C) {
-  const std::string &Name = C.Written;
+  const std::string &Name = C.Written; // for messages
+  const OpCode Code = C.Op->Code;
+  bool MaxOrMin = Code == OpCode::max || Code == OpCode::min;
   const TensorValue &In = C.self().TV;
   size_t N = C.Args.size();
   const ArgValue &A0 = C.arg(1);
   // max(other) is maximum(other).
-  if ((Name == "max" || Name == "min") && N == 2 && A0.Type == ArgType::Tensor) {
-    std::string Op = Name == "max" ? "maximum" : "minimum";
+  if (MaxOrMin && N == 2 && A0.Type == ArgType::Tensor) {
+    std::string Op = Code == OpCode::max ? "maximum" : "minimum";
     return one(elementwise(Op, {ElemOperand::tensor(In), ElemOperand::tensor(A0.TV)},
                            ElemDType::Promote),
                Op);
   }
-  if ((Name == "max" || Name == "min") && N > 1)
+  if (MaxOrMin && N > 1)
     return notModelled(C, Name + "(dim) returns values and indices");
   std::optional<DimList> ReduceDims;
   bool KeepDim = false;
@@ -264,7 +268,7 @@ RuleResult reduction(const OpCall &C) {
     Type = DType_->Type_;
   }
   // sum(dims = {}) over an explicit empty list reduces every dim in 1.13.
-  return one(reduce(Name, In, ReduceDims, KeepDim, kindOf(Name), Type));
+  return one(reduce(Name, In, ReduceDims, KeepDim, kindOf(Code), Type));
 }
 
 } // namespace

@@ -165,6 +165,10 @@ COMMANDS = {
         "bazel build --config=tidy --remote_executor=grpcs://... //...":
             NotRunnable("no Bazel in Debian 12 (the doc says untested)"),
     },
+    "docs/architecture.md": {
+        "scripts/add-op linalg 'outer(Tensor self, Tensor vec2) -> Tensor'":
+            Covered("OpTable.add_op", "it runs add-op on a scratch copy of the tree"),
+    },
     "docs/speed.md": {
         "FILES=40 JOBS=2 bench/scan.sh": NotRunnable("a benchmark: timings live in bench/, never in tests"),
         "TIDY_SAMPLE=8 COMPARE=0 bench/scan.sh": NotRunnable("a benchmark: timings live in bench/, never in tests"),

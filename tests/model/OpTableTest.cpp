@@ -245,3 +245,37 @@ TEST(OpTable, UnknownViewOrCopyMayBeSelf) {
 }
 
 } // namespace
+
+// Every ATen op is an entry of its own, even where it shares a rule:
+// triu is not tril, prod not sum, min not max.
+TEST(OpTable, EveryATenOpIsItsOwnEntry) {
+  const std::pair<const char *, const char *> RuleMates[] = {
+      {"triu", "tril"},       {"prod", "sum"},          {"min", "max"},
+      {"amax", "max"},        {"amin", "max"},          {"argmin", "argmax"},
+      {"log_softmax", "softmax"}, {"conv1d", "conv2d"}, {"conv3d", "conv2d"},
+      {"max_pool1d", "max_pool2d"}, {"feature_dropout", "dropout"},
+      {"zeros_like", "empty_like"}, {"new_zeros", "new_empty"},
+      {"min.dim", "max.dim"}};
+  for (auto [Op, Mate] : RuleMates) {
+    const OpInfo *A = lookupOp(Op), *B = lookupOp(Mate);
+    ASSERT_TRUE(A && B) << Op << " / " << Mate;
+    EXPECT_EQ(A->Name, Op);
+    EXPECT_NE(A->Code, B->Code) << Op << " shares " << Mate << "'s identity";
+  }
+}
+
+// A shared rule asks the op's identity, not its spelling: triu called as
+// if written "tril" is still triu.
+TEST(OpTable, SharedRuleFollowsTheIdentityNotTheSpelling) {
+  OpCall C;
+  C.Op = lookupOp("triu");
+  ASSERT_NE(C.Op, nullptr);
+  C.Written = "tril";
+  ArgValue Self = plain(ArgType::Tensor);
+  Self.TV = matrix();
+  C.Args = {Self};
+  RuleResult R = applyRule(C);
+  ASSERT_EQ(R.Outcomes.size(), 1u);
+  EXPECT_EQ(R.Name, "triu");
+  EXPECT_EQ(R.Outcomes[0].Code, C.Op->Code);
+}
