@@ -659,7 +659,7 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     if (!P || !Layer || Out[P].LayerRank)
       return;
     // A Sequential's input is its first layer's.
-    if (*Layer == "Sequential")
+    if (isLayerKind(*Layer, LayerKind::Sequential))
       Layer = sequentialFirstLayer(Object);
     if (!Layer)
       return;
