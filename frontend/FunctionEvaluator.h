@@ -43,6 +43,7 @@
 #include "frontend/AstQueries.h"
 #include "model/Interpreter.h"
 #include "model/ShapeEnv.h"
+#include "model/modules/LayerTable.h"
 #include "model/ops/OpTable.h"
 
 #include "clang/AST/ASTContext.h"
@@ -99,10 +100,6 @@ bool derivesFromModule(const clang::CXXRecordDecl *RD, int Depth = 0);
 /// module): the class's name; empty otherwise (a copy, an empty holder,
 /// anything else).
 std::string constructedModule(QualType T, const Expr *Init);
-
-/// The rank of a batch a layer's forward is documented for (Linear: 2,
-/// Conv2d: 4), when the layer is modelled; nullopt otherwise.
-std::optional<int64_t> batchedInputRank(const std::string &Layer);
 
 /// The layer a Sequential holder Object (a local or a member with an
 /// in-class initialiser) is constructed with first, or nullopt.
@@ -399,20 +396,6 @@ public:
   std::optional<ValueId> moduleForward(const Expr *E, const FunctionDecl *Callee,
                                        const Expr *Object,
                                        llvm::ArrayRef<const Expr *> Args);
-  /// The forward of layer M (Layers.cpp) on In, its parameters Params
-  /// under Prefix ("" or a Sequential's "0."), in the training mode given
-  /// (nullopt: not known, ModeWhy says why); the value it returns, unknown with the reason
-  /// when the layer's op cannot answer.
-  ValueId layerForward(const ModuleValue &M,
-                       const std::map<std::string, ValueId> &Params,
-                       const std::string &Prefix, ValueId In,
-                       const Expr *E, const FunctionDecl *Callee,
-                       std::optional<bool> Training,
-                       const std::string &ModeWhy);
-  /// The forward of a loss module M (MSELoss, CrossEntropyLoss, ...) on
-  /// Input and Target: its functional op with M's options.
-  ValueId lossForward(const ModuleValue &M, ValueId Input, ValueId Target,
-                      const Expr *E, const FunctionDecl *Callee);
   /// Whether M is in training mode where Use runs it: a module built here
   /// is, unless eval() / train(false) ran before on every path; nullopt
   /// (Why says why) when that is not known.
@@ -781,18 +764,5 @@ public:
   Completion loopBodyOnce(const Stmt *Body, const Stmt *Whole, Flow Inner);
   int FixpointDepth = 0;
 };
-
-/// Whether the built-in layer (a holder's name: "BatchNorm2d") has its
-/// parameters and forward modelled (Layers.cpp).
-bool modelledLayer(const std::string &Layer);
-/// Whether Layer is a loss module (forward(input, target)).
-bool isLossModule(const std::string &Layer);
-/// Fills M.ParamShapes (and Buffers, ParamTypes) as the layer's reset()
-/// registers them from M.Options; empty on success, else why not.
-std::string layerParameters(FunctionEvaluator::ModuleValue &M);
-/// An LSTM's or a GRU's layers from M's options; nullopt for another
-/// layer, or options not derived.
-std::optional<RecurrentLayers>
-recurrentLayers(const FunctionEvaluator::ModuleValue &M);
 
 } // namespace tma

@@ -19,7 +19,7 @@
 // A module the function uses in any other way (moved to another dtype,
 // assigned, passed to a call, push_back) is not followed: its forward is
 // unknown with that reason.
-#include "frontend/FunctionEvaluator.h"
+#include "frontend/LayerEvaluator.h"
 #include "frontend/ModuleUses.h"
 #include "frontend/OptionsChains.h"
 
@@ -146,7 +146,7 @@ std::optional<std::string> sequentialFirstLayer(const Expr *Object) {
   if (!CE || CE->getNumArgs() == 0 || isDefaultArg(CE->getArg(0)))
     return std::nullopt;
   auto First = moduleLayer(CE->getArg(0)->getType());
-  if (First == std::optional<std::string>("Sequential"))
+  if (First && isLayerKind(*First, LayerKind::Sequential))
     return std::nullopt;
   return First;
 }
@@ -181,7 +181,7 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
     M.Why = "module '" + Name + "' (" + M.Layer + "): " + Why;
     return M;
   };
-  if (!modelledLayer(M.Layer))
+  if (!lookupLayer(M.Layer))
     return Unknown("this layer is not modelled yet");
   const CXXConstructExpr *CE = holderConstruction(Init);
   if (!CE) {
@@ -213,7 +213,7 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
   std::optional<NamedArgs> Options;
   if (Args.size() == 1 && Args[0]->getType()->isNullPtrType())
     return Unknown("an empty holder ({nullptr})");
-  if (M.Layer == "Sequential") {
+  if (isLayerKind(M.Layer, LayerKind::Sequential)) {
     // SequentialImpl(Modules&&... modules): each argument a layer, named
     // "0", "1", ... as push_back names them; their parameters are the
     // Sequential's, under those names.
@@ -498,20 +498,21 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
     return std::nullopt;
   }
   const ModuleValue &M = *Found;
-  if (InputAndTarget != isLossModule(M.Layer))
+  if (InputAndTarget != isLayerKind(M.Layer, LayerKind::Loss))
     return std::nullopt;
   ValueId In = tensor(Args[0]);
   if (InputAndTarget) {
     ValueId Target = tensor(Args[1]);
     if (!M.Why.empty())
       return unmodelledCall(M.Layer, E, {In, Target}, M.Why);
-    return lossForward(M, In, Target, E, Callee);
+    return LayerEvaluator(*this, E, Callee).loss(M, In, Target);
   }
   if (!M.Why.empty())
     return unmodelledCall(M.Layer, E, {In}, M.Why);
   std::string Why;
   std::optional<bool> Training = trainingMode(M, E, Why);
-  ValueId Out = layerForward(M, M.Params, "", In, E, Callee, Training, Why);
+  ValueId Out =
+      LayerEvaluator(*this, E, Callee).forward(M, M.Params, "", In, Training, Why);
   gradientsKeepIntermediates(M, E);
   // The summary's forward outputs, per module the function names.
   if (const ValueDecl *D = namedDecl(O))
@@ -531,8 +532,7 @@ FunctionEvaluator::recurrentModule(const Expr *S) {
     O = strip(OCE->getArg(0));
   const ValueDecl *D = namedDecl(O);
   auto It = D ? Modules.find(key(D)) : Modules.end();
-  if (It == Modules.end() ||
-      (It->second.Layer != "LSTM" && It->second.Layer != "GRU"))
+  if (It == Modules.end() || !isLayerKind(It->second.Layer, LayerKind::Recurrent))
     return nullptr;
   return &It->second;
 }
@@ -555,7 +555,8 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
   if (auto Done = EvaluatedTuples.find(MC); Done != EvaluatedTuples.end())
     return Done->second;
   const ModuleValue &M = *Layer;
-  size_t Count = M.Layer == "LSTM" ? 3 : 2; // (output, (h_n, c_n)), (output, h_n)
+  // (output, (h_n, c_n)) or (output, h_n)
+  size_t Count = recurrentOutputs(*lookupLayer(M.Layer));
   ValueId In = tensor(MC->getArg(0));
   std::string Module = "module '" + M.Name + "' (" + M.Layer + "): ";
   // Output, h_n and c_n are distinct tensors whatever is unknown of them:

@@ -14,6 +14,7 @@
 //     their parameters' evidence to the caller's arguments.
 #include "frontend/SymbolScans.h"
 #include "model/ops/OpTable.h"
+#include "model/modules/LayerTable.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -343,7 +344,7 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     if (!P || !Layer || Out[P].LayerRank)
       return;
     // A Sequential's input is its first layer's.
-    if (*Layer == "Sequential")
+    if (isLayerKind(*Layer, LayerKind::Sequential))
       Layer = sequentialFirstLayer(Object);
     if (!Layer)
       return;
