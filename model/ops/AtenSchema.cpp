@@ -278,6 +278,31 @@ AtenResultFacts atenResultFacts(const AtenSchema &S) {
   return F;
 }
 
+std::string noShapeRule(const AtenSchema &S) {
+  return "no shape rule for " + S.id();
+}
+
+OpOutcome schemaViewOutcome(const AtenSchema &S, const TensorValue &Base) {
+  OpOutcome Out;
+  Out.Kind = OpKind::View;
+  Out.Value.markUnknown(noShapeRule(S));
+  Out.Value.Dev = Base.Dev;
+  Out.ReadBytes = SymSize(0);
+  Out.WrittenBytes = SymSize(0);
+  Out.Note = "a view, as " + S.id() + "'s schema says";
+  return Out;
+}
+
+OpOutcome schemaNewStorageOutcome(const AtenSchema &S, bool HasTensorInputs) {
+  OpOutcome Out;
+  Out.Kind = HasTensorInputs ? OpKind::Copy : OpKind::Alloc;
+  Out.Value.markUnknown(noShapeRule(S));
+  Out.TransientBytes = std::nullopt;
+  Out.StorageBytesUnknown = true;
+  Out.Note = "new storage, as " + S.id() + "'s schema says";
+  return Out;
+}
+
 bool isInplaceViewOp(std::string_view Name) {
   return listed(InplaceViewOps, Name);
 }

@@ -25,6 +25,8 @@
 //     (frontend/AtenOps.h) and hands them to this file.
 #pragma once
 
+#include "model/Ops.h"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -90,5 +92,16 @@ AtenResultFacts atenResultFacts(const AtenSchema &S);
 /// Whether ATen tags op Name (no "aten::", no overload) `inplace_view`:
 /// an in-place op that changes self's geometry (squeeze_, t_, resize_...).
 bool isInplaceViewOp(std::string_view Name);
+
+/// The outcome of an op no hand rule models whose schema says its result
+/// is a view of Base: Base's storage and device, no bytes read or
+/// written, the geometry (and the dtype: view_as_real changes it) unknown
+/// for want of a shape rule.
+OpOutcome schemaViewOutcome(const AtenSchema &S, const TensorValue &Base);
+/// The same for a result in new storage: Alloc when the op has no tensor
+/// input, else Copy; its bytes, and what the op allocates inside, unknown.
+OpOutcome schemaNewStorageOutcome(const AtenSchema &S, bool HasTensorInputs);
+/// The reason a schema-only result's geometry is unknown.
+std::string noShapeRule(const AtenSchema &S);
 
 } // namespace tma
