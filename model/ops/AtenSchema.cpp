@@ -132,10 +132,11 @@ constexpr std::array<std::string_view, 21> MayReturnInputOps = {
     "unsafe_split_with_sizes", "unsafe_chunk", "align_tensors"};
 
 /// ATen's `inplace_view` ops (and resize_/set_, which change geometry and
-/// storage alike): in place, they give self new sizes and strides.
-constexpr std::array<std::string_view, 11> InplaceViewOps = {
+/// storage alike): in place, they give self new sizes and strides. ATen
+/// also tags detach_, which changes only autograd's view metadata.
+constexpr std::array<std::string_view, 10> InplaceViewOps = {
     "squeeze_", "unsqueeze_", "t_", "transpose_", "swapdims_", "swapaxes_",
-    "as_strided_", "resize_", "resize_as_", "detach_", "set_"};
+    "as_strided_", "resize_", "resize_as_", "set_"};
 
 template <size_t N>
 bool listed(const std::array<std::string_view, N> &List, std::string_view Name) {

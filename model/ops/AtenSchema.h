@@ -89,8 +89,8 @@ struct AtenResultFacts {
 
 AtenResultFacts atenResultFacts(const AtenSchema &S);
 
-/// Whether ATen tags op Name (no "aten::", no overload) `inplace_view`:
-/// an in-place op that changes self's geometry (squeeze_, t_, resize_...).
+/// Whether op Name (no "aten::", no overload) changes self's geometry in
+/// place: ATen's `inplace_view` ops (squeeze_, t_...) and resize_, set_.
 bool isInplaceViewOp(std::string_view Name);
 
 /// The outcome of an op no hand rule models whose schema says its result
