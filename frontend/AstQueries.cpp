@@ -1,4 +1,5 @@
 #include "frontend/AstQueries.h"
+#include "model/ops/AtenSchema.h"
 
 #include <functional>
 
@@ -20,10 +21,7 @@ std::string recordName(QualType T) {
 }
 
 bool changesGeometryInPlace(llvm::StringRef N) {
-  return N == "unsqueeze_" || N == "squeeze_" || N == "resize_" ||
-         N == "resize_as_" || N == "set_" || N == "as_strided_" ||
-         N == "swapdims_" || N == "swapaxes_" || N == "t_" ||
-         N == "transpose_";
+  return isInplaceViewOp(N.str()); // the registry: model/ops/AtenSchema.cpp
 }
 
 const Expr *handleSource(const Expr *E) {

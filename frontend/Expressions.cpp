@@ -378,6 +378,9 @@ FunctionEvaluator::evaluateList(const Expr *S) {
     Site.Args.append(CE->arg_begin(), CE->arg_end());
   }
   std::string Name = calleeName(Callee);
+  if (!lookupOp(Name))
+    if (auto Views = schemaViews(S, Callee, Site.Receiver, Site.Args))
+      return Views;
   return tableOpValues(Site, Name, Name);
 }
 
@@ -531,10 +534,12 @@ ValueId FunctionEvaluator::freeFunction(const Expr *E, const FunctionDecl *FD,
   for (const Expr *A : Args)
     if (isTensorType(A->getType()))
       Inputs.push_back(tensor(A));
+  if (auto V = schemaOp(E, FD, nullptr, Args, Inputs))
+    return *V;
   ValueId Result = unmodelledCall(Name, E, Inputs, "'" + Name + "' is not modelled");
   if (const auto *CE = dyn_cast<CallExpr>(E))
     libTorchWrites(CE, FD);
-  return Result;
+  return writtenResult(FD, nullptr, Args).value_or(Result);
 }
 
 ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
@@ -569,12 +574,14 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
   for (const Expr *A : Args)
     if (isTensorType(A->getType()))
       Inputs.push_back(tensor(A));
+  if (auto V = schemaOp(E, MD, Object, Args, Inputs))
+    return *V;
   ValueId V = unmodelledCall(Name, E, Inputs, "'" + Name + "' is not modelled");
   // An in-place method we do not model (resize_, unsqueeze_, t_, set_...)
   // may change the tensor's shape or storage: forget what we knew.
   if (!Name.empty() && Name.back() == '_')
     forgetObject(Object, "is changed in place by '" + Name + "'");
-  return V;
+  return writtenResult(MD, Object, Args).value_or(V);
 }
 
 // ---- Table ops ---------------------------------------------------------------------

@@ -595,6 +595,17 @@ public:
   ValueId unmodelledCall(const std::string &Op, const Expr *E,
                          const std::vector<ValueId> &Inputs,
                          const std::string &Reason);
+  // SchemaCalls: a LibTorch op outside the hand table, from its ATen schema.
+  std::optional<ValueId> schemaOp(const Expr *E, const FunctionDecl *Callee,
+                                  const Expr *Receiver,
+                                  llvm::ArrayRef<const Expr *> Args,
+                                  const std::vector<ValueId> &Inputs);
+  std::optional<std::vector<ValueId>>
+  schemaViews(const Expr *E, const FunctionDecl *Callee, const Expr *Receiver,
+              llvm::ArrayRef<const Expr *> Args);
+  std::optional<ValueId> writtenResult(const FunctionDecl *Callee,
+                                       const Expr *Receiver,
+                                       llvm::ArrayRef<const Expr *> Args);
 
   // Symbols.
   void declareParameters();
