@@ -14,6 +14,7 @@
 //     their parameters' evidence to the caller's arguments.
 #include "frontend/SymbolScans.h"
 #include "model/ops/OpTable.h"
+#include "model/ops/OpCodes.h"
 #include "model/modules/LayerTable.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
