@@ -5,7 +5,7 @@
 // against LibTorch (ctest differential_meta / differential_cpu). The file
 // is parsed once for all tests.
 #include "driver/Analysis.h"
-#include "driver/Report.h"
+#include "report/Report.h"
 #include "tests/frontend/TraceLookup.h"
 
 #include <gtest/gtest.h>
