@@ -22,6 +22,8 @@
 #include "frontend/FunctionEvaluator.h"
 
 #include "model/Geometry.h"
+#include "model/ops/OpCodes.h"
+#include "model/ops/OpTable.h"
 
 using namespace clang;
 
@@ -239,7 +241,7 @@ void FunctionEvaluator::loaderBatchValues(const CXXForRangeStmt *RFS, Flow F) {
     Out.Note = "the data loader's batch (" + L.Variable + "." + Member +
                "), stacked by Stack<>";
     SourceSpan Where = span(RFS->getLoopVarStmt()->getSourceRange());
-    ValueId V = I.apply("stack", Where, Where, {}, Out);
+    ValueId V = I.apply(opInfo(OpCode::stack).Name, Where, Where, {}, Out);
     I.hold(key(Var) + "." + Member, V);
     L.Values[Member] = V;
   }

@@ -4,6 +4,8 @@
 // probe position.
 #include "frontend/FunctionEvaluator.h"
 #include "frontend/ModuleUses.h"
+#include "model/ops/OpCodes.h"
+#include "model/ops/OpTable.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
@@ -170,7 +172,7 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
       Same.Value = I.value(V);
       Same.ReadBytes = Same.WrittenBytes = 0;
       Same.Note = "another handle to the same tensor";
-      V = apply("alias", Init, {V}, Same);
+      V = apply(opInfo(OpCode::alias).Name, Init, {V}, Same);
     }
     I.bind(key(VD), Name, V, Where, NameWhere, false);
     if (VD->isStaticLocal())
