@@ -8,10 +8,12 @@ namespace tma {
 
 ContiguousCopyCheck::ContiguousCopyCheck(const OptionSource &Opts)
     : TorchCheck(CheckName),
-      MinBytes(intOption(Opts, "MinBytes", 0)) {}
+      MinBytes(intOption(Opts, "MinBytes", 0)),
+      ReportRequired(boolOption(Opts, "ReportRequired", false)) {}
 
 void ContiguousCopyCheck::storeOptions(OptionMap &Opts) const {
   Opts["MinBytes"] = std::to_string(MinBytes);
+  Opts["ReportRequired"] = ReportRequired ? "true" : "false";
 }
 
 // A clone whose output is contiguous while its dense input is not was asked
@@ -25,11 +27,23 @@ static bool isContiguousClone(const FunctionTrace &T, const OpEvent &Op) {
          isNonOverlappingAndDense(*In.Sizes, *In.Strides) == Tri::True;
 }
 
+// With ReportRequired, the use that needs the copy, as a note.
+static void noteRequiredBy(Diagnostic &D, const OpEvent *Needs) {
+  if (Needs)
+    D.Notes.push_back({Needs->NameWhere,
+                       "%0() needs contiguous memory here", {Needs->Name}});
+}
+
 void ContiguousCopyCheck::check(const FunctionTrace &T,
                                 std::vector<Diagnostic> &Out) const {
   for (const OpEvent &Op : T.Ops) {
     bool Contiguous = Op.Code == OpCode::contiguous;
     if (!Contiguous && !isContiguousClone(T, Op))
+      continue;
+    // `y.transpose(1, 2).contiguous().view(...)`: the view raises without
+    // the copy, so the copy is the view's price, not a mistake.
+    const OpEvent *Needs = contiguityNeededBy(T, Op.Result);
+    if (Needs && !ReportRequired)
       continue;
     const OpEvent *Breaker =
         Op.Inputs.empty() ? nullptr : layoutBreaker(T, Op.Inputs[0]);
@@ -50,6 +64,7 @@ void ContiguousCopyCheck::check(const FunctionTrace &T,
       if (Breaker)
         D.Notes.push_back({Breaker->NameWhere, "contiguity is lost here by %0()",
                            {Breaker->Name}});
+      noteRequiredBy(D, Needs);
     } else if (Op.Kind == OpKind::Unknown && Breaker == nullptr) {
       // Shapes unknown: fire on the pattern when a layout-changing view
       // feeds the call directly.
@@ -63,6 +78,7 @@ void ContiguousCopyCheck::check(const FunctionTrace &T,
       D.arg(Op.Name).arg(Src->Name);
       D.Notes.push_back({Src->NameWhere, "contiguity is lost here by %0()",
                          {Src->Name}});
+      noteRequiredBy(D, Needs);
     }
   }
 }

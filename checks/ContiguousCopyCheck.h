@@ -17,6 +17,10 @@ public:
 
 private:
   const int64_t MinBytes;
+  /// Also report copies whose result a later use needs contiguous (a
+  /// view(), a kernel launcher): off by default, as those copies are the
+  /// price of that use, not waste.
+  const bool ReportRequired;
 };
 
 } // namespace tma

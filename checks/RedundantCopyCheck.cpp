@@ -21,6 +21,24 @@ static bool keepsLayout(const TensorValue &In, const TensorValue &Res) {
   return *In.Strides == *Res.Strides;
 }
 
+// `fresh.detach()`: the same elements, storage and layout under another
+// handle, so a copy of it copies the fresh tensor just the same. Followed
+// only through temporaries no other op uses: a named or shared handle may be
+// why the copy is there.
+static ValueId throughWholeViews(const FunctionTrace &T, ValueId V) {
+  while (const OpEvent *P = T.producer(V)) {
+    if (P->Kind != OpKind::View || P->Inputs.size() != 1 ||
+        (P->Code != OpCode::detach && P->Code != OpCode::alias))
+      break;
+    ValueId In = P->Inputs[0];
+    if (isNamedOrReturned(T, V) || isNamedOrReturned(T, In) ||
+        usesOf(T, V).size() != 1 || usesOf(T, In).size() != 1)
+      break;
+    V = In;
+  }
+  return V;
+}
+
 void RedundantCopyCheck::check(const FunctionTrace &T,
                                std::vector<Diagnostic> &Out) const {
   for (const OpEvent &Op : T.Ops) {
@@ -29,7 +47,7 @@ void RedundantCopyCheck::check(const FunctionTrace &T,
     // the redundant one).
     if (Op.Kind != OpKind::Copy || Op.Inputs.empty() || Op.Code != OpCode::clone)
       continue;
-    ValueId In = Op.Inputs[0];
+    ValueId In = throughWholeViews(T, Op.Inputs[0]);
     const OpEvent *Src = T.producer(In);
     if (!isFresh(Src) || !keepsLayout(T.value(In), T.value(Op.Result)))
       continue;

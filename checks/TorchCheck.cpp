@@ -3,6 +3,7 @@
 #include "model/Decide.h"
 #include "model/ShapeEnv.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -72,6 +73,22 @@ double TorchCheck::realOption(const OptionSource &Opts, const std::string &Key,
   if (End && *End == '\0')
     return D;
   Opts.invalidValue(Key, *V, "a number");
+  return Default;
+}
+
+bool TorchCheck::boolOption(const OptionSource &Opts, const std::string &Key,
+                            bool Default) {
+  auto V = Opts.get(Key);
+  if (!V || V->empty())
+    return Default;
+  std::string Lower;
+  for (char C : *V)
+    Lower += static_cast<char>(std::tolower(static_cast<unsigned char>(C)));
+  if (Lower == "true" || Lower == "1")
+    return true;
+  if (Lower == "false" || Lower == "0")
+    return false;
+  Opts.invalidValue(Key, *V, "true or false");
   return Default;
 }
 

@@ -70,6 +70,10 @@ protected:
                            int64_t Default);
   static double realOption(const OptionSource &Opts, const std::string &Key,
                            double Default);
+  /// A boolean option, spelled as clang-tidy spells them: true/false (any
+  /// case) or 1/0.
+  static bool boolOption(const OptionSource &Opts, const std::string &Key,
+                         bool Default);
 
 private:
   std::string Name;

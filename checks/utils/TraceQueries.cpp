@@ -16,6 +16,14 @@ std::vector<const OpEvent *> usesOf(const FunctionTrace &T, ValueId V) {
   return Uses;
 }
 
+const OpEvent *contiguityNeededBy(const FunctionTrace &T, ValueId V) {
+  for (const OpEvent *Use : usesOf(T, V))
+    if (hasTag(Use->Code, FailsOnStrides) ||
+        (Use->Kind == OpKind::Use && Use->Code == NoOpCode))
+      return Use;
+  return nullptr;
+}
+
 std::vector<const Binding *> bindingsOf(const FunctionTrace &T, ValueId V) {
   std::vector<const Binding *> Out;
   for (const Binding &B : T.Bindings)

@@ -16,6 +16,13 @@ namespace tma {
 /// Ops that take V as an input, in trace order.
 std::vector<const OpEvent *> usesOf(const FunctionTrace &T, ValueId V);
 
+/// The first use of V that needs V's memory laid out as contiguous() lays
+/// it out: an op that raises on other strides (the table's FailsOnStrides:
+/// view, view_as), or a call the analysis does not follow that takes V and
+/// returns no tensor (a kernel launcher, a custom op writing an output),
+/// which may read V's memory as a flat array. Null when no use needs it.
+const OpEvent *contiguityNeededBy(const FunctionTrace &T, ValueId V);
+
 /// Bindings (rows) of V.
 std::vector<const Binding *> bindingsOf(const FunctionTrace &T, ValueId V);
 

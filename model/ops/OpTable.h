@@ -66,6 +66,9 @@ enum OpTag : unsigned {
   KeepsRank = 1u << 11,  // rank inference: the result has exactly self's rank
   Broadcasts = 1u << 12, // rank inference: the result has the most dims of its tensor operands
   ReducesOneDim = 1u << 13, // rank inference: (dim, keepdim) drops one dim unless kept
+  FailsOnStrides = 1u << 14, // raises where self's strides do not allow it
+                             // (view, view_as): a contiguous() before it is
+                             // required, not a copy to remove
 };
 
 

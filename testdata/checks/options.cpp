@@ -5,7 +5,7 @@
 //
 // Thresholds of 1 MiB: the 256 KiB cases stay silent, the 4 MiB cases fire,
 // sizes the analysis does not know fire (they cannot be compared).
-// TIDY-CONFIG: {Checks: '-*,torch-*,-torch-tensor-subscript', CheckOptions: {torch-contiguous-copy.MinBytes: '1048576', torch-reshape-copy.MinBytes: '1048576', torch-dtype-widening.MinBytes: '1048576', torch-copy-then-slice.MinSavedBytes: '1048576', torch-redundant-copy.MinBytes: '1048576', torch-view-pins-storage.MinPinnedBytes: '1048576', torch-memory-budget.MaxPeakBytes: '67108864', torch-memory-budget.MaxNotes: '1'}}
+// TIDY-CONFIG: {Checks: '-*,torch-*,-torch-tensor-subscript', CheckOptions: {torch-contiguous-copy.MinBytes: '1048576', torch-contiguous-copy.ReportRequired: 'true', torch-reshape-copy.MinBytes: '1048576', torch-dtype-widening.MinBytes: '1048576', torch-copy-then-slice.MinSavedBytes: '1048576', torch-redundant-copy.MinBytes: '1048576', torch-view-pins-storage.MinPinnedBytes: '1048576', torch-memory-budget.MaxPeakBytes: '67108864', torch-memory-budget.MaxNotes: '1'}}
 #include <torch/torch.h>
 
 // torch-contiguous-copy.MinBytes
@@ -19,6 +19,16 @@ void contiguous_large() {
   auto y = x.t().contiguous();
   // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: contiguous() copies 4 MiB because its input is not contiguous [torch-contiguous-copy]
   // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by t()
+}
+
+// torch-contiguous-copy.ReportRequired: a copy a view() needs is reported
+// too, with a note at the view.
+void contiguous_required_by_view() {
+  auto x = torch::randn({1024, 1024});
+  auto y = x.t().contiguous().view({-1});
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: contiguous() copies 4 MiB because its input is not contiguous [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by t()
+  // CHECK-NOTES: :[[@LINE-3]]:31: note: view() needs contiguous memory here
 }
 
 // A copy whose size is a formula over the caller's sizes is not skipped by

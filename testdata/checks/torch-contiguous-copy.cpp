@@ -38,6 +38,40 @@ void contiguous_unknown_size(torch::Tensor x) {
   // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by transpose()
 }
 
+// Negative: the copy is the price of a use that needs contiguous memory.
+// view() raises on the transposed strides (the attention block's
+// `y.transpose(1, 2).contiguous().view(...)`), and a call the analysis does
+// not follow (a kernel launcher) may read the memory as a flat array.
+void contiguous_before_view() {
+  auto y = torch::randn({2, 4, 8, 16});
+  auto z = y.transpose(1, 2).contiguous().view({2, 8, 64});
+  auto c = y.permute({0, 2, 1, 3}).contiguous();
+  auto d = c.view_as(z);
+}
+
+torch::Tensor attention_merge_heads(torch::Tensor y, int64_t B, int64_t T,
+                                    int64_t C) {
+  return y.transpose(1, 2).contiguous().view({B, T, C});
+}
+
+void launch_kernel(const torch::Tensor &in, torch::Tensor &out);
+
+void contiguous_for_a_kernel() {
+  auto x = torch::randn({32, 64});
+  auto out = torch::empty({64, 32});
+  auto in = x.t().contiguous();
+  launch_kernel(in, out);
+}
+
+// Still reported: every use of the copy accepts strided input.
+void contiguous_before_strided_ops() {
+  auto y = torch::randn({2, 4, 8, 16});
+  auto u = y.transpose(1, 2).contiguous();
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: contiguous() copies 4 KiB because its input is not contiguous [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by transpose()
+  auto r = u.exp() + u.sum();
+}
+
 // Negative: contiguous() of a contiguous tensor returns self.
 void contiguous_already_contiguous() {
   auto x = torch::randn({64, 64});

@@ -23,6 +23,23 @@ void clone_of_unused_fresh_tensor() {
   // CHECK-NOTES: :[[@LINE-3]]:12: note: the tensor was freshly made here by randn()
 }
 
+// detach() between the copies shows the same elements under another handle:
+// it does not make the second copy needed.
+void clone_through_detach() {
+  auto x = torch::randn({64, 32});
+  auto y = x.t().contiguous().detach().clone();
+  // CHECK-MESSAGES: :[[@LINE-1]]:40: warning: clone() copies 8 KiB of a fresh tensor from contiguous() that nothing else uses; the copy is redundant [torch-redundant-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:18: note: the tensor was freshly made here by contiguous()
+}
+
+// Negative: a named detached handle may be why the copy is there.
+void clone_of_named_detach() {
+  auto x = torch::randn({64, 32});
+  auto d = (x * 2).detach();
+  auto y = d.clone();
+  d.add_(1);
+}
+
 // Negative: the source is used again, is not fresh, or the clone changes
 // the layout.
 void clones_that_are_needed(torch::Tensor param) {
