@@ -19,7 +19,7 @@
 //    library headers (`<vector>`: no extension, no directory), which join
 //    the shared prefix in the same order. (The preamble cache then drops
 //    those the LibTorch-alone parse absorbs: LibTorch includes them itself
-//    and the order cannot matter; driver/PreambleCache.cpp says when.)
+//    and the order cannot matter; driver/PreambleInputs.cpp says when.)
 //    Anything else before LibTorch (a #define, a conditional, a
 //    third-party header, code) means the file keeps its own preamble PCH,
 //    as before.

@@ -3,7 +3,7 @@
 
 usage: manpage-from-help.py <tensor-accountant> <version.txt> <out.1.gz>
 
-The options and their descriptions are documented once, in cli/Main.cpp;
+The options and their descriptions are documented once, in cli/Options.cpp;
 this script only typesets what `--help` prints (LLVM's option layout):
 
     OVERVIEW: <one line>              -> NAME and the start of DESCRIPTION

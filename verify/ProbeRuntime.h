@@ -1,5 +1,5 @@
 // Internal to verify/: the probe runtime's C++ text, pasted into every
-// generated harness (see ProbeRuntime.cpp for its design).
+// generated harness (verify/tma_probe.h; its design is in ProbeRuntime.cpp).
 #pragma once
 
 namespace tma::verify {

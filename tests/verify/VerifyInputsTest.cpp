@@ -2,7 +2,7 @@
 // and the predictions evaluated under them (instantiatePrediction), on
 // hand-made traces: no Clang, no LibTorch. The end-to-end run is
 // tests/verify/test_verify_params.py.
-#include "driver/Verify.h"
+#include "driver/VerifyPlan.h"
 #include "driver/VerifyInputs.h"
 #include "model/ShapeEnv.h"
 #include "verify/Harness.h"
