@@ -15,6 +15,7 @@
 //     at::kLong), and marked as not written; an empty optional (nullopt,
 //     `{}`, an undefined Tensor()) is absent.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 #include "frontend/OptionsChains.h"
 
 using namespace clang;
@@ -220,7 +221,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
   case ArgType::OptTensor: {
     // An undefined Tensor() or an empty optional is no tensor.
     if (T == ArgType::OptTensor || Defaulted) {
-      OptTensor O = optionalTensor(E);
+      OptTensor O = args().optionalTensor(E);
       if (!O.Understood)
         return Unknown("the tensor argument could not be derived");
       if (!O.Present)
@@ -242,7 +243,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
   }
   case ArgType::Int:
   case ArgType::OptInt: {
-    OptInt O = optionalInt(E);
+    OptInt O = args().optionalInt(E);
     if (!O.Present)
       return A;
     if (!O.Value) {
@@ -263,7 +264,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
       if (R == "c10::nullopt_t" || R == "std::nullopt_t")
         return A;
     }
-    auto L = intList(E);
+    auto L = args().intList(E);
     if (!L)
       return Unknown("the list could not be derived");
     A.List = *L;
@@ -274,7 +275,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
         E, [](const Expr *X) { return X->getType()->isBooleanType(); });
     if (!S)
       return A;
-    auto V = integer(S);
+    auto V = args().integer(S);
     if (!V)
       return Unknown("the flag could not be derived");
     A.Bool = *V != 0;
@@ -285,7 +286,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
         E, [](const Expr *X) { return X->getType()->isArithmeticType(); });
     if (!S)
       return A;
-    auto N = number(S);
+    auto N = args().number(S);
     if (!N)
       return Unknown("the number could not be derived");
     A.Number = N->Value;
@@ -315,19 +316,19 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
         E, [](const Expr *X) { return X->getType()->isArithmeticType(); });
     if (!S)
       return A;
-    A.Scalar = operand(S);
-    if (auto N = number(S)) {
+    A.Scalar = args().operand(S);
+    if (auto N = args().number(S)) {
       A.Number = N->Value;
       A.Floating = N->Floating;
     }
-    A.LiteralType = scalarLiteralType(S);
+    A.LiteralType = args().scalarLiteralType(S);
     if (S->getType()->isIntegerType() && !S->getType()->isBooleanType())
       A.Integral = sizeValue(S);
     return Done(ArgValue::Kind::Scalar);
   }
   case ArgType::ScalarType:
   case ArgType::OptScalarType: {
-    OptDType O = optionalDType(E);
+    OptDType O = args().optionalDType(E);
     if (!O.Present)
       return A;
     if (!O.Value && !O.TypeOf.empty()) {
@@ -346,14 +347,14 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
         E, [](const Expr *X) { return X->getType()->isEnumeralType(); });
     if (!S)
       return A;
-    auto F = memoryFormat(S);
+    auto F = args().memoryFormat(S);
     if (!F)
       return Unknown("the memory format could not be derived");
     A.Fmt = *F;
     return Done(ArgValue::Kind::MemoryFormat);
   }
   case ArgType::Options:
-    A.Options = options(E);
+    A.Options = args().options(E);
     return Done(ArgValue::Kind::Options);
   case ArgType::Device: {
     const Expr *S = presentOptional(E, [](const Expr *X) {
@@ -362,7 +363,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
     });
     if (!S)
       return A;
-    auto D = device(S);
+    auto D = args().device(S);
     if (!D)
       return Unknown("the device could not be derived");
     A.Dev = *D;
@@ -418,7 +419,7 @@ ArgValue FunctionEvaluator::bindIndices(const Expr *IndexList) {
         std::string BT = recordName(B->getType());
         if (BT == "c10::nullopt_t" || BT == "std::nullopt_t")
           return;
-        Out = integer(B);
+        Out = args().integer(B);
         if (!Out)
           Spec.Unknown = true;
       };
@@ -437,12 +438,12 @@ ArgValue FunctionEvaluator::bindIndices(const Expr *IndexList) {
       Spec.K = IndexSpec::Ellipsis;
     } else if (X->getType()->isBooleanType()) {
       Spec.K = IndexSpec::Boolean;
-      auto B = integer(X);
+      auto B = args().integer(X);
       Spec.Bool = B.value_or(0) != 0;
       Spec.Unknown = !B;
     } else if (X->getType()->isIntegerType()) {
       Spec.K = IndexSpec::Integer;
-      auto V = integer(X);
+      auto V = args().integer(X);
       Spec.Int = V.value_or(0);
       Spec.Unknown = !V;
     } else if (isTensorType(X->getType())) {

@@ -20,6 +20,7 @@
 // Anything else (a lambda transform, another dataset, a loader without
 // Stack, a custom sampler) is not followed.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 
 #include "model/Geometry.h"
 
@@ -120,7 +121,7 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
   // MNIST(root, mode = kTrain).
   std::optional<int64_t> Count = 60000;
   if (Base->getNumArgs() >= 2 && !isDefaultArg(Base->getArg(1))) {
-    std::string Mode = enumeratorName(Base->getArg(1)).value_or("");
+    std::string Mode = args().enumeratorName(Base->getArg(1)).value_or("");
     Count = Mode == "kTrain" ? std::optional<int64_t>(60000)
             : Mode == "kTest" ? std::optional<int64_t>(10000)
                               : std::nullopt;
@@ -154,7 +155,7 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
         if (N == "batch_size" && MC->getNumArgs() == 1 && !Batch)
           Batch = sizeValue(MC->getArg(0));
         else if (N == "drop_last" && MC->getNumArgs() == 1) {
-          auto V = integer(MC->getArg(0));
+          auto V = args().integer(MC->getArg(0));
           if (!V) {
             L.Why = "the data loader's drop_last could not be derived";
             return L;

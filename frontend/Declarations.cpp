@@ -3,6 +3,7 @@
 // options and devices; each statement opened for the Interpreter with its
 // probe position.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 #include "frontend/ModuleUses.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -151,11 +152,11 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     return;
   }
   if (isOptionsType(T)) {
-    OptionVars[key(VD)] = options(Init);
+    OptionVars[key(VD)] = args().options(Init);
     return;
   }
   if (recordName(T) == "c10::Device" && !T->isReferenceType()) {
-    DeviceVars[key(VD)] = device(Init);
+    DeviceVars[key(VD)] = args().device(Init);
     return;
   }
   if (isTensorType(T) && !T->isReferenceType()) {
@@ -198,7 +199,7 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     }
     std::optional<Slot> Target;
     if (const auto *CO = dyn_cast<AbstractConditionalOperator>(S)) {
-      if (auto C = integer(CO->getCond())) {
+      if (auto C = args().integer(CO->getCond())) {
         Target = slotOf(*C ? CO->getTrueExpr() : CO->getFalseExpr());
       } else {
         sideEffects(CO->getCond());
@@ -217,7 +218,7 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
                isTensorVectorType(OCE->getArg(0)->getType())) {
       // `torch::Tensor &e = v[0];` names the vector's element.
       const auto *V = dyn_cast<DeclRefExpr>(strip(OCE->getArg(0)));
-      auto K = integer(OCE->getArg(1));
+      auto K = args().integer(OCE->getArg(1));
       if (V && K && *K >= 0) {
         Slot El;
         El.Vector = resolveKey(V->getDecl());

@@ -4,6 +4,7 @@
 // reference or pointer; and the tensor work inside expressions that are not
 // tensors themselves (conditions, `int64_t n = x.sum().item<int64_t>()`).
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 
@@ -132,7 +133,7 @@ void FunctionEvaluator::sideEffects(const Expr *E) {
     // Children, pushed in reverse so they are evaluated left to right.
     std::vector<Item> Children;
     if (const auto *CO = dyn_cast<AbstractConditionalOperator>(X)) {
-      auto Cond = integer(CO->getCond());
+      auto Cond = args().integer(CO->getCond());
       Children.push_back({CO->getCond(), It.Conditional});
       if (Cond)
         Children.push_back({*Cond ? CO->getTrueExpr() : CO->getFalseExpr(),

@@ -2,6 +2,7 @@
 // vector mutators, pointer retargeting, delete, std::swap, calls returning
 // no tensor (recorded as uses), throws and calls that never return.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 
 using namespace clang;
 
@@ -79,12 +80,12 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
     }
     if (isOptionsType(LHS->getType())) {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS))
-        OptionVars[key(DRE->getDecl())] = options(OCE->getArg(1));
+        OptionVars[key(DRE->getDecl())] = args().options(OCE->getArg(1));
       return Done;
     }
     if (recordName(LHS->getType()) == "c10::Device") {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS))
-        DeviceVars[key(DRE->getDecl())] = device(OCE->getArg(1));
+        DeviceVars[key(DRE->getDecl())] = args().device(OCE->getArg(1));
       return Done;
     }
   }

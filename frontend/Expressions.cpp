@@ -4,6 +4,7 @@
 // outcome, the Interpreter records it. Deep receiver chains are evaluated
 // in bounded steps.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 
 using namespace clang;
 
@@ -240,7 +241,7 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
 /// `c ? a : b`: a constant condition picks its arm; otherwise which tensor
 /// results is decided at run time, and so is what it allocates.
 ValueId FunctionEvaluator::conditional(const AbstractConditionalOperator *CO) {
-  if (auto C = integer(CO->getCond()))
+  if (auto C = args().integer(CO->getCond()))
     return tensor(*C ? CO->getTrueExpr() : CO->getFalseExpr());
   sideEffects(CO->getCond());
   size_t OpsBefore = I.trace().Ops.size();
@@ -269,7 +270,7 @@ ValueId FunctionEvaluator::conditional(const AbstractConditionalOperator *CO) {
 ValueId FunctionEvaluator::listElement(const Expr *E, const Expr *List,
                                        const Expr *Index) {
   auto L = tensorList(List);
-  auto K = integer(Index);
+  auto K = args().integer(Index);
   if (!L)
     return I.unknown("tensor", "the tensor list could not be derived",
                      span(E->getSourceRange()));

@@ -119,6 +119,8 @@ const clang::CXXConstructExpr *holderConstruction(const Expr *E);
 /// address of, bind to a non-const reference) to Out.
 void collectMutations(const Stmt *Body, std::set<const ValueDecl *> &Out);
 
+class ArgumentReader;
+
 class FunctionEvaluator {
 public:
   /// Name overrides the qualified name (lambdas: "f::lambda@L12").
@@ -637,50 +639,31 @@ public:
       std::map<const clang::ParmVarDecl *,
                std::pair<std::optional<int64_t>, std::optional<DType>>> &Out);
 
-  // Arguments.
-  /// A constant integer: what Clang folds, or a variable whose value is a
-  /// constant (IntVars).
-  std::optional<int64_t> integer(const Expr *E);
-  /// What Clang alone folds (constexpr, const locals, literals).
-  std::optional<int64_t> foldInteger(const Expr *E);
-  std::optional<Shape> intList(const Expr *E);
-  std::optional<DType> scalarType(const Expr *E);
-  /// `x.scalar_type()` / `x.dtype()`: x's dtype, or the parameter it
-  /// follows (second); nullopt when unknown or not such a call.
-  std::optional<std::pair<std::optional<DType>, std::string>>
-  dtypeOfTensor(const Expr *E);
-  std::optional<Device> device(const Expr *E);
-  std::optional<MemoryFormat> memoryFormat(const Expr *E);
-  Options options(const Expr *E);
-  const Expr *constantInitializer(const ValueDecl *D) const;
-  std::optional<DType> scalarLiteralType(const Expr *E);
-  std::optional<std::string> enumeratorName(const Expr *E);
+  // What ArgumentReader (frontend/ArgumentReader.h) returns.
   struct Number {
     double Value;
     bool Floating;
   };
-  std::optional<Number> number(const Expr *E);
-  std::optional<DType> scalarCategory(const Expr *E);
-  ElemOperand operand(const Expr *E);
   struct OptTensor {
     bool Present = false;
     bool Understood = true;
     const Expr *E = nullptr;
   };
-  OptTensor optionalTensor(const Expr *E);
   struct OptInt {
     bool Present = false;
     std::optional<int64_t> Value;
     std::optional<SymSize> Size; ///< when Value is not a constant
   };
-  OptInt optionalInt(const Expr *E);
   struct OptDType {
     bool Present = false;
     std::optional<DType> Value;
     /// `p.scalar_type()` of a tensor whose dtype is parameter p's: p.
     std::string TypeOf;
   };
-  OptDType optionalDType(const Expr *E);
+
+  /// Arguments as values: integers, lists, dtypes, devices, options
+  /// (ArgumentReader.h, Arguments.cpp).
+  ArgumentReader args();
 
 public:
   SourceSpan span(SourceRange R) const;

@@ -14,6 +14,7 @@
 
 #include "frontend/AstQueries.h"
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 
 using namespace clang;
 
@@ -91,7 +92,7 @@ struct HelperReader {
       return Out;
     }
     if (E->getType()->isIntegerType() && !E->getType()->isBooleanType()) {
-      if (auto C = FE.foldInteger(E)) {
+      if (auto C = FE.args().foldInteger(E)) {
         Out.Int = SymSize(*C);
         return Out;
       }

@@ -20,6 +20,7 @@
 // assigned, passed to a call, push_back) is not followed: its forward is
 // unknown with that reason.
 #include "frontend/LayerEvaluator.h"
+#include "frontend/ArgumentReader.h"
 #include "frontend/ModuleUses.h"
 #include "frontend/OptionsChains.h"
 
@@ -445,7 +446,7 @@ std::optional<bool> FunctionEvaluator::trainingMode(const ModuleValue &M,
     } else if (C->getNumArgs() == 0 || isDefaultArg(C->getArg(0))) {
       Training = true;
     } else {
-      auto B = foldInteger(C->getArg(0));
+      auto B = args().foldInteger(C->getArg(0));
       if (!B) {
         Why = "the mode train() is given could not be derived";
         return std::nullopt;

@@ -1,6 +1,7 @@
 // torch::nn options objects read as named values (OptionsChains.h).
 #include "frontend/OptionsChains.h"
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 
 #include "clang/AST/DeclTemplate.h"
 
@@ -115,7 +116,7 @@ ArgValue readExpanding(FunctionEvaluator &FE, const Expr *E, QualType T) {
     A.K = ArgValue::Kind::IntList;
     return A;
   }
-  auto L = FE.intList(X ? X : E);
+  auto L = FE.args().intList(X ? X : E);
   if (!L)
     return unknownValue("the list could not be derived");
   if (static_cast<int64_t>(L->size()) != *D)
@@ -184,7 +185,7 @@ ArgValue readValue(FunctionEvaluator &FE, const Expr *E, QualType T) {
   if (R == "std::vector") {
     QualType Elem = typeTemplateArg(T, 0);
     if (!Elem.isNull() && Elem->isIntegerType()) {
-      auto L = FE.intList(E);
+      auto L = FE.args().intList(E);
       if (!L)
         return unknownValue("the list could not be derived");
       ArgValue A;

@@ -7,6 +7,7 @@
 // shapes through one pass of its body is at a fixpoint (loopAtFixpoint):
 // that pass's answers hold on every iteration.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 
@@ -187,7 +188,7 @@ FunctionEvaluator::Completion FunctionEvaluator::ifStatement(const IfStmt *IS, F
                     IS->getCond(), F);
   std::optional<int64_t> Known;
   if (IS->isConstexpr() || !IS->getConditionVariable())
-    Known = integer(IS->getCond());
+    Known = args().integer(IS->getCond());
   if (Known) {
     Completion C = branch(*Known ? IS->getThen() : IS->getElse(), F);
     I.exitScope();
@@ -252,19 +253,19 @@ FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStm
   else if (SS->getBody())
     Body.push_back(SS->getBody());
   // The value, when the condition is a constant or a const local.
-  std::optional<int64_t> Value = integer(SS->getCond());
+  std::optional<int64_t> Value = args().integer(SS->getCond());
   if (!Value)
     if (const VarDecl *CV = SS->getConditionVariable())
       if (CV->getInit())
-        Value = integer(CV->getInit());
+        Value = args().integer(CV->getInit());
   auto Matches = [&](const Stmt *S, bool Default) {
     for (const auto *SC = dyn_cast_or_null<SwitchCase>(S); SC;
          SC = dyn_cast_or_null<SwitchCase>(SC->getSubStmt())) {
       if (Default && isa<DefaultStmt>(SC))
         return true;
       if (const auto *C = dyn_cast<CaseStmt>(SC); C && !Default) {
-        auto Lo = integer(C->getLHS());
-        auto Hi = C->getRHS() ? integer(C->getRHS()) : Lo;
+        auto Lo = args().integer(C->getLHS());
+        auto Hi = C->getRHS() ? args().integer(C->getRHS()) : Lo;
         if (Lo && Hi && *Value >= *Lo && *Value <= *Hi)
           return true;
       }

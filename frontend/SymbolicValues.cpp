@@ -9,6 +9,7 @@
 //  3. Facts come from checks that run on every path (checkedStatement),
 //     only for comparisons of sizes the analysis can express.
 #include "frontend/SymbolScans.h"
+#include "frontend/ArgumentReader.h"
 #include "model/Decide.h"
 #include "model/ShapeEnv.h"
 
@@ -46,7 +47,7 @@ std::optional<SymSize> FunctionEvaluator::sizeValue(const Expr *E) {
 std::optional<SymSize> FunctionEvaluator::sizeOf(const Expr *E, bool Evaluate) {
   if (!E)
     return std::nullopt;
-  if (auto C = foldInteger(E))
+  if (auto C = args().foldInteger(E))
     return SymSize(*C);
   return symbolicValue(E, Evaluate);
 }
@@ -190,8 +191,8 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
       OCE && OCE->getOperator() == OO_Subscript && OCE->getNumArgs() == 2) {
     if (!Evaluate)
       return std::nullopt;
-    auto List = intList(OCE->getArg(0));
-    auto K = foldInteger(OCE->getArg(1));
+    auto List = args().intList(OCE->getArg(0));
+    auto K = args().foldInteger(OCE->getArg(1));
     if (List && K && *K >= 0 && *K < static_cast<int64_t>(List->size()))
       return (*List)[*K];
     // sizes[k] of the caller's tensor's sizes (`auto sizes = x.sizes()`),
@@ -212,7 +213,7 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     // IntArrayRef::size(): a rank.
     if (!Evaluate)
       return std::nullopt;
-    if (auto List = intList(Obj))
+    if (auto List = args().intList(Obj))
       return SymSize(static_cast<int64_t>(List->size()));
     return std::nullopt;
   }
@@ -227,7 +228,7 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     return std::nullopt;
   const TensorValue &V = I.value(tensor(Obj));
   if ((N == "size" || N == "stride") && MC->getNumArgs() == 1) {
-    auto K = foldInteger(MC->getArg(0));
+    auto K = args().foldInteger(MC->getArg(0));
     const std::optional<Shape> &Dims = N == "size" ? V.Sizes : V.Strides;
     // A parameter of unknown rank still has sizes: x.size(1) of the tensor
     // the caller passed, while x still holds it.
@@ -274,7 +275,7 @@ void FunctionEvaluator::learnFacts(const Expr *Cond, bool Holds) {
         !MC->getImplicitObjectArgument() ||
         !isa<DeclRefExpr>(strip(MC->getImplicitObjectArgument())))
       return std::nullopt;
-    return intList(X);
+    return args().intList(X);
   };
   if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
       UO && UO->getOpcode() == UO_LNot)
@@ -307,7 +308,7 @@ void FunctionEvaluator::learnFacts(const Expr *Cond, bool Holds) {
     for (auto [X, Y] : {std::pair(BO->getLHS(), BO->getRHS()),
                         std::pair(BO->getRHS(), BO->getLHS())})
       if (const auto *Rem = dyn_cast<BinaryOperator>(ignoreCastsAndParens(X));
-          Rem && Rem->getOpcode() == BO_Rem && foldInteger(Y) == 0) {
+          Rem && Rem->getOpcode() == BO_Rem && args().foldInteger(Y) == 0) {
         auto A = value(Rem->getLHS());
         auto B = A ? value(Rem->getRHS()) : std::nullopt;
         if (A && B) {

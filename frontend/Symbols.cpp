@@ -34,6 +34,7 @@
 // table's tags), this file (declaring the parameters), SymbolicValues.cpp
 // (integer expressions as sizes, facts from checks).
 #include "frontend/SymbolScans.h"
+#include "frontend/ArgumentReader.h"
 #include "model/Decide.h"
 #include "model/ShapeEnv.h"
 
@@ -100,7 +101,7 @@ void FunctionEvaluator::checkedParameterFacts(
       continue;
     StringRef N = MC->getMethodDecl()->getName();
     if (N == "dim" || N == "ndimension") {
-      if (auto K = integer(R); K && *K >= 0 && *K < 64)
+      if (auto K = args().integer(R); K && *K >= 0 && *K < 64)
         Out[P].first = *K;
     } else if (N == "scalar_type" || N == "dtype") {
       // dtype() is a caffe2::TypeMeta compared with a ScalarType; the
@@ -111,7 +112,7 @@ void FunctionEvaluator::checkedParameterFacts(
           break;
         Other = ignoreCastsAndParens(CE->getArg(0));
       }
-      if (auto T = Other ? scalarType(Other) : std::nullopt)
+      if (auto T = Other ? args().scalarType(Other) : std::nullopt)
         Out[P].second = *T;
     }
   }

@@ -33,6 +33,7 @@
 // totals do not follow (backward's own temporaries included): the totals
 // of a function that calls them are unknown, and the summary has the bytes.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 #include "frontend/OptionsChains.h"
 #include "model/Autograd.h"
 
@@ -173,7 +174,7 @@ void FunctionEvaluator::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
   const ValueDecl *ModuleDecl = nullptr;
   if (PM && PM->getIdentifier() && PM->getName() == "parameters" &&
       derivesFrom(PM->getParent(), "torch::nn::Module") &&
-      (PC->getNumArgs() == 0 || foldInteger(PC->getArg(0)) == std::optional<int64_t>(1)))
+      (PC->getNumArgs() == 0 || args().foldInteger(PC->getArg(0)) == std::optional<int64_t>(1)))
     ModuleDecl = namedDecl(callObject(PC));
   if (ModuleDecl) {
     O.ModuleKey = key(ModuleDecl);
@@ -345,7 +346,7 @@ bool FunctionEvaluator::trainingStatement(const Expr *E, const Expr *S, Flow F,
       const Expr *A = MC->getArg(0);
       if (const auto *DA = dyn_cast<CXXDefaultArgExpr>(A))
         A = DA->getExpr();
-      auto V = foldInteger(A);
+      auto V = args().foldInteger(A);
       ToNone = V ? std::optional<bool>(*V != 0) : std::nullopt;
     }
     std::string ModuleKey;
