@@ -15,6 +15,7 @@
 //     at::kLong), and marked as not written; an empty optional (nullopt,
 //     `{}`, an undefined Tensor()) is absent.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 #include "frontend/OptionsChains.h"
 
@@ -323,7 +324,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
     }
     A.LiteralType = args().scalarLiteralType(S);
     if (S->getType()->isIntegerType() && !S->getType()->isBooleanType())
-      A.Integral = sizeValue(S);
+      A.Integral = symbols().sizeValue(S);
     return Done(ArgValue::Kind::Scalar);
   }
   case ArgType::ScalarType:

@@ -3,6 +3,7 @@
 // far as the source determines it. Clang folds the constants; enumerators
 // are read by name; constants at namespace scope are followed.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 
 using namespace clang;
@@ -14,7 +15,7 @@ std::optional<int64_t> ArgumentReader::integer(const Expr *E) {
     return C;
   // A local or parameter nothing changes (Symbols.cpp), when its value is
   // a constant: `int64_t n = 4;`, `auto c = t.size(1)` of a known t.
-  if (auto V = E ? FE.symbolicValue(E, /*Evaluate=*/false) : std::nullopt)
+  if (auto V = E ? FE.symbols().symbolicValue(E, /*Evaluate=*/false) : std::nullopt)
     return V->constant();
   return std::nullopt;
 }
@@ -62,7 +63,7 @@ std::optional<Shape> ArgumentReader::intList(const Expr *E) {
     if (const auto *IL = dyn_cast<InitListExpr>(Cur)) {
       Shape Out;
       for (const Expr *Elem : IL->inits()) {
-        auto V = FE.sizeValue(Elem);
+        auto V = FE.symbols().sizeValue(Elem);
         if (!V)
           return std::nullopt;
         Out.push_back(*V);
@@ -79,7 +80,7 @@ std::optional<Shape> ArgumentReader::intList(const Expr *E) {
       const Expr *Arg = strip(CE->getArg(0));
       // ArrayRef(const T &OneElt): a single integer.
       if (Arg->getType()->isIntegerType() && CE->getNumArgs() == 1) {
-        if (auto V = FE.sizeValue(Arg))
+        if (auto V = FE.symbols().sizeValue(Arg))
           return Shape{*V};
         return std::nullopt;
       }
@@ -479,7 +480,7 @@ FunctionEvaluator::OptInt ArgumentReader::optionalInt(const Expr *E) {
     R.Present = true;
     R.Value = integer(S);
     if (!R.Value)
-      R.Size = FE.sizeValue(S);
+      R.Size = FE.symbols().sizeValue(S);
   }
   return R;
 }

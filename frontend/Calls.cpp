@@ -13,6 +13,7 @@
 // MaxCallDepth, virtual dispatch the static type does not settle, code
 // without a body here (another translation unit, a library).
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolReader.h"
 #include "model/Geometry.h"
 
 #include "clang/AST/Attr.h"
@@ -132,9 +133,9 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
       }
     } else if (PT.getNonReferenceType()->isIntegerType() &&
                !PT->isBooleanType()) {
-      B.Integer = sizeValue(Args[K]);
+      B.Integer = symbols().sizeValue(Args[K]);
       if (B.Integer)
-        B.Integer = convertInteger(*B.Integer, PT.getNonReferenceType());
+        B.Integer = symbols().convertInteger(*B.Integer, PT.getNonReferenceType());
       Key += "|I" + (B.Integer ? B.Integer->toCpp() : std::string("?"));
     } else {
       Key += "|-";

@@ -20,6 +20,7 @@
 // Anything else (a lambda transform, another dataset, a loader without
 // Stack, a custom sampler) is not followed.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 
 #include "model/Geometry.h"
@@ -153,7 +154,7 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
         const CXXMethodDecl *MD = MC->getMethodDecl();
         std::string N = MD && MD->getIdentifier() ? MD->getName().str() : "";
         if (N == "batch_size" && MC->getNumArgs() == 1 && !Batch)
-          Batch = sizeValue(MC->getArg(0));
+          Batch = symbols().sizeValue(MC->getArg(0));
         else if (N == "drop_last" && MC->getNumArgs() == 1) {
           auto V = args().integer(MC->getArg(0));
           if (!V) {
@@ -169,7 +170,7 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
         B = MC->getImplicitObjectArgument();
       } else if (const auto *C = dyn_cast<CXXConstructExpr>(B)) {
         if (C->getNumArgs() >= 1 && !isDefaultArg(C->getArg(0)) && !Batch)
-          Batch = sizeValue(C->getArg(0));
+          Batch = symbols().sizeValue(C->getArg(0));
         else if (!Batch)
           Batch = SymSize(1); // DataLoaderOptions() batches one example
         break;
@@ -179,7 +180,7 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
       }
     }
   } else if (B->getType()->isIntegerType()) {
-    Batch = sizeValue(B);
+    Batch = symbols().sizeValue(B);
   }
   if (!Batch) {
     L.Why = "the data loader's batch size could not be derived";

@@ -3,6 +3,7 @@
 // options and devices; each statement opened for the Interpreter with its
 // probe position.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 #include "frontend/ModuleUses.h"
 
@@ -358,7 +359,7 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     bool Work = hasTensorWork(Init);
     if (Work)
       openStatement(DS, F, Insertable);
-    declareInteger(VD, Init);
+    symbols().declareInteger(VD, Init);
     if (Work) {
       sideEffects(Init);
       I.endStatement();

@@ -2,6 +2,7 @@
 // written in the main file of a translation unit. The rooms of the
 // evaluator are listed in frontend/FunctionEvaluator.h.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolReader.h"
 #include "model/Decide.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -47,7 +48,7 @@ FunctionTrace FunctionEvaluator::run() {
   // Every size decision of this function's rules consults its ShapeEnv.
   DecisionScope Decisions(*Env);
   T.Env = Env;
-  declareParameters();
+  symbols().declareParameters();
   declareMemberModules();
   Completion C;
   if (const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody()))

@@ -121,6 +121,7 @@ void collectMutations(const Stmt *Body, std::set<const ValueDecl *> &Out);
 
 class ArgumentReader;
 
+class SymbolReader;
 class FunctionEvaluator {
 public:
   /// Name overrides the qualified name (lambdas: "f::lambda@L12").
@@ -609,35 +610,7 @@ public:
                                        const Expr *Receiver,
                                        llvm::ArrayRef<const Expr *> Args);
 
-  // Symbols.
-  void declareParameters();
-  /// declareParameters for a followed call: the Bound values.
-  void declareBoundParameters();
-  /// An integer expression as a size: a constant, or an expression over
-  /// the function's symbols (`x.size(0) * n`); nullopt when not derived.
-  /// May evaluate the tensor expressions it reads (`x.t().size(0)`), so it
-  /// is called inside an open statement.
-  std::optional<SymSize> sizeValue(const Expr *E);
-  /// An integer a helper of the file computes from its arguments' sizes
-  /// and integers (`num_flat_features(x)`), read by IntegerCalls.cpp;
-  /// nullopt when its body does more than integer arithmetic.
-  std::optional<SymSize> integerCall(const CallExpr *CE);
-  /// sizeValue; with Evaluate false only names are read (after the
-  /// statement, or outside one).
-  std::optional<SymSize> sizeOf(const Expr *E, bool Evaluate);
-  /// Evaluate: whether tensor expressions other than names may be
-  /// evaluated for their sizes.
-  std::optional<SymSize> symbolicValue(const Expr *E, bool Evaluate);
-  std::optional<SymSize> convertInteger(const SymSize &V, QualType To);
-  /// The facts Cond gives when it is known to hold (Holds) or to fail.
-  void learnFacts(const Expr *Cond, bool Holds);
-  /// Learns the facts S checks, when it runs on every path.
-  void checkedStatement(const Stmt *S, Flow F);
-  void declareInteger(const VarDecl *VD, const Expr *Init);
-  void checkedParameterFacts(
-      const Expr *Cond, bool Holds,
-      std::map<const clang::ParmVarDecl *,
-               std::pair<std::optional<int64_t>, std::optional<DType>>> &Out);
+
 
   // What ArgumentReader (frontend/ArgumentReader.h) returns.
   struct Number {
@@ -664,6 +637,10 @@ public:
   /// Arguments as values: integers, lists, dtypes, devices, options
   /// (ArgumentReader.h, Arguments.cpp).
   ArgumentReader args();
+
+  /// Parameters as symbols, integers as sizes, facts from checks
+  /// (SymbolReader.h: SymbolicValues.cpp, Symbols.cpp, IntegerCalls.cpp).
+  SymbolReader symbols();
 
 public:
   SourceSpan span(SourceRange R) const;

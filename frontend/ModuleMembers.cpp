@@ -31,6 +31,7 @@
 //   values, like a tensor parameter's. Their device is the module's, which
 //   the method cannot know.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolReader.h"
 #include "frontend/ModuleUses.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -261,8 +262,8 @@ FunctionEvaluator::userObject(QualType T, const Expr *Init) {
                                : nullptr);
     std::optional<SymSize> V;
     if (A && PT->isIntegerType() && !PT->isBooleanType())
-      if ((V = sizeValue(A)))
-        V = convertInteger(*V, PT);
+      if ((V = symbols().sizeValue(A)))
+        V = symbols().convertInteger(*V, PT);
     Obj.Integers.push_back(V);
   }
   return Obj;

@@ -20,6 +20,7 @@
 // assigned, passed to a call, push_back) is not followed: its forward is
 // unknown with that reason.
 #include "frontend/LayerEvaluator.h"
+#include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 #include "frontend/ModuleUses.h"
 #include "frontend/OptionsChains.h"
@@ -299,9 +300,9 @@ FunctionEvaluator::layerFromHelper(QualType Holder, const Expr *Init,
     QualType PT = P->getType().getNonReferenceType();
     if (!PT->isIntegerType() || PT->isBooleanType() || PT->isEnumeralType())
       continue;
-    std::optional<SymSize> V = sizeValue(Call->getArg(K));
+    std::optional<SymSize> V = symbols().sizeValue(Call->getArg(K));
     if (V)
-      V = convertInteger(*V, PT);
+      V = symbols().convertInteger(*V, PT);
     if (V)
       IntVars[key(P)] = *V;
     else

@@ -1,6 +1,7 @@
 // torch::nn options objects read as named values (OptionsChains.h).
 #include "frontend/OptionsChains.h"
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 
 #include "clang/AST/DeclTemplate.h"
@@ -109,7 +110,7 @@ ArgValue readExpanding(FunctionEvaluator &FE, const Expr *E, QualType T) {
     X = strip(CE->getArg(0));
   ArgValue A;
   if (X && X->getType()->isIntegerType()) {
-    auto V = FE.sizeValue(X);
+    auto V = FE.symbols().sizeValue(X);
     if (!V)
       return unknownValue("the size could not be derived");
     A.List = Shape(static_cast<size_t>(*D), *V);

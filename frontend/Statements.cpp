@@ -7,6 +7,7 @@
 // shapes through one pass of its body is at a fixpoint (loopAtFixpoint):
 // that pass's answers hold on every iteration.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -447,7 +448,7 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
   if (const auto *E = dyn_cast<Expr>(S)) {
     Completion C = expressionStatement(E, F, Insertable);
     if (!C.abrupt())
-      checkedStatement(S, F); // assert(c): c holds from here on
+      symbols().checkedStatement(S, F); // assert(c): c holds from here on
     return C;
   }
   if (const auto *RS = dyn_cast<ReturnStmt>(S)) {
@@ -538,7 +539,7 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
   if (const auto *IS = dyn_cast<IfStmt>(S)) {
     Completion C = ifStatement(IS, F);
     if (!C.abrupt())
-      checkedStatement(S, F); // TORCH_CHECK(c): c holds from here on
+      symbols().checkedStatement(S, F); // TORCH_CHECK(c): c holds from here on
     return C;
   }
   if (const auto *SS = dyn_cast<SwitchStmt>(S))
