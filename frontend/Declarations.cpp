@@ -3,6 +3,8 @@
 // options and devices; each statement opened for the Interpreter with its
 // probe position.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ModuleTracker.h"
+#include "frontend/TrainingTracker.h"
 #include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 #include "frontend/ModuleUses.h"
@@ -134,11 +136,11 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     return;
   }
   if (!T->isReferenceType() && moduleLayer(T)) {
-    declareModule(VD, DS, F, Insertable);
+    modules().declareModule(VD, DS, F, Insertable);
     return;
   }
-  if (!T->isReferenceType() && isDataLoaderCall(Init)) {
-    Loaders[key(VD)] = dataLoader(Init);
+  if (!T->isReferenceType() && modules().isDataLoaderCall(Init)) {
+    Loaders[key(VD)] = modules().dataLoader(Init);
     return;
   }
   // A dataset holds storage of its own (MNIST reads all its images when
@@ -148,8 +150,8 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     I.totalsUnknown("the dataset '" + Name + "' (line " +
                     std::to_string(Where.Line) +
                     ") holds storage the totals do not follow");
-  if (!T->isReferenceType() && isOptimizerType(T)) {
-    declareOptimizer(VD, DS, F, Insertable);
+  if (!T->isReferenceType() && training().isOptimizerType(T)) {
+    training().declareOptimizer(VD, DS, F, Insertable);
     return;
   }
   if (isOptionsType(T)) {
@@ -273,9 +275,9 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   }
   // `auto result = lstm->forward(x)`: (output, (h_n, c_n)), kept as its
   // three tensors (recurrentValues reads them through the name).
-  if (!T->isReferenceType() && !isTensorTupleType(T) && recurrentModule(Init)) {
+  if (!T->isReferenceType() && !isTensorTupleType(T) && modules().recurrentModule(Init)) {
     openStatement(DS, F, Insertable);
-    holdElements(key(VD), recurrentValues(Init), TensorTuples);
+    holdElements(key(VD), modules().recurrentValues(Init), TensorTuples);
     I.endStatement();
     return;
   }
@@ -380,7 +382,7 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
       // converted to another dtype or loaded from disk is not this one.
       ModuleUses Uses(VD);
       Uses.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
-      if (auto Obj = userObject(T, Init)) {
+      if (auto Obj = modules().userObject(T, Init)) {
         // Not followed, and the callee says why rather than only that its
         // object's construction is unknown.
         if (Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl()))) {

@@ -4,6 +4,7 @@
 // reference or pointer; and the tensor work inside expressions that are not
 // tensors themselves (conditions, `int64_t n = x.sum().item<int64_t>()`).
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/Invalidation.h"
 #include "frontend/ArgumentReader.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -64,14 +65,14 @@ bool FunctionEvaluator::mayAllocateTensors(const FunctionDecl *Callee,
 
 // ---- Expressions without a tensor value ----------------------------------------------
 
-void FunctionEvaluator::allocationsAreUncertain(size_t OpsBefore,
+void Invalidation::allocationsAreUncertain(size_t OpsBefore,
                                                 const std::string &Why,
                                                 bool AtOpLine) {
-  for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
-    const OpEvent &Op = I.trace().Ops[K];
+  for (size_t K = OpsBefore; K < FE.I.trace().Ops.size(); ++K) {
+    const OpEvent &Op = FE.I.trace().Ops[K];
     if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy ||
         Op.Kind == OpKind::Unknown) {
-      I.totalsUnknown(AtOpLine ? Why + " (line " + std::to_string(Op.Where.Line) + ")"
+      FE.I.totalsUnknown(AtOpLine ? Why + " (line " + std::to_string(Op.Where.Line) + ")"
                                : Why);
       return;
     }
@@ -118,7 +119,7 @@ void FunctionEvaluator::sideEffects(const Expr *E) {
     }
     if (Evaluated) {
       if (It.Conditional)
-        allocationsAreUncertain(OpsBefore,
+        invalidation().allocationsAreUncertain(OpsBefore,
                                 "allocates in a conditionally evaluated "
                                 "operand (line " +
                                     std::to_string(span(SX->getSourceRange()).Line) +

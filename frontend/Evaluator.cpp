@@ -2,6 +2,8 @@
 // written in the main file of a translation unit. The rooms of the
 // evaluator are listed in frontend/FunctionEvaluator.h.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/Invalidation.h"
+#include "frontend/ModuleTracker.h"
 #include "frontend/SymbolReader.h"
 #include "model/Decide.h"
 
@@ -49,7 +51,7 @@ FunctionTrace FunctionEvaluator::run() {
   DecisionScope Decisions(*Env);
   T.Env = Env;
   symbols().declareParameters();
-  declareMemberModules();
+  modules().declareMemberModules();
   Completion C;
   if (const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody()))
     C = compound(Body, Flow{});
@@ -62,9 +64,9 @@ FunctionTrace FunctionEvaluator::run() {
                 std::to_string(span(C.Where->getSourceRange()).Line) + ")");
   }
   if (!MayHaveLeft.empty())
-    allocationsAreUncertain(MayHaveLeftOps, MayHaveLeft);
+    invalidation().allocationsAreUncertain(MayHaveLeftOps, MayHaveLeft);
   FunctionTrace Done = I.finish();
-  Done.Modules = moduleSummaries();
+  Done.Modules = modules().moduleSummaries();
   simplifySizes(Done);
   return Done;
 }

@@ -2,6 +2,7 @@
 // vector mutators, pointer retargeting, delete, std::swap, calls returning
 // no tensor (recorded as uses), throws and calls that never return.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/TrainingTracker.h"
 #include "frontend/ArgumentReader.h"
 
 using namespace clang;
@@ -178,7 +179,7 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
     }
   }
   // loss.backward(), opt.step(), opt.zero_grad() (Training.cpp).
-  if (trainingStatement(E, S, F, Insertable))
+  if (training().trainingStatement(E, S, F, Insertable))
     return Done;
   if (isTensorType(S->getType())) {
     openStatement(E, F, Insertable);

@@ -4,6 +4,8 @@
 // outcome, the Interpreter records it. Deep receiver chains are evaluated
 // in bounded steps.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/Invalidation.h"
+#include "frontend/ModuleTracker.h"
 #include "frontend/ArgumentReader.h"
 
 using namespace clang;
@@ -127,7 +129,7 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
                      Interpreter::Provenance::External);
   }
   if (const auto *ME = dyn_cast<MemberExpr>(S)) {
-    if (auto Batch = loaderBatchMember(ME))
+    if (auto Batch = modules().loaderBatchMember(ME))
       return *Batch;
     std::string Name = ME->getMemberDecl()->getName().str();
     // A member of a tensor tuple local: `p.first`, `p.second` (std::pair's
@@ -218,7 +220,7 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
       // An LSTM's (output, (h_n, c_n)): its element 0 is the output; the
       // state pair is not a tensor tuple here.
       if (!isTensorTupleType(CE->getArg(0)->getType()))
-        if (auto R = recurrentValues(CE->getArg(0))) {
+        if (auto R = modules().recurrentValues(CE->getArg(0))) {
           if (K == 0u)
             return R->front();
           return I.unknown("std::get", "an LSTM's (h_n, c_n) is a pair: "
@@ -247,7 +249,7 @@ ValueId FunctionEvaluator::conditional(const AbstractConditionalOperator *CO) {
   size_t OpsBefore = I.trace().Ops.size();
   ValueId A = tensor(CO->getTrueExpr());
   ValueId B = tensor(CO->getFalseExpr());
-  allocationsAreUncertain(OpsBefore, "allocates in an arm of '?:' (line " +
+  invalidation().allocationsAreUncertain(OpsBefore, "allocates in an arm of '?:' (line " +
                                          std::to_string(span(CO->getSourceRange()).Line) +
                                          ")");
   std::string Why = "chosen at run time by the condition";
@@ -453,12 +455,12 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
   if (QName == "std::move" && CE->getNumArgs() == 1)
     return tensorTuple(CE->getArg(0));
   // gru->forward(x): (output, h_n).
-  if (auto R = recurrentValues(S))
+  if (auto R = modules().recurrentValues(S))
     return R;
   // std::get<1>(lstm->forward(x)): the LSTM's (h_n, c_n).
   if (QName == "std::get" && CE->getNumArgs() == 1 && getIndex(Callee) == 1u &&
       !isTensorTupleType(CE->getArg(0)->getType()))
-    if (auto R = recurrentValues(CE->getArg(0)); R && R->size() == 3)
+    if (auto R = modules().recurrentValues(CE->getArg(0)); R && R->size() == 3)
       return std::vector<ValueId>{(*R)[1], (*R)[2]};
   // A function of the project returning a pair or tuple of tensors
   // (`auto [mu, log_var] = encode(x)`, `std::tie(h, c) = step(x, h, c)`),
@@ -547,7 +549,7 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
                                   const Expr *Object,
                                   llvm::ArrayRef<const Expr *> Args) {
   if (!MD || !Object || !isTensorType(Object->getType())) {
-    if (auto V = moduleForward(E, MD, Object, Args))
+    if (auto V = modules().moduleForward(E, MD, Object, Args))
       return *V;
     if (auto V = userCall(E, MD, Object, Args))
       return *V;
@@ -614,7 +616,7 @@ std::vector<ValueId> FunctionEvaluator::applyResult(const CallSite &S,
     forgetObject(S.Receiver, "is changed in place by '" + C.Written + "'");
   if (R.SelfTakesResult && !Values.empty() &&
       C.arg(0).K == ArgValue::Kind::Tensor)
-    tensorChangedInPlace(C.arg(0).Tensor, Values.front(),
+    invalidation().tensorChangedInPlace(C.arg(0).Tensor, Values.front(),
                          "is reshaped in place by '" + C.Written + "'",
                          span(S.E->getSourceRange()));
   return Values;

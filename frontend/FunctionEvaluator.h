@@ -122,6 +122,11 @@ void collectMutations(const Stmt *Body, std::set<const ValueDecl *> &Out);
 class ArgumentReader;
 
 class SymbolReader;
+class TrainingTracker;
+
+class ModuleTracker;
+
+class Invalidation;
 class FunctionEvaluator {
 public:
   /// Name overrides the qualified name (lambdas: "f::lambda@L12").
@@ -198,11 +203,6 @@ public:
   void openStatement(const Stmt *S, Flow F, bool Insertable);
   /// The storage each name that Body may assign holds now.
   using StorageSnapshot = std::map<std::string, StorageId>;
-  StorageSnapshot snapshotAssignedIn(const Stmt *Body);
-  void invalidateAssignedIn(const Stmt *Body, const std::string &Reason,
-                            SourceRange Where,
-                            const StorageSnapshot *Before = nullptr,
-                            bool Names = true);
   /// What a branch arm may change and the next arm must not see: the
   /// value each name holds, tensor lists and tuples, option and device
   /// variables. Each arm of an if starts from the state before the if.
@@ -212,25 +212,6 @@ public:
     std::map<std::string, Options> OptionVars;
     std::map<std::string, std::optional<Device>> DeviceVars;
   };
-  BranchState saveBranchState() const;
-  /// Puts back what the names held at Start (each name still in scope),
-  /// and the lists, tuples and variables.
-  void restoreBranchState(const BranchState &Start);
-  /// After the last arm: a name whose value any arm's end (Ends, and the
-  /// state now) differs from Start's is unknown; it stays counted on its
-  /// storage when every arm left it on the same one.
-  void mergeBranchStates(const Stmt *Whole, const BranchState &Start,
-                         const std::vector<BranchState> &Ends,
-                         const std::string &Context);
-  /// A tensor's geometry changed in place (`x.unsqueeze_(0)`): every name,
-  /// list element and tuple element holding Old's tensor holds New.
-  void tensorChangedInPlace(ValueId Old, ValueId New, const std::string &Why,
-                            const SourceSpan &Where);
-  /// Allocations among the ops since OpsBefore make the totals unknown
-  /// (they ran a number of times the analysis does not know). AtOpLine:
-  /// Why names the first such op's line.
-  void allocationsAreUncertain(size_t OpsBefore, const std::string &Why,
-                               bool AtOpLine = false);
   /// A list or tuple local holds its tensors under hidden names, so they
   /// stay alive with it; nullopt forgets what it held.
   void holdElements(const std::string &Key,
@@ -338,37 +319,10 @@ public:
   std::vector<std::string> ModuleOrder;
   /// In a method of a module: the object's row of the summary.
   std::optional<ModuleSummary> ObjectModule;
-  void summarizeObject(const clang::CXXRecordDecl *RD,
-                       const std::vector<const clang::FieldDecl *> &Layers,
-                       const Stmt *CtorBody);
-  /// The summary rows of the modules, after the body is evaluated.
-  std::vector<ModuleSummary> moduleSummaries() const;
   /// By key() of the local variable or of the member field.
   std::map<std::string, ModuleValue> Modules;
-  /// The layer a holder of type Holder constructed by Init is: its options
-  /// and parameter shapes, or Why.
-  ModuleValue layerFromConstruction(QualType Holder, const Expr *Init,
-                                    const std::string &Name);
-  /// A layer a helper of this file returns (`conv1(conv3x3(in, out,
-  /// stride))`, the helper `return torch::nn::Conv2d(options...);`): its
-  /// return expression read with the helper's integer parameters bound to
-  /// the call's arguments. nullopt when Init is no such call.
-  std::optional<ModuleValue> layerFromHelper(QualType Holder, const Expr *Init,
-                                             const std::string &Name);
   /// Helpers being read by layerFromHelper (a recursive one stops).
   unsigned LayerHelperDepth = 0;
-  void declareModule(const VarDecl *VD, const DeclStmt *DS, Flow F,
-                     bool Insertable);
-  /// Allocates M's parameters and buffers as factories at Init, in the
-  /// open statement; held under HoldKey while the module lives (empty: a
-  /// temporary's, freed with the statement). DeviceMoved: why their device
-  /// is unknown, if it is.
-  void allocateParameters(ModuleValue &M, const Expr *Init,
-                          const std::string &HoldKey,
-                          const std::string &DeviceMoved);
-  /// In a method of a torch::nn::Module subclass: the layers its
-  /// constructor builds in its members (ModuleMembers.cpp).
-  void declareMemberModules();
   /// A torch::data loader over a built-in dataset (DataLoaders.cpp): what
   /// each iteration's batch holds.
   struct LoaderBatches {
@@ -382,28 +336,7 @@ public:
     std::string Variable; ///< the loop variable's name
     std::map<std::string, ValueId> Values; ///< data, target
   };
-  bool isDataLoaderCall(const clang::Expr *E) const;
-  LoaderBatches dataLoader(const clang::Expr *Init);
-  /// `for (auto &batch : *loader)`, each iteration: batch's members are
-  /// the loader's batch, allocated.
-  void loaderBatchValues(const clang::CXXForRangeStmt *RFS, Flow F);
-  /// `batch.data` / `batch.target` of such a loop variable.
-  std::optional<ValueId> loaderBatchMember(const clang::MemberExpr *ME);
   std::map<std::string, LoaderBatches> Loaders, BatchVariables;
-  /// Whether gradients are known to be off at E: a torch::NoGradGuard or
-  /// InferenceMode guard declared in the function's outermost block before
-  /// E's statement (a method runs in its caller's mode: not known).
-  bool gradModeOffAt(const Expr *E) const;
-  /// `fc->forward(x)` / `fc(x)` of a module declared here; nullopt when
-  /// Object is no such module.
-  std::optional<ValueId> moduleForward(const Expr *E, const FunctionDecl *Callee,
-                                       const Expr *Object,
-                                       llvm::ArrayRef<const Expr *> Args);
-  /// Whether M is in training mode where Use runs it: a module built here
-  /// is, unless eval() / train(false) ran before on every path; nullopt
-  /// (Why says why) when that is not known.
-  std::optional<bool> trainingMode(const ModuleValue &M, const Expr *Use,
-                                   std::string &Why);
 
   // Training (Training.cpp): gradients after backward(), optimizers over
   // a module's parameters and their state after step().
@@ -437,21 +370,6 @@ public:
   /// The backward / step / zero_grad calls evaluated as statements; any
   /// other such call in the body leaves the gradients unknown.
   std::set<const Expr *> TrainingCalls;
-  /// Whether T is a torch::optim optimizer (derives from Optimizer).
-  static bool isOptimizerType(QualType T);
-  void declareOptimizer(const VarDecl *VD, const DeclStmt *DS, Flow F,
-                        bool Insertable);
-  /// `loss.backward()`, `opt.step()`, `opt.zero_grad()`,
-  /// `fc->zero_grad()` as a statement: true when handled.
-  bool trainingStatement(const Expr *E, const Expr *S, Flow F,
-                         bool Insertable);
-  /// Whether the function has training code (a backward(), an
-  /// optimizer); then why no gradient is known in it, or "".
-  std::optional<std::string> trainingScope() const;
-  /// Fills the training columns of the summary row S of the module built
-  /// here under Key; Why: trainingScope()'s.
-  void summarizeTraining(const std::string &Key, ModuleSummary &S,
-                         const std::string &Why) const;
 
   // Calls into functions the translation unit defines (Calls.cpp).
   /// The body Callee runs when it is the project's own code (not
@@ -522,19 +440,6 @@ public:
     std::string Why; // Ctor null: why not
   };
   std::map<std::string, UserObject> UserObjects;
-  std::optional<UserObject> userObject(QualType T, const Expr *Init);
-  /// `lstm->forward(x)` / `gru->forward(x)` on a layer this function (or
-  /// the module) builds: output, h_n and (LSTM) c_n; nullopt for any other
-  /// expression.
-  std::optional<std::vector<ValueId>> recurrentValues(const Expr *E);
-  /// The LSTM or GRU module whose forward S calls, or null.
-  ModuleValue *recurrentModule(const Expr *S);
-  /// A layer with trainable parameters run at E with gradients on: autograd
-  /// keeps the tensors its backward needs (its input, the intermediates of
-  /// what follows) for as long as the output lives, temporaries included;
-  /// the live and peak totals would free them at the end of their
-  /// statement, so they become unknown.
-  void gradientsKeepIntermediates(const ModuleValue &M, const Expr *E);
   /// The object a followed method runs on, when the caller constructed it.
   const UserObject *Construction = nullptr;
   int CallDepth = 0;
@@ -641,6 +546,19 @@ public:
   /// Parameters as symbols, integers as sizes, facts from checks
   /// (SymbolReader.h: SymbolicValues.cpp, Symbols.cpp, IntegerCalls.cpp).
   SymbolReader symbols();
+
+  /// backward()'s gradients, optimizers and their state (TrainingTracker.h,
+  /// Training.cpp).
+  TrainingTracker training();
+
+  /// torch::nn layers the function builds or runs, a user module's member
+  /// layers, data loaders (ModuleTracker.h: Modules.cpp, ModuleMembers.cpp,
+  /// DataLoaders.cpp).
+  ModuleTracker modules();
+
+  /// What a branch or loop may have changed, and the join after the arms
+  /// of a branch (Invalidation.h: Invalidation.cpp, Effects.cpp).
+  Invalidation invalidation();
 
 public:
   SourceSpan span(SourceRange R) const;

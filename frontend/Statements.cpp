@@ -7,6 +7,8 @@
 // shapes through one pass of its body is at a fixpoint (loopAtFixpoint):
 // that pass's answers hold on every iteration.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/Invalidation.h"
+#include "frontend/ModuleTracker.h"
 #include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 
@@ -62,8 +64,8 @@ FunctionEvaluator::Completion FunctionEvaluator::statementList(llvm::ArrayRef<co
         BackEdges.insert(L->getDecl());
         std::vector<StorageSnapshot> Before;
         for (size_t J = K; J <= Last; ++J) {
-          Before.push_back(snapshotAssignedIn(Body[J]));
-          invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
+          Before.push_back(invalidation().snapshotAssignedIn(Body[J]));
+          invalidation().invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
                                "differs per iteration", Region);
         }
         Flow Inner = F;
@@ -72,11 +74,11 @@ FunctionEvaluator::Completion FunctionEvaluator::statementList(llvm::ArrayRef<co
         Completion C;
         for (size_t J = K; J <= Last && !C.abrupt(); ++J)
           C = statement(J == K ? L->getSubStmt() : Body[J], Inner, true);
-        allocationsAreUncertain(OpsBefore,
+        invalidation().allocationsAreUncertain(OpsBefore,
                                 "allocates in a loop made with goto (line " +
                                     std::to_string(span(Region).Line) + ")");
         for (size_t J = K; J <= Last; ++J)
-          invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
+          invalidation().invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
                                "differs per iteration", Region,
                                &Before[J - K]);
         BackEdges.erase(L->getDecl());
@@ -123,7 +125,7 @@ FunctionEvaluator::Completion FunctionEvaluator::loopBodyOnce(const Stmt *Body,
                                                              Flow Inner) {
   I.enterScope();
   if (const auto *RFS = dyn_cast<CXXForRangeStmt>(Whole))
-    loaderBatchValues(RFS, Inner);
+    modules().loaderBatchValues(RFS, Inner);
   // The condition runs on every iteration too.
   const Expr *Cond = nullptr;
   if (const auto *FS = dyn_cast<ForStmt>(Whole))
@@ -153,15 +155,15 @@ FunctionEvaluator::Completion FunctionEvaluator::loop(const Stmt *Body, const St
     return *Done;
   // Values carried around the loop change per iteration: forget them
   // before evaluating the body once for its per-iteration shapes.
-  StorageSnapshot Before = snapshotAssignedIn(Body);
-  invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
+  StorageSnapshot Before = invalidation().snapshotAssignedIn(Body);
+  invalidation().invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
                        Whole->getSourceRange());
   size_t OpsBefore = I.trace().Ops.size();
   Flow Inner = F;
   Inner.InLoop = true;
   Completion C = loopBodyOnce(Body, Whole, Inner);
-  allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
-  invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
+  invalidation().allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
+  invalidation().invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
                        Whole->getSourceRange(), &Before);
   // A loop body leaving the function or jumping out runs on some
   // iterations only.
@@ -199,20 +201,20 @@ FunctionEvaluator::Completion FunctionEvaluator::ifStatement(const IfStmt *IS, F
   Flow Inner = F;
   Inner.InBranch = true;
   // The else arm starts from the state before the then arm, not after it.
-  BranchState Start = saveBranchState();
+  BranchState Start = invalidation().saveBranchState();
   std::vector<BranchState> Ends;
   Completion Then = branch(IS->getThen(), Inner);
   Completion Else;
   if (IS->getElse()) {
-    Ends.push_back(saveBranchState());
-    restoreBranchState(Start);
+    Ends.push_back(invalidation().saveBranchState());
+    invalidation().restoreBranchState(Start);
     Else = branch(IS->getElse(), Inner);
   } else {
     Ends.push_back(Start); // the condition was false: nothing ran
   }
-  allocationsAreUncertain(OpsBefore, "allocates in a branch", true);
-  mergeBranchStates(IS, Start, Ends, "branch");
-  invalidateAssignedIn(IS, "assigned in a branch: depends on the condition",
+  invalidation().allocationsAreUncertain(OpsBefore, "allocates in a branch", true);
+  invalidation().mergeBranchStates(IS, Start, Ends, "branch");
+  invalidation().invalidateAssignedIn(IS, "assigned in a branch: depends on the condition",
                        IS->getSourceRange(), nullptr, /*Names=*/false);
   I.exitScope();
   if (Then.abrupt() && Else.abrupt() && Then.K == Else.K)
@@ -301,17 +303,17 @@ FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStm
     // Each case entered by its label starts from the state before the
     // switch; one entered by falling through may also carry the cases
     // above it, so what they changed is unknown there.
-    BranchState Start = saveBranchState();
+    BranchState Start = invalidation().saveBranchState();
     std::vector<BranchState> Ends;
     bool Live = false, Entered = false;
     for (const Stmt *S : Body) {
       if (isa<SwitchCase>(S)) {
         if (Entered && !Live) {
-          Ends.push_back(saveBranchState());
-          restoreBranchState(Start);
+          Ends.push_back(invalidation().saveBranchState());
+          invalidation().restoreBranchState(Start);
         } else if (Entered) {
           // Entered by this label, or fallen into from the case above.
-          mergeBranchStates(SS, Start, {Start}, "switch");
+          invalidation().mergeBranchStates(SS, Start, {Start}, "switch");
         }
         Live = Entered = true;
       }
@@ -324,7 +326,7 @@ FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStm
           mayHaveLeft(C);
       }
     }
-    allocationsAreUncertain(OpsBefore,
+    invalidation().allocationsAreUncertain(OpsBefore,
                             "allocates in a switch case (line " +
                                 std::to_string(span(SS->getSourceRange()).Line) +
                                 ")");
@@ -335,8 +337,8 @@ FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStm
       HasDefault |= isa<DefaultStmt>(SC);
     if (!HasDefault)
       Ends.push_back(Start);
-    mergeBranchStates(SS, Start, Ends, "switch");
-    invalidateAssignedIn(SS, "assigned in a switch: depends on the condition",
+    invalidation().mergeBranchStates(SS, Start, Ends, "switch");
+    invalidation().invalidateAssignedIn(SS, "assigned in a switch: depends on the condition",
                          SS->getSourceRange(), nullptr, /*Names=*/false);
   }
   I.exitScope();
@@ -415,7 +417,7 @@ FunctionEvaluator::Completion FunctionEvaluator::tryStatement(const CXXTryStmt *
   size_t HandlerOps = I.trace().Ops.size();
   std::vector<StorageSnapshot> Before;
   for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
-    Before.push_back(snapshotAssignedIn(TS->getHandler(K)));
+    Before.push_back(invalidation().snapshotAssignedIn(TS->getHandler(K)));
   Flow Inner = F;
   Inner.InBranch = true;
   for (unsigned K = 0; K < TS->getNumHandlers(); ++K) {
@@ -423,12 +425,12 @@ FunctionEvaluator::Completion FunctionEvaluator::tryStatement(const CXXTryStmt *
     if (HC.K == Completion::Return || HC.K == Completion::Goto)
       mayHaveLeft(HC);
   }
-  allocationsAreUncertain(HandlerOps,
+  invalidation().allocationsAreUncertain(HandlerOps,
                           "allocates in a catch handler that may run (line " +
                               std::to_string(span(TS->getSourceRange()).Line) +
                               ")");
   for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
-    invalidateAssignedIn(TS->getHandler(K), "assigned in a catch handler that "
+    invalidation().invalidateAssignedIn(TS->getHandler(K), "assigned in a catch handler that "
                          "may run", TS->getSourceRange(), &Before[K]);
   if (C.K == Completion::Throw)
     return {}; // caught, probably; what follows runs when it is
@@ -550,7 +552,7 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
     return statement(SC->getSubStmt(), F, Insertable);
   // Anything else (inline assembly, coroutines, SEH): not followed.
   StorageSnapshot Nothing; // nothing was evaluated: every name may differ
-  invalidateAssignedIn(S, "assigned in a statement the analysis does not follow",
+  invalidation().invalidateAssignedIn(S, "assigned in a statement the analysis does not follow",
                        S->getSourceRange(), &Nothing);
   I.totalsUnknown("a statement the analysis does not follow (line " +
                   std::to_string(span(S->getSourceRange()).Line) + ")");
