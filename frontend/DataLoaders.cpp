@@ -20,6 +20,7 @@
 // Anything else (a lambda transform, another dataset, a loader without
 // Stack, a custom sampler) is not followed.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/StatementWalker.h"
 #include "frontend/ModuleTracker.h"
 #include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
@@ -226,7 +227,7 @@ void ModuleTracker::loaderBatchValues(const CXXForRangeStmt *RFS, Flow F) {
   // (what the dataset and its transforms allocate per example on the way
   // is not followed: the peak is then unknown). The loop variable holds
   // it for the iteration.
-  FE.openStatement(RFS->getLoopVarStmt(), F, false);
+  FE.statements().openStatement(RFS->getLoopVarStmt(), F, false);
   for (const char *Member : {"data", "target"}) {
     Shape Sizes{N};
     bool Data = std::string(Member) == "data";

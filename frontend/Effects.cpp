@@ -4,6 +4,7 @@
 // reference or pointer; and the tensor work inside expressions that are not
 // tensors themselves (conditions, `int64_t n = x.sum().item<int64_t>()`).
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/CallFollower.h"
 #include "frontend/Invalidation.h"
 #include "frontend/ArgumentReader.h"
 
@@ -127,7 +128,7 @@ void FunctionEvaluator::sideEffects(const Expr *E) {
       continue;
     }
     if (const auto *CE = dyn_cast<CallExpr>(X)) {
-      if (followedEffects(CE))
+      if (calls().followedEffects(CE))
         continue; // its arguments were evaluated as the call's
       opaqueCallEffects(CE);
     }

@@ -2,6 +2,7 @@
 // written in the main file of a translation unit. The rooms of the
 // evaluator are listed in frontend/FunctionEvaluator.h.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/StatementWalker.h"
 #include "frontend/Invalidation.h"
 #include "frontend/ModuleTracker.h"
 #include "frontend/SymbolReader.h"
@@ -54,9 +55,9 @@ FunctionTrace FunctionEvaluator::run() {
   modules().declareMemberModules();
   Completion C;
   if (const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody()))
-    C = compound(Body, Flow{});
+    C = statements().compound(Body, Flow{});
   else if (const auto *Try = dyn_cast_or_null<CXXTryStmt>(FD.getBody()))
-    C = tryStatement(Try, Flow{}); // a function-try-block
+    C = statements().tryStatement(Try, Flow{}); // a function-try-block
   if (C.K == Completion::Throw && I.trace().Throws.empty()) {
     std::string What = C.Thrown.isNull() ? std::string("an exception")
                                          : C.Thrown.getAsString();

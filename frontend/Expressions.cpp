@@ -4,6 +4,8 @@
 // outcome, the Interpreter records it. Deep receiver chains are evaluated
 // in bounded steps.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/OpBinder.h"
+#include "frontend/CallFollower.h"
 #include "frontend/Invalidation.h"
 #include "frontend/ModuleTracker.h"
 #include "frontend/ArgumentReader.h"
@@ -384,7 +386,7 @@ FunctionEvaluator::evaluateList(const Expr *S) {
   if (!lookupOp(Name))
     if (auto Views = schemaViews(S, Callee, Site.Receiver, Site.Args))
       return Views;
-  return tableOpValues(Site, Name, Name);
+  return binder().tableOpValues(Site, Name, Name);
 }
 
 /// The tensors of a std::tuple / std::pair of tensors: a local, a LibTorch
@@ -466,7 +468,7 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
   // (`auto [mu, log_var] = encode(x)`, `std::tie(h, c) = step(x, h, c)`),
   // followed into its body.
   if (!isLibTorchDecl(Callee)) {
-    if (followedEffects(CE))
+    if (calls().followedEffects(CE))
       if (auto It = CallTuples.find(CE); It != CallTuples.end())
         return It->second;
     return std::nullopt;
@@ -487,7 +489,7 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
       return std::nullopt;
   }
   std::string Name = calleeName(Callee);
-  auto Values = tableOpValues(Site, Name, Name + ".dim");
+  auto Values = binder().tableOpValues(Site, Name, Name + ".dim");
   libTorchWrites(CE, Callee); // max_out(values, indices, x, 1)
   return Values;
 }
@@ -499,7 +501,7 @@ ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
     return I.unknown("call", "callee could not be resolved",
                      span(E->getSourceRange()));
   if (!isLibTorchDecl(Callee)) {
-    if (auto V = userCall(E, Callee, nullptr, Args))
+    if (auto V = calls().userCall(E, Callee, nullptr, Args))
       return *V;
     std::string Name = Callee->getQualifiedNameAsString();
     std::vector<ValueId> Inputs;
@@ -531,7 +533,7 @@ ValueId FunctionEvaluator::freeFunction(const Expr *E, const FunctionDecl *FD,
   S.Args.append(Args.begin(), Args.end());
   S.Functional = FD->getQualifiedNameAsString().find("nn::functional") !=
                  std::string::npos;
-  if (auto V = tableOp(S, Name))
+  if (auto V = binder().tableOp(S, Name))
     return *V;
   std::vector<ValueId> Inputs;
   for (const Expr *A : Args)
@@ -551,7 +553,7 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
   if (!MD || !Object || !isTensorType(Object->getType())) {
     if (auto V = modules().moduleForward(E, MD, Object, Args))
       return *V;
-    if (auto V = userCall(E, MD, Object, Args))
+    if (auto V = calls().userCall(E, MD, Object, Args))
       return *V;
     if (const auto *CE = dyn_cast<CallExpr>(E))
       opaqueCallEffects(CE);
@@ -570,7 +572,7 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
   S.Callee = MD;
   S.Receiver = Object;
   S.Args.append(Args.begin(), Args.end());
-  if (auto V = tableOp(S, Name))
+  if (auto V = binder().tableOp(S, Name))
     return *V;
   ValueId Self = tensor(Object);
   std::vector<ValueId> Inputs = {Self};
@@ -589,7 +591,7 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
 
 // ---- Table ops ---------------------------------------------------------------------
 
-std::vector<ValueId> FunctionEvaluator::applyResult(const CallSite &S,
+std::vector<ValueId> OpBinder::applyResult(const CallSite &S,
                                                     const OpCall &C,
                                                     const RuleResult &R) {
   // The inputs: the arguments the rule names, else every tensor argument
@@ -611,18 +613,18 @@ std::vector<ValueId> FunctionEvaluator::applyResult(const CallSite &S,
   std::string Name = R.Name.empty() ? C.Written : R.Name;
   std::vector<ValueId> Values;
   for (const OpOutcome &Out : R.Outcomes)
-    Values.push_back(apply(Name, S.E, Inputs, Out));
+    Values.push_back(FE.apply(Name, S.E, Inputs, Out));
   if (R.ForgetSelf && S.Receiver)
-    forgetObject(S.Receiver, "is changed in place by '" + C.Written + "'");
+    FE.forgetObject(S.Receiver, "is changed in place by '" + C.Written + "'");
   if (R.SelfTakesResult && !Values.empty() &&
       C.arg(0).K == ArgValue::Kind::Tensor)
-    invalidation().tensorChangedInPlace(C.arg(0).Tensor, Values.front(),
+    FE.invalidation().tensorChangedInPlace(C.arg(0).Tensor, Values.front(),
                          "is reshaped in place by '" + C.Written + "'",
-                         span(S.E->getSourceRange()));
+                         FE.span(S.E->getSourceRange()));
   return Values;
 }
 
-std::optional<ValueId> FunctionEvaluator::tableOp(const CallSite &S,
+std::optional<ValueId> OpBinder::tableOp(const CallSite &S,
                                                   const std::string &Name) {
   const OpInfo *Op = lookupOp(Name);
   if (!Op || Op->Result == ResultKind::Views || Op->Result == ResultKind::Tuple)
@@ -632,20 +634,20 @@ std::optional<ValueId> FunctionEvaluator::tableOp(const CallSite &S,
   if (!C) {
     std::vector<ValueId> Inputs;
     if (S.Receiver)
-      Inputs.push_back(tensor(S.Receiver));
+      Inputs.push_back(FE.tensor(S.Receiver));
     for (const Expr *A : S.Args)
       if (isTensorType(A->getType()))
-        Inputs.push_back(tensor(A));
-    return unmodelledCall(Name, S.E, Inputs, Why);
+        Inputs.push_back(FE.tensor(A));
+    return FE.unmodelledCall(Name, S.E, Inputs, Why);
   }
   std::vector<ValueId> Values = applyResult(S, *C, applyRule(*C));
   if (Values.empty())
-    return I.unknown(Name, "the rule gave no result", span(S.E->getSourceRange()));
+    return FE.I.unknown(Name, "the rule gave no result", FE.span(S.E->getSourceRange()));
   return Values.front();
 }
 
 std::optional<std::vector<ValueId>>
-FunctionEvaluator::tableOpValues(const CallSite &S, const std::string &Name,
+OpBinder::tableOpValues(const CallSite &S, const std::string &Name,
                                  const std::string &Entry) {
   const OpInfo *Op = lookupOp(Entry);
   std::string Why = Op ? "" : "'" + Name + "' " +
@@ -658,7 +660,7 @@ FunctionEvaluator::tableOpValues(const CallSite &S, const std::string &Name,
     C = bind(*Op, S, Name, Why);
   if (!C) {
     const Expr *SelfE = S.Receiver ? S.Receiver : S.Args.front();
-    unmodelledCall(Name, S.E, {tensor(SelfE)}, Why);
+    FE.unmodelledCall(Name, S.E, {FE.tensor(SelfE)}, Why);
     return std::nullopt;
   }
   RuleResult R = applyRule(*C);

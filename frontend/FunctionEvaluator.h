@@ -127,6 +127,11 @@ class TrainingTracker;
 class ModuleTracker;
 
 class Invalidation;
+class StatementWalker;
+
+class CallFollower;
+
+class OpBinder;
 class FunctionEvaluator {
 public:
   /// Name overrides the qualified name (lambdas: "f::lambda@L12").
@@ -186,21 +191,6 @@ public:
   };
 
   // Statements.
-  Completion statement(const Stmt *S, Flow F, bool Insertable);
-  Completion compound(const CompoundStmt *CS, Flow F);
-  Completion statementList(llvm::ArrayRef<const Stmt *> Body, Flow F);
-  Completion loop(const Stmt *Body, const Stmt *Whole, Flow F);
-  Completion branch(const Stmt *Body, Flow F);
-  Completion ifStatement(const IfStmt *IS, Flow F);
-  Completion switchStatement(const SwitchStmt *SS, Flow F);
-  Completion tryStatement(const CXXTryStmt *TS, Flow F);
-  void declaration(const DeclStmt *DS, Flow F, bool Insertable);
-  void declareVariable(const VarDecl *VD, const DeclStmt *DS, Flow F,
-                       bool Insertable);
-  void staticLocal(const VarDecl *VD, const DeclStmt *DS, Flow F,
-                   bool Insertable);
-  Completion expressionStatement(const Expr *E, Flow F, bool Insertable);
-  void openStatement(const Stmt *S, Flow F, bool Insertable);
   /// The storage each name that Body may assign holds now.
   using StorageSnapshot = std::map<std::string, StorageId>;
   /// What a branch arm may change and the next arm must not see: the
@@ -217,10 +207,6 @@ public:
   void holdElements(const std::string &Key,
                     const std::optional<std::vector<ValueId>> &Elements,
                     std::map<std::string, std::vector<ValueId>> &Into);
-  /// An if's or a switch's initializer, condition variable and the tensor
-  /// work in its condition, each its own statement.
-  void conditionPrologue(const Stmt *Init, const DeclStmt *CondVar,
-                         const Expr *Cond, Flow F);
   /// Evaluates the tensor work inside an expression that is not itself a
   /// tensor (`int64_t n = x.sum().item<int64_t>()`, a condition, `(void)`).
   void sideEffects(const Expr *E);
@@ -372,21 +358,9 @@ public:
   std::set<const Expr *> TrainingCalls;
 
   // Calls into functions the translation unit defines (Calls.cpp).
-  /// The body Callee runs when it is the project's own code (not
-  /// LibTorch's, not the standard library's), or null.
-  const FunctionDecl *followedDefinition(const FunctionDecl *Callee) const;
-  /// A call of such a function, evaluated with the arguments' values:
-  /// its result (NoValue for a function returning no tensor), or nullopt
-  /// when Callee is not followed. Object: a method's object, if any.
-  std::optional<ValueId> userCall(const Expr *E, const FunctionDecl *Callee,
-                                  const Expr *Object,
-                                  llvm::ArrayRef<const Expr *> Args);
   /// Why userCall's last nullopt was not a followed call; empty when the
   /// callee is simply not the project's code.
   std::string NotFollowedWhy;
-  /// A call in an expression statement or operand that returns no tensor
-  /// (`init_weights(w)`): followed when it can be; false otherwise.
-  bool followedEffects(const CallExpr *CE);
   /// What a followed call did, in the caller's terms: its outcome (a view
   /// of the K-th tensor argument, a new storage, a throw), which tensor
   /// arguments it changed, and its name for the report.
@@ -400,18 +374,6 @@ public:
     std::vector<OpOutcome> Elements;
     std::vector<std::pair<unsigned, std::string>> Changed; // argument, why
   };
-  CallSummary summarizeCall(const FunctionDecl &Def, const std::string &Name,
-                            FunctionEvaluator &Callee, const FunctionTrace &T,
-                            const std::vector<int> &TensorArgument);
-  /// What the caller gets for element K of what every return statement
-  /// of Callee returns: Out (holding the call's bytes) completed with the
-  /// value and kind, or unknown with the reason. Peak: the callee's peak,
-  /// when its returned storage is to be taken out of it.
-  void returnedElement(const FunctionDecl &Def, const std::string &Name,
-                       FunctionEvaluator &Callee, const FunctionTrace &T,
-                       const std::vector<int> &TensorArgument, size_t K,
-                       const std::optional<SymSize> &Peak,
-                       const std::optional<SymSize> &Allocated, OpOutcome &Out);
   /// The tensors a followed call returning a std::pair / std::tuple gave,
   /// by call.
   std::map<const Expr *, std::vector<ValueId>> CallTuples;
@@ -469,23 +431,6 @@ public:
     llvm::SmallVector<const Expr *, 6> Args; // the explicit arguments
     bool Functional = false; // torch::nn::functional's spelling
   };
-  /// Evaluates a call of a table op; nullopt when Name is not one.
-  std::optional<ValueId> tableOp(const CallSite &S, const std::string &Name);
-  /// The values of a table op that returns several tensors (a split's
-  /// pieces, max(dim)'s values and indices); nullopt when they are not
-  /// known.
-  /// Entry is the table's name for the op in that role ("max.dim").
-  std::optional<std::vector<ValueId>> tableOpValues(const CallSite &S,
-                                                    const std::string &Name,
-                                                    const std::string &Entry);
-  /// The call bound to one of Op's overloads, or nullopt with the reason.
-  std::optional<OpCall> bind(const OpInfo &Op, const CallSite &S,
-                             const std::string &Name, std::string &Why);
-  ArgValue bindArg(const Expr *E, ArgType T);
-  ArgValue bindIndices(const Expr *IndexList);
-  /// Records a rule's outcomes as ops; one value per outcome.
-  std::vector<ValueId> applyResult(const CallSite &S, const OpCall &C,
-                                   const RuleResult &R);
   std::optional<std::vector<ValueId>> tensorList(const Expr *E);
   std::optional<std::vector<ValueId>> evaluateList(const Expr *S);
   ValueId listElement(const Expr *E, const Expr *List, const Expr *Index);
@@ -560,6 +505,19 @@ public:
   /// of a branch (Invalidation.h: Invalidation.cpp, Effects.cpp).
   Invalidation invalidation();
 
+  /// Statement order and control flow, with lifetimes: blocks, branches,
+  /// loops (to a fixpoint), try, declarations (StatementWalker.h:
+  /// Statements.cpp, Declarations.cpp, ExpressionStatements.cpp).
+  StatementWalker statements();
+
+  /// Calls into the translation unit's own functions, followed with the
+  /// caller's values (CallFollower.h, Calls.cpp; docs/calls.md).
+  CallFollower calls();
+
+  /// Calls of table ops bound to an overload's schema and run through the
+  /// op's rule (OpBinder.h: ArgBinder.cpp, Expressions.cpp).
+  OpBinder binder();
+
 public:
   SourceSpan span(SourceRange R) const;
   SourceLocation inMainFile(SourceLocation L) const;
@@ -599,7 +557,6 @@ public:
   /// allocations happen on some paths only.
   std::string MayHaveLeft;
   size_t MayHaveLeftOps = 0;
-  void mayHaveLeft(const Completion &C);
   /// Labels that a goto jumps back to: a goto to one ends an iteration.
   std::set<const LabelDecl *> BackEdges;
   /// Depth of options()/device() calls following global initializers.
@@ -642,15 +599,6 @@ public:
                     TrainingCalls, NotFollowedWhy, UserObjects, Returns,
                     ChangedParameters, CallTuples);
   }
-  /// A loop whose body leaves every tensor it carries from one iteration
-  /// to the next as it found it (shape, strides, dtype, device, a storage
-  /// of its own of the same bytes): the body's answers, computed from the
-  /// values before the loop, hold on every iteration and the carried
-  /// tensors keep them after it. nullopt (with nothing changed) otherwise.
-  std::optional<Completion> loopAtFixpoint(const Stmt *Body, const Stmt *Whole,
-                                           Flow F);
-  /// Runs a loop's condition, body and increment once (Inner: in a loop).
-  Completion loopBodyOnce(const Stmt *Body, const Stmt *Whole, Flow Inner);
   int FixpointDepth = 0;
 };
 

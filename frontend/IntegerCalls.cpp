@@ -14,6 +14,7 @@
 
 #include "frontend/AstQueries.h"
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/CallFollower.h"
 #include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 
@@ -293,7 +294,7 @@ std::optional<SymSize> SymbolReader::integerCall(const CallExpr *CE) {
   // The reading interprets no call, so it cannot recurse.
   if (isa<CXXOperatorCallExpr>(CE))
     return std::nullopt;
-  const FunctionDecl *Def = FE.followedDefinition(CE->getDirectCallee());
+  const FunctionDecl *Def = FE.calls().followedDefinition(CE->getDirectCallee());
   QualType Ret = Def ? Def->getReturnType() : QualType();
   if (!Def || !Ret->isIntegerType() || Ret->isBooleanType() ||
       CE->getNumArgs() != Def->getNumParams())

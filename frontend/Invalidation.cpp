@@ -2,6 +2,7 @@
 // changed: the names it may assign become unknown after it, keeping their
 // storage counted when every value they may hold is on that storage.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/StatementWalker.h"
 #include "frontend/Invalidation.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -293,10 +294,10 @@ void Invalidation::tensorChangedInPlace(ValueId Old, ValueId New,
           E = MaybeChanged();
 }
 std::optional<FunctionEvaluator::Completion>
-FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
+StatementWalker::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
   // Each level tries its body once more than it runs it: a bound keeps
   // nested loops from multiplying that.
-  if (FixpointDepth >= 3)
+  if (FE.FixpointDepth >= 3)
     return std::nullopt;
   AssignedIn Found = assignedIn(Body);
   // Lists grown and option or device variables set per iteration are not
@@ -304,12 +305,12 @@ FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
   if (!Found.Containers.empty())
     return std::nullopt;
   for (const VarDecl *VD : Found.Variables)
-    if (isOptionsType(VD->getType()) || DeviceVars.count(key(VD)))
+    if (isOptionsType(VD->getType()) || FE.DeviceVars.count(FE.key(VD)))
       return std::nullopt;
   std::map<std::string, ValueId> Entry;
-  for (const auto &[K, Display] : keysChanged(Found, *this))
-    if (ValueId V = I.lookup(K); V != NoValue) {
-      const TensorValue &TV = I.value(V);
+  for (const auto &[K, Display] : keysChanged(Found, FE))
+    if (ValueId V = FE.I.lookup(K); V != NoValue) {
+      const TensorValue &TV = FE.I.value(V);
       if (!TV.hasLayout() || !TV.dtypeKnown() || TV.Storage == NoStorage)
         return std::nullopt;
       Entry[K] = V;
@@ -318,23 +319,23 @@ FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
     return std::nullopt;
 
   auto Before = std::apply(
-      [](auto &...Field) { return std::make_tuple(Field...); }, changeableState());
-  size_t OpsBefore = I.trace().Ops.size();
+      [](auto &...Field) { return std::make_tuple(Field...); }, FE.changeableState());
+  size_t OpsBefore = FE.I.trace().Ops.size();
   Flow Inner = F;
   Inner.InLoop = true;
-  ++FixpointDepth;
+  ++FE.FixpointDepth;
   Completion C = loopBodyOnce(Body, Whole, Inner);
-  --FixpointDepth;
+  --FE.FixpointDepth;
 
-  const FunctionTrace &T = I.trace();
+  const FunctionTrace &T = FE.I.trace();
   std::vector<std::string> Rebound;
   auto SameAfter = [&](const std::string &K, ValueId E) {
-    ValueId X = I.lookup(K);
+    ValueId X = FE.I.lookup(K);
     if (X == E)
       return true;
     if (X == NoValue)
       return false;
-    const TensorValue &A = I.value(E), &B = I.value(X);
+    const TensorValue &A = FE.I.value(E), &B = FE.I.value(X);
     if (!B.hasLayout() || !(*A.Sizes == *B.Sizes) || !(*A.Strides == *B.Strides) ||
         !(*A.Offset == *B.Offset) || A.Type != B.Type || A.TypeOf != B.TypeOf ||
         A.Dev != B.Dev)
@@ -346,7 +347,7 @@ FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
     if (B.Storage == NoStorage)
       return false;
     const StorageInfo &SA = T.Storages.at(A.Storage), &SB = T.Storages.at(B.Storage);
-    std::string Name = I.nameOf(K);
+    std::string Name = FE.I.nameOf(K);
     if (SA.External || SB.External || !SA.Bytes || !SB.Bytes ||
         !(*SA.Bytes == *SB.Bytes) || SB.Producer == NoOp ||
         static_cast<size_t>(SB.Producer) < OpsBefore || SA.FirstName != Name ||
@@ -357,13 +358,13 @@ FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
   };
   for (const auto &[K, E] : Entry)
     if (!SameAfter(K, E)) {
-      changeableState() = Before;
+      FE.changeableState() = Before;
       return std::nullopt;
     }
-  invalidation().allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
-  SourceSpan Where = span(Whole->getSourceRange());
+  FE.invalidation().allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
+  SourceSpan Where = FE.span(Whole->getSourceRange());
   for (const std::string &Name : Rebound)
-    I.totalsUnknown("'" + Name + "' holds one of several tensors after line " +
+    FE.I.totalsUnknown("'" + Name + "' holds one of several tensors after line " +
                     std::to_string(Where.Line));
   if (C.K == Completion::Return || C.K == Completion::Goto)
     mayHaveLeft(C);

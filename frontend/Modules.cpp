@@ -20,6 +20,8 @@
 // assigned, passed to a call, push_back) is not followed: its forward is
 // unknown with that reason.
 #include "frontend/LayerEvaluator.h"
+#include "frontend/CallFollower.h"
+#include "frontend/StatementWalker.h"
 #include "frontend/ModuleTracker.h"
 #include "frontend/TrainingTracker.h"
 #include "frontend/SymbolReader.h"
@@ -282,7 +284,7 @@ ModuleTracker::layerFromHelper(QualType Holder, const Expr *Init,
                                    const std::string &Name) {
   const auto *Call = dyn_cast_or_null<CallExpr>(throughCopies(Init));
   const FunctionDecl *Def =
-      Call ? FE.followedDefinition(Call->getDirectCallee()) : nullptr;
+      Call ? FE.calls().followedDefinition(Call->getDirectCallee()) : nullptr;
   if (!Def || isa<CXXMethodDecl>(Def) || Call->getNumArgs() != Def->getNumParams())
     return std::nullopt;
   // One statement, `return <layer>;`: anything else (locals, branches)
@@ -385,7 +387,7 @@ void ModuleTracker::declareModule(const VarDecl *VD, const DeclStmt *DS,
     ParametersNotFollowed();
     return;
   }
-  FE.openStatement(DS, F, Insertable);
+  FE.statements().openStatement(DS, F, Insertable);
   allocateParameters(M, VD->getInit(), FE.key(VD),
                      Uses.DeviceMoves ? "module '" + Name +
                                             "' is moved to a device "

@@ -1,6 +1,7 @@
 // torch::nn options objects read as named values (OptionsChains.h).
 #include "frontend/OptionsChains.h"
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/OpBinder.h"
 #include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 
@@ -214,7 +215,7 @@ ArgValue readValue(FunctionEvaluator &FE, const Expr *E, QualType T) {
     A.K = ArgValue::Kind::Other;
     return A;
   }
-  ArgValue A = FE.bindArg(E, Type);
+  ArgValue A = FE.binder().bindArg(E, Type);
   A.Defaulted = false;
   return A;
 }

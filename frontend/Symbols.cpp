@@ -34,6 +34,7 @@
 // table's tags), this file (declaring the parameters), SymbolicValues.cpp
 // (integer expressions as sizes, facts from checks).
 #include "frontend/SymbolScans.h"
+#include "frontend/CallFollower.h"
 #include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
 #include "model/Decide.h"
@@ -159,7 +160,7 @@ void SymbolReader::declareParameters() {
   std::map<const ParmVarDecl *, ParameterEvidence> Evidence;
   if (Body) {
     FollowedCallee Followed = [this](const FunctionDecl *Callee) {
-      return FE.followedDefinition(Callee);
+      return FE.calls().followedDefinition(Callee);
     };
     Evidence = scanRankEvidence(FE.Ctx, FE.FD, Body, FE.Mutated, Sites, Followed);
   }

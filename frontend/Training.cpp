@@ -33,6 +33,7 @@
 // totals do not follow (backward's own temporaries included): the totals
 // of a function that calls them are unknown, and the summary has the bytes.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/StatementWalker.h"
 #include "frontend/TrainingTracker.h"
 #include "frontend/ArgumentReader.h"
 #include "frontend/OptionsChains.h"
@@ -279,7 +280,7 @@ bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
   };
   if (Method == "backward") {
     FE.BackwardSeen = true;
-    FE.openStatement(E, F, Insertable);
+    FE.statements().openStatement(E, F, Insertable);
     ValueId Loss = FE.tensor(MC->getImplicitObjectArgument());
     std::vector<ValueId> Inputs = {Loss};
     // backward(gradient, retain_graph, create_graph, inputs).
