@@ -1,6 +1,12 @@
 // FunctionEvaluator: evaluates one function body's LibTorch expressions in
-// statement order and feeds the Interpreter. The class is shared by the
-// rooms of frontend/, each a file with one job:
+// statement order and feeds the Interpreter. It holds the evaluation's
+// state and the expression work; the rest is done by collaborators of
+// their own (rooms: ArgumentReader, SymbolReader, OpBinder, CallFollower,
+// ModuleTracker, TrainingTracker, StatementWalker, Invalidation, each with
+// its header in frontend/), which keep no state and read and write this
+// class's, so loops and branches still snapshot one state
+// (changeableState(), BranchState). The files of frontend/, each with one
+// job:
 //
 //   AstQueries.cpp     what a Clang type or expression is (a tensor, a list)
 //   Arguments.cpp      integers, lists, dtypes, devices, options as values
@@ -119,19 +125,18 @@ const clang::CXXConstructExpr *holderConstruction(const Expr *E);
 /// address of, bind to a non-const reference) to Out.
 void collectMutations(const Stmt *Body, std::set<const ValueDecl *> &Out);
 
+// The evaluator's rooms: classes of their own that keep no state and read
+// and write the evaluator's, each reached through an accessor below
+// (args(), symbols(), ...) and declared in the header of its name.
 class ArgumentReader;
-
 class SymbolReader;
 class TrainingTracker;
-
 class ModuleTracker;
-
 class Invalidation;
 class StatementWalker;
-
 class CallFollower;
-
 class OpBinder;
+
 class FunctionEvaluator {
 public:
   /// Name overrides the qualified name (lambdas: "f::lambda@L12").
@@ -174,8 +179,9 @@ public:
   /// such a parameter has exactly k dims.
   std::map<std::string, int64_t> viewRankHints() const;
 
-  // The rest is the evaluator's own, spread over the room files of
-  // frontend/ (each names what it defines at its top).
+  // The rest is the evaluation's state and the expression work, spread
+  // over the files of frontend/ (each names what it defines at its top),
+  // and the accessors of the rooms (args(), symbols(), ...).
   struct Flow {
     bool InLoop = false;
     bool InBranch = false;
@@ -190,7 +196,7 @@ public:
     bool abrupt() const { return K != Normal; }
   };
 
-  // Statements.
+  // Statements (StatementWalker, Invalidation).
   /// The storage each name that Body may assign holds now.
   using StorageSnapshot = std::map<std::string, StorageId>;
   /// What a branch arm may change and the next arm must not see: the
@@ -460,8 +466,6 @@ public:
                                        const Expr *Receiver,
                                        llvm::ArrayRef<const Expr *> Args);
 
-
-
   // What ArgumentReader (frontend/ArgumentReader.h) returns.
   struct Number {
     double Value;
@@ -484,6 +488,8 @@ public:
     std::string TypeOf;
   };
 
+  // The rooms (each keeps no state; a copy of one is a reference to this
+  // evaluator).
   /// Arguments as values: integers, lists, dtypes, devices, options
   /// (ArgumentReader.h, Arguments.cpp).
   ArgumentReader args();
@@ -586,7 +592,7 @@ public:
       SameRank;
   int SizeDepth = 0;
 
-  // ---- loops iterated to a fixpoint (Statements.cpp) -------------------
+  // ---- loops iterated to a fixpoint (StatementWalker, Statements.cpp) --
   /// Everything a statement's evaluation may change, as references: a
   /// loop's trial pass copies it out and, when the loop is not at a
   /// fixpoint, assigns the copy back.
