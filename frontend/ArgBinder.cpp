@@ -15,6 +15,9 @@
 //     at::kLong), and marked as not written; an empty optional (nullopt,
 //     `{}`, an undefined Tensor()) is absent.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/OpBinder.h"
+#include "frontend/SymbolReader.h"
+#include "frontend/ArgumentReader.h"
 #include "frontend/OptionsChains.h"
 
 using namespace clang;
@@ -106,7 +109,7 @@ bool compatible(ArgType Schema, ArgType Cxx) {
 
 } // namespace
 
-std::optional<OpCall> FunctionEvaluator::bind(const OpInfo &Op,
+std::optional<OpCall> OpBinder::bind(const OpInfo &Op,
                                               const CallSite &S,
                                               const std::string &Name,
                                               std::string &Why) {
@@ -121,7 +124,7 @@ std::optional<OpCall> FunctionEvaluator::bind(const OpInfo &Op,
   C.Written = Name;
   C.IsMethod = Method;
   C.Functional = S.Functional;
-  C.Version = Opts.Version;
+  C.Version = FE.Opts.Version;
   bool Bound = false;
   for (unsigned O = 0; O < Op.Overloads.size() && !Bound; ++O) {
     const Schema &Sch = Op.Overloads[O];
@@ -182,16 +185,16 @@ std::optional<OpCall> FunctionEvaluator::bind(const OpInfo &Op,
         ArgName == "sizes" || ArgName == "shape" || ArgName == "repeats")
       for (const SymSize &X : A.List)
         if (auto N = X.symbolName();
-            N && Env->info(*N) && Env->info(*N)->Kind == SymbolKind::Integer)
-          Env->markSizeLike(*N);
+            N && FE.Env->info(*N) && FE.Env->info(*N)->Kind == SymbolKind::Integer)
+          FE.Env->markSizeLike(*N);
   }
   const ArgValue &SelfArg = C.self();
   if (SelfArg.K == ArgValue::Kind::Tensor && SelfArg.TV.Storage != NoStorage)
-    C.SelfStorageBytes = I.trace().Storages.at(SelfArg.TV.Storage).Bytes;
+    C.SelfStorageBytes = FE.I.trace().Storages.at(SelfArg.TV.Storage).Bytes;
   return C;
 }
 
-ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
+ArgValue OpBinder::bindArg(const Expr *E, ArgType T) {
   ArgValue A;
   A.Type = T;
   if (!E)
@@ -210,7 +213,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
   // torch::nn options objects (F::Conv2dFuncOptions().stride(2)): their
   // options by name (frontend/OptionsChains.h).
   if (T == ArgType::Any)
-    if (auto N = nnOptionsArg(*this, E)) {
+    if (auto N = nnOptionsArg(FE, E)) {
       N->Type = T;
       N->Defaulted = Defaulted;
       return *N;
@@ -220,29 +223,29 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
   case ArgType::OptTensor: {
     // An undefined Tensor() or an empty optional is no tensor.
     if (T == ArgType::OptTensor || Defaulted) {
-      OptTensor O = optionalTensor(E);
+      OptTensor O = FE.args().optionalTensor(E);
       if (!O.Understood)
         return Unknown("the tensor argument could not be derived");
       if (!O.Present)
         return A;
       E = O.E;
     }
-    A.Tensor = tensor(E);
-    A.TV = I.value(A.Tensor);
+    A.Tensor = FE.tensor(E);
+    A.TV = FE.I.value(A.Tensor);
     return Done(ArgValue::Kind::Tensor);
   }
   case ArgType::TensorList: {
-    auto List = tensorList(E);
+    auto List = FE.tensorList(E);
     if (!List)
       return Unknown("the tensor list could not be derived");
     A.Tensors = *List;
     for (ValueId V : *List)
-      A.TVs.push_back(I.value(V));
+      A.TVs.push_back(FE.I.value(V));
     return Done(ArgValue::Kind::TensorList);
   }
   case ArgType::Int:
   case ArgType::OptInt: {
-    OptInt O = optionalInt(E);
+    OptInt O = FE.args().optionalInt(E);
     if (!O.Present)
       return A;
     if (!O.Value) {
@@ -263,7 +266,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
       if (R == "c10::nullopt_t" || R == "std::nullopt_t")
         return A;
     }
-    auto L = intList(E);
+    auto L = FE.args().intList(E);
     if (!L)
       return Unknown("the list could not be derived");
     A.List = *L;
@@ -274,7 +277,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
         E, [](const Expr *X) { return X->getType()->isBooleanType(); });
     if (!S)
       return A;
-    auto V = integer(S);
+    auto V = FE.args().integer(S);
     if (!V)
       return Unknown("the flag could not be derived");
     A.Bool = *V != 0;
@@ -285,7 +288,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
         E, [](const Expr *X) { return X->getType()->isArithmeticType(); });
     if (!S)
       return A;
-    auto N = number(S);
+    auto N = FE.args().number(S);
     if (!N)
       return Unknown("the number could not be derived");
     A.Number = N->Value;
@@ -315,19 +318,19 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
         E, [](const Expr *X) { return X->getType()->isArithmeticType(); });
     if (!S)
       return A;
-    A.Scalar = operand(S);
-    if (auto N = number(S)) {
+    A.Scalar = FE.args().operand(S);
+    if (auto N = FE.args().number(S)) {
       A.Number = N->Value;
       A.Floating = N->Floating;
     }
-    A.LiteralType = scalarLiteralType(S);
+    A.LiteralType = FE.args().scalarLiteralType(S);
     if (S->getType()->isIntegerType() && !S->getType()->isBooleanType())
-      A.Integral = sizeValue(S);
+      A.Integral = FE.symbols().sizeValue(S);
     return Done(ArgValue::Kind::Scalar);
   }
   case ArgType::ScalarType:
   case ArgType::OptScalarType: {
-    OptDType O = optionalDType(E);
+    OptDType O = FE.args().optionalDType(E);
     if (!O.Present)
       return A;
     if (!O.Value && !O.TypeOf.empty()) {
@@ -346,14 +349,14 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
         E, [](const Expr *X) { return X->getType()->isEnumeralType(); });
     if (!S)
       return A;
-    auto F = memoryFormat(S);
+    auto F = FE.args().memoryFormat(S);
     if (!F)
       return Unknown("the memory format could not be derived");
     A.Fmt = *F;
     return Done(ArgValue::Kind::MemoryFormat);
   }
   case ArgType::Options:
-    A.Options = options(E);
+    A.Options = FE.args().options(E);
     return Done(ArgValue::Kind::Options);
   case ArgType::Device: {
     const Expr *S = presentOptional(E, [](const Expr *X) {
@@ -362,7 +365,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
     });
     if (!S)
       return A;
-    auto D = device(S);
+    auto D = FE.args().device(S);
     if (!D)
       return Unknown("the device could not be derived");
     A.Dev = *D;
@@ -386,7 +389,7 @@ ArgValue FunctionEvaluator::bindArg(const Expr *E, ArgType T) {
 
 /// Tensor::index({...}): each element a TensorIndex made from an integer, a
 /// Slice, None, an Ellipsis, a bool or a tensor.
-ArgValue FunctionEvaluator::bindIndices(const Expr *IndexList) {
+ArgValue OpBinder::bindIndices(const Expr *IndexList) {
   ArgValue A;
   A.Type = ArgType::TensorIndexList;
   const InitListExpr *IL = bracedList(IndexList);
@@ -418,7 +421,7 @@ ArgValue FunctionEvaluator::bindIndices(const Expr *IndexList) {
         std::string BT = recordName(B->getType());
         if (BT == "c10::nullopt_t" || BT == "std::nullopt_t")
           return;
-        Out = integer(B);
+        Out = FE.args().integer(B);
         if (!Out)
           Spec.Unknown = true;
       };
@@ -437,19 +440,19 @@ ArgValue FunctionEvaluator::bindIndices(const Expr *IndexList) {
       Spec.K = IndexSpec::Ellipsis;
     } else if (X->getType()->isBooleanType()) {
       Spec.K = IndexSpec::Boolean;
-      auto B = integer(X);
+      auto B = FE.args().integer(X);
       Spec.Bool = B.value_or(0) != 0;
       Spec.Unknown = !B;
     } else if (X->getType()->isIntegerType()) {
       Spec.K = IndexSpec::Integer;
-      auto V = integer(X);
+      auto V = FE.args().integer(X);
       Spec.Int = V.value_or(0);
       Spec.Unknown = !V;
     } else if (isTensorType(X->getType())) {
       Spec.K = IndexSpec::Tensor;
-      ValueId V = tensor(X);
+      ValueId V = FE.tensor(X);
       A.Tensors.push_back(V);
-      Spec.TensorIndex = I.value(V);
+      Spec.TensorIndex = FE.I.value(V);
     } else {
       A.K = ArgValue::Kind::Unknown;
       A.Reason = "an index element is not modelled";

@@ -3,41 +3,43 @@
 // far as the source determines it. Clang folds the constants; enumerators
 // are read by name; constants at namespace scope are followed.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolReader.h"
+#include "frontend/ArgumentReader.h"
 
 using namespace clang;
 
 namespace tma {
 
-std::optional<int64_t> FunctionEvaluator::integer(const Expr *E) {
+std::optional<int64_t> ArgumentReader::integer(const Expr *E) {
   if (auto C = foldInteger(E))
     return C;
   // A local or parameter nothing changes (Symbols.cpp), when its value is
   // a constant: `int64_t n = 4;`, `auto c = t.size(1)` of a known t.
-  if (auto V = E ? symbolicValue(E, /*Evaluate=*/false) : std::nullopt)
+  if (auto V = E ? FE.symbols().symbolicValue(E, /*Evaluate=*/false) : std::nullopt)
     return V->constant();
   return std::nullopt;
 }
 
-std::optional<int64_t> FunctionEvaluator::foldInteger(const Expr *E) {
+std::optional<int64_t> ArgumentReader::foldInteger(const Expr *E) {
   E = stripConversions(E, [](const Expr *X) {
     return X->getType()->isIntegralOrEnumerationType();
   });
   if (!E || E->isValueDependent() || !E->getType()->isIntegralOrEnumerationType())
     return std::nullopt;
   Expr::EvalResult R;
-  if (!E->EvaluateAsInt(R, Ctx))
+  if (!E->EvaluateAsInt(R, FE.Ctx))
     return std::nullopt;
   return R.Val.getInt().getExtValue();
 }
 
-std::optional<std::string> FunctionEvaluator::enumeratorName(const Expr *E) {
+std::optional<std::string> ArgumentReader::enumeratorName(const Expr *E) {
   E = stripConversions(E, [](const Expr *X) {
     return X->getType()->isEnumeralType();
   });
   if (!E || !E->getType()->isEnumeralType())
     return std::nullopt;
   Expr::EvalResult R;
-  if (E->isValueDependent() || !E->EvaluateAsInt(R, Ctx))
+  if (E->isValueDependent() || !E->EvaluateAsInt(R, FE.Ctx))
     return std::nullopt;
   const EnumDecl *ED = E->getType()
                            .getNonReferenceType()
@@ -49,7 +51,7 @@ std::optional<std::string> FunctionEvaluator::enumeratorName(const Expr *E) {
   return std::nullopt;
 }
 
-std::optional<Shape> FunctionEvaluator::intList(const Expr *E) {
+std::optional<Shape> ArgumentReader::intList(const Expr *E) {
   E = strip(E);
   if (!E)
     return std::nullopt;
@@ -61,7 +63,7 @@ std::optional<Shape> FunctionEvaluator::intList(const Expr *E) {
     if (const auto *IL = dyn_cast<InitListExpr>(Cur)) {
       Shape Out;
       for (const Expr *Elem : IL->inits()) {
-        auto V = sizeValue(Elem);
+        auto V = FE.symbols().sizeValue(Elem);
         if (!V)
           return std::nullopt;
         Out.push_back(*V);
@@ -78,7 +80,7 @@ std::optional<Shape> FunctionEvaluator::intList(const Expr *E) {
       const Expr *Arg = strip(CE->getArg(0));
       // ArrayRef(const T &OneElt): a single integer.
       if (Arg->getType()->isIntegerType() && CE->getNumArgs() == 1) {
-        if (auto V = sizeValue(Arg))
+        if (auto V = FE.symbols().sizeValue(Arg))
           return Shape{*V};
         return std::nullopt;
       }
@@ -91,7 +93,7 @@ std::optional<Shape> FunctionEvaluator::intList(const Expr *E) {
       const Expr *Obj = MC->getImplicitObjectArgument();
       if (MD && Obj && isTensorType(Obj->getType()) && MC->getNumArgs() == 0 &&
           (MD->getName() == "sizes" || MD->getName() == "strides")) {
-        const TensorValue &V = I.value(tensor(Obj));
+        const TensorValue &V = FE.I.value(FE.tensor(Obj));
         return MD->getName() == "sizes" ? V.Sizes : V.Strides;
       }
       // x.sizes().vec()
@@ -106,7 +108,7 @@ std::optional<Shape> FunctionEvaluator::intList(const Expr *E) {
 }
 
 std::optional<std::pair<std::optional<DType>, std::string>>
-FunctionEvaluator::dtypeOfTensor(const Expr *E) {
+ArgumentReader::dtypeOfTensor(const Expr *E) {
   // x.scalar_type(), x.dtype(): the tensor's dtype, known or a parameter's.
   const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(E));
   while (!MC && E) {
@@ -124,20 +126,20 @@ FunctionEvaluator::dtypeOfTensor(const Expr *E) {
   if ((N != "scalar_type" && N != "dtype") || !Obj ||
       !isTensorType(Obj->getType()))
     return std::nullopt;
-  const TensorValue &TV = I.value(tensor(Obj));
+  const TensorValue &TV = FE.I.value(FE.tensor(Obj));
   if (!TV.dtypeKnown())
     return std::nullopt;
   return std::make_pair(TV.Type, TV.Type ? std::string() : TV.TypeOf);
 }
 
-std::optional<DType> FunctionEvaluator::scalarType(const Expr *E) {
+std::optional<DType> ArgumentReader::scalarType(const Expr *E) {
   auto Name = enumeratorName(E);
   if (!Name)
     return std::nullopt;
   return dtypeFromName(*Name);
 }
 
-std::optional<MemoryFormat> FunctionEvaluator::memoryFormat(const Expr *E) {
+std::optional<MemoryFormat> ArgumentReader::memoryFormat(const Expr *E) {
   auto Name = enumeratorName(E);
   if (!Name)
     return std::nullopt;
@@ -150,7 +152,7 @@ std::optional<MemoryFormat> FunctionEvaluator::memoryFormat(const Expr *E) {
   return std::nullopt;
 }
 
-std::optional<Device> FunctionEvaluator::device(const Expr *E) {
+std::optional<Device> ArgumentReader::device(const Expr *E) {
   E = strip(E);
   if (!E)
     return std::nullopt;
@@ -160,13 +162,13 @@ std::optional<Device> FunctionEvaluator::device(const Expr *E) {
   // A Device variable: a local the analysis tracks, or a constant.
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E);
       DRE && !E->getType()->isEnumeralType()) {
-    if (auto It = DeviceVars.find(key(DRE->getDecl())); It != DeviceVars.end())
+    if (auto It = FE.DeviceVars.find(FE.key(DRE->getDecl())); It != FE.DeviceVars.end())
       return It->second;
     if (const Expr *Init = constantInitializer(DRE->getDecl());
-        Init && FollowDepth < 8) {
-      ++FollowDepth;
+        Init && FE.FollowDepth < 8) {
+      ++FE.FollowDepth;
       auto D = device(Init);
-      --FollowDepth;
+      --FE.FollowDepth;
       return D;
     }
     return std::nullopt;
@@ -179,14 +181,14 @@ std::optional<Device> FunctionEvaluator::device(const Expr *E) {
       return std::nullopt;
     Device D;
     D.Kind = *Kind;
-    I.mentionDevice(span(E->getSourceRange()), false, D);
+    FE.I.mentionDevice(FE.span(E->getSourceRange()), false, D);
     return D;
   }
   // A string literal ("cuda:0"), possibly wrapped in std::string.
   if (const auto *SL = dyn_cast<StringLiteral>(E)) {
     auto D = parseDeviceString(SL->getString());
     if (D)
-      I.mentionDevice(span(E->getSourceRange()), true, *D);
+      FE.I.mentionDevice(FE.span(E->getSourceRange()), true, *D);
     return D;
   }
   if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
@@ -211,9 +213,9 @@ std::optional<Device> FunctionEvaluator::device(const Expr *E) {
     const CXXMethodDecl *MD = MCE->getMethodDecl();
     if (MD && calleeName(MD) == "device" &&
         isTensorType(MCE->getImplicitObjectArgument()->getType())) {
-      ValueId V = tensor(MCE->getImplicitObjectArgument());
+      ValueId V = FE.tensor(MCE->getImplicitObjectArgument());
       if (V >= 0)
-        return I.value(V).Dev;
+        return FE.I.value(V).Dev;
     }
   }
   return std::nullopt;
@@ -221,7 +223,7 @@ std::optional<Device> FunctionEvaluator::device(const Expr *E) {
 
 /// The dtype a C++ scalar argument gives `full` and friends: the type of
 /// the expression before it became a c10::Scalar.
-std::optional<DType> FunctionEvaluator::scalarLiteralType(const Expr *E) {
+std::optional<DType> ArgumentReader::scalarLiteralType(const Expr *E) {
   E = stripConversions(E, [](const Expr *X) {
     return X->getType()->isArithmeticType();
   });
@@ -241,7 +243,7 @@ std::optional<DType> FunctionEvaluator::scalarLiteralType(const Expr *E) {
 /// with static storage (namespace scope, a static member, a static local),
 /// which no code of this function can change. Locals are tracked as they
 /// are assigned instead.
-const Expr *FunctionEvaluator::constantInitializer(const ValueDecl *D) const {
+const Expr *ArgumentReader::constantInitializer(const ValueDecl *D) const {
   const auto *VD = dyn_cast<VarDecl>(D);
   if (!VD || !VD->hasGlobalStorage())
     return nullptr;
@@ -252,7 +254,7 @@ const Expr *FunctionEvaluator::constantInitializer(const ValueDecl *D) const {
   return Init;
 }
 
-Options FunctionEvaluator::options(const Expr *E) {
+Options ArgumentReader::options(const Expr *E) {
   Options O;
   E = strip(E);
   if (!E) {
@@ -301,14 +303,14 @@ Options FunctionEvaluator::options(const Expr *E) {
   if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
     return options(FC->getSubExpr());
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    auto It = OptionVars.find(key(DRE->getDecl()));
-    if (It != OptionVars.end())
+    auto It = FE.OptionVars.find(FE.key(DRE->getDecl()));
+    if (It != FE.OptionVars.end())
       return It->second;
     if (const Expr *Init = constantInitializer(DRE->getDecl());
-        Init && FollowDepth < 8) {
-      ++FollowDepth;
+        Init && FE.FollowDepth < 8) {
+      ++FE.FollowDepth;
       Options Followed = options(Init);
-      --FollowDepth;
+      --FE.FollowDepth;
       return Followed;
     }
     O.Known = false;
@@ -330,9 +332,9 @@ Options FunctionEvaluator::options(const Expr *E) {
     const Expr *Obj = MCE->getImplicitObjectArgument();
     std::string Name = calleeName(MD);
     if (isTensorType(Obj->getType()) && Name == "options") {
-      ValueId V = tensor(Obj);
+      ValueId V = FE.tensor(Obj);
       if (V >= 0) {
-        const TensorValue &TV = I.value(V);
+        const TensorValue &TV = FE.I.value(V);
         O.HasType = O.HasDevice = true;
         O.Type = TV.Type;
         O.TypeOf = TV.Type ? std::string() : TV.TypeOf;
@@ -394,7 +396,7 @@ Options FunctionEvaluator::options(const Expr *E) {
 }
 
 std::optional<FunctionEvaluator::Number>
-FunctionEvaluator::number(const Expr *E) {
+ArgumentReader::number(const Expr *E) {
   E = stripConversions(E, [](const Expr *X) {
     return X->getType()->isArithmeticType();
   });
@@ -407,7 +409,7 @@ FunctionEvaluator::number(const Expr *E) {
     return Number{static_cast<double>(*V), false};
   }
   llvm::APFloat F(0.0);
-  if (!E->EvaluateAsFloat(F, Ctx))
+  if (!E->EvaluateAsFloat(F, FE.Ctx))
     return std::nullopt;
   bool LosesInfo = false;
   F.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
@@ -417,7 +419,7 @@ FunctionEvaluator::number(const Expr *E) {
 
 /// The category of a C++ scalar argument as ATen wraps it: bool -> Bool,
 /// integers -> Int64, floating -> Float64 (a double Scalar).
-std::optional<DType> FunctionEvaluator::scalarCategory(const Expr *E) {
+std::optional<DType> ArgumentReader::scalarCategory(const Expr *E) {
   E = stripConversions(E, [](const Expr *X) {
     return X->getType()->isArithmeticType();
   });
@@ -433,18 +435,18 @@ std::optional<DType> FunctionEvaluator::scalarCategory(const Expr *E) {
   return std::nullopt;
 }
 
-ElemOperand FunctionEvaluator::operand(const Expr *E) {
+ElemOperand ArgumentReader::operand(const Expr *E) {
   const Expr *T = stripConversions(E, [](const Expr *X) {
     return isTensorType(X->getType());
   });
   if (T && isTensorType(T->getType()))
-    return ElemOperand::tensor(I.value(tensor(T)));
+    return ElemOperand::tensor(FE.I.value(FE.tensor(T)));
   return ElemOperand::scalar(scalarCategory(E));
 }
 
 /// An optional tensor argument (linear's bias): absent when it is a
 /// default, `{}`, c10::nullopt or an empty Tensor().
-FunctionEvaluator::OptTensor FunctionEvaluator::optionalTensor(const Expr *E) {
+FunctionEvaluator::OptTensor ArgumentReader::optionalTensor(const Expr *E) {
   OptTensor R;
   if (!E || isDefaultArg(E))
     return R;
@@ -471,20 +473,20 @@ FunctionEvaluator::OptTensor FunctionEvaluator::optionalTensor(const Expr *E) {
 
 /// Reads an optional integer argument: absent (default / nullopt), a
 /// value, or not derivable.
-FunctionEvaluator::OptInt FunctionEvaluator::optionalInt(const Expr *E) {
+FunctionEvaluator::OptInt ArgumentReader::optionalInt(const Expr *E) {
   OptInt R;
   if (const Expr *S = presentOptional(
           E, [](const Expr *X) { return X->getType()->isIntegerType(); })) {
     R.Present = true;
     R.Value = integer(S);
     if (!R.Value)
-      R.Size = sizeValue(S);
+      R.Size = FE.symbols().sizeValue(S);
   }
   return R;
 }
 
 /// An optional ScalarType argument: absent, a dtype, or not derivable.
-FunctionEvaluator::OptDType FunctionEvaluator::optionalDType(const Expr *E) {
+FunctionEvaluator::OptDType ArgumentReader::optionalDType(const Expr *E) {
   OptDType R;
   if (const Expr *S = presentOptional(
           E, [](const Expr *X) { return X->getType()->isEnumeralType(); })) {

@@ -13,6 +13,8 @@
 // MaxCallDepth, virtual dispatch the static type does not settle, code
 // without a body here (another translation unit, a library).
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/CallFollower.h"
+#include "frontend/SymbolReader.h"
 #include "model/Geometry.h"
 
 #include "clang/AST/Attr.h"
@@ -51,11 +53,11 @@ std::string describe(const TensorValue &V) {
 } // namespace
 
 const FunctionDecl *
-FunctionEvaluator::followedDefinition(const FunctionDecl *Callee) const {
+CallFollower::followedDefinition(const FunctionDecl *Callee) const {
   const FunctionDecl *Def = nullptr;
   if (!Callee || !Callee->hasBody(Def) || !Def || isLibTorchDecl(Def))
     return nullptr;
-  if (SM.isInSystemHeader(SM.getExpansionLoc(Def->getLocation())))
+  if (FE.SM.isInSystemHeader(FE.SM.getExpansionLoc(Def->getLocation())))
     return nullptr;
   if (Def->isVariadic() || Def->getDeclContext()->isDependentContext() ||
       isa<CXXConstructorDecl>(Def) || isa<CXXDestructorDecl>(Def))
@@ -70,7 +72,7 @@ FunctionEvaluator::followedDefinition(const FunctionDecl *Callee) const {
 }
 
 std::optional<ValueId>
-FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
+CallFollower::userCall(const Expr *E, const FunctionDecl *Callee,
                             const Expr *Object,
                             llvm::ArrayRef<const Expr *> Args) {
   const FunctionDecl *Def = followedDefinition(Callee);
@@ -79,9 +81,9 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
   std::string Name = lambdaTraceName(*Def); // f::lambda@L3, as its own table
   if (Name.empty())
     Name = Def->getQualifiedNameAsString();
-  NotFollowedWhy.clear();
+  FE.NotFollowedWhy.clear();
   auto NotFollowed = [&](const std::string &Why) -> std::optional<ValueId> {
-    NotFollowedWhy = "call to '" + Name + "' is not followed: " + Why;
+    FE.NotFollowedWhy = "call to '" + Name + "' is not followed: " + Why;
     return std::nullopt;
   };
   if (const auto *MD = dyn_cast<CXXMethodDecl>(Def);
@@ -95,10 +97,10 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
       return NotFollowed("a virtual function; which override runs is "
                          "decided at run time");
   }
-  for (FunctionEvaluator *F = this; F; F = F->Caller)
+  for (FunctionEvaluator *F = &FE; F; F = F->Caller)
     if (F->FD.getCanonicalDecl() == Def->getCanonicalDecl())
       return NotFollowed("it is recursive");
-  if (CallDepth >= MaxCallDepth)
+  if (FE.CallDepth >= MaxCallDepth)
     return NotFollowed("calls nest deeper than " +
                        std::to_string(MaxCallDepth));
   if (Args.size() != Def->getNumParams())
@@ -115,15 +117,15 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
     QualType PT = P->getType();
     BoundArgument B;
     if (isTensorType(PT) && isTensorType(Args[K]->getType())) {
-      ValueId V = tensor(Args[K]);
+      ValueId V = FE.tensor(Args[K]);
       TensorArgument[K] = static_cast<int>(Inputs.size());
       Inputs.push_back(V);
       if (V >= 0) {
-        B.Tensor = I.value(V);
+        B.Tensor = FE.I.value(V);
         if (const StorageInfo *S =
                 B.Tensor->Storage == NoStorage
                     ? nullptr
-                    : &I.trace().Storages.at(B.Tensor->Storage))
+                    : &FE.I.trace().Storages.at(B.Tensor->Storage))
           B.StorageBytes = S->Bytes;
         Key += "|T" + describe(*B.Tensor) + "#" +
                (B.StorageBytes ? B.StorageBytes->toCpp() : "?");
@@ -132,14 +134,14 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
       }
     } else if (PT.getNonReferenceType()->isIntegerType() &&
                !PT->isBooleanType()) {
-      B.Integer = sizeValue(Args[K]);
+      B.Integer = FE.symbols().sizeValue(Args[K]);
       if (B.Integer)
-        B.Integer = convertInteger(*B.Integer, PT.getNonReferenceType());
+        B.Integer = FE.symbols().convertInteger(*B.Integer, PT.getNonReferenceType());
       Key += "|I" + (B.Integer ? B.Integer->toCpp() : std::string("?"));
     } else {
       Key += "|-";
       if (hasTensorWork(Args[K]))
-        sideEffects(Args[K]);
+        FE.sideEffects(Args[K]);
     }
     Values[P] = B;
   }
@@ -147,7 +149,7 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
   // A method of the module this method runs on (`encode(x)` in
   // VAE::forward) sees the same member layers.
   const auto *CalleeMethod = dyn_cast<CXXMethodDecl>(Def);
-  const auto *ThisMethod = dyn_cast<CXXMethodDecl>(&FD);
+  const auto *ThisMethod = dyn_cast<CXXMethodDecl>(&FE.FD);
   bool SameObject = CalleeMethod && ThisMethod && !CalleeMethod->isStatic() &&
                     CalleeMethod->getParent() == ThisMethod->getParent() &&
                     (!Object || isa<CXXThisExpr>(strip(Object)));
@@ -163,25 +165,25 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
         Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
       Obj = strip(Arrow->getArg(0));
     if (const auto *VD = dyn_cast_or_null<VarDecl>(namedDecl(Obj)))
-      if (auto It = UserObjects.find(key(VD)); It != UserObjects.end()) {
+      if (auto It = FE.UserObjects.find(FE.key(VD)); It != FE.UserObjects.end()) {
         const CXXRecordDecl *Class = It->second.Class;
         const CXXRecordDecl *Owner = CalleeMethod->getParent();
         if (Class->getCanonicalDecl() == Owner->getCanonicalDecl() ||
             Class->isDerivedFrom(Owner)) {
           Construction = &It->second;
-          Key += "|object " + key(VD);
+          Key += "|object " + FE.key(VD);
         }
       }
   }
-  FunctionEvaluator *Top = this;
+  FunctionEvaluator *Top = &FE;
   while (Top->Caller)
     Top = Top->Caller;
   auto Memo = Top->CallMemo.find(Key);
   if (Memo == Top->CallMemo.end()) {
-    FunctionEvaluator Callee(Ctx, *Def, Opts, Name);
-    Callee.Env = Env;
-    Callee.Caller = this;
-    Callee.CallDepth = CallDepth + 1;
+    FunctionEvaluator Callee(FE.Ctx, *Def, FE.Opts, Name);
+    Callee.Env = FE.Env;
+    Callee.Caller = &FE;
+    Callee.CallDepth = FE.CallDepth + 1;
     Callee.Bound = std::move(Values);
     Callee.SameObject = SameObject;
     Callee.Construction = Construction;
@@ -196,19 +198,19 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
     // One value per element, the call's bytes on the first.
     std::vector<ValueId> Elements;
     for (const OpOutcome &Element : Summary.Elements)
-      Elements.push_back(apply(Name, E, Inputs, Element));
-    CallTuples[E] = Elements;
+      Elements.push_back(FE.apply(Name, E, Inputs, Element));
+    FE.CallTuples[E] = Elements;
   } else {
-    Result = apply(Name, E, Inputs, Summary.Out);
+    Result = FE.apply(Name, E, Inputs, Summary.Out);
   }
   for (const auto &[K, Why] : Summary.Changed)
-    forgetObject(Args[K], Why);
+    FE.forgetObject(Args[K], Why);
   // Tensors it was handed in a container are followed only as far as the
   // container: if the body may reshape a tensor in place, they may have
   // changed.
   for (unsigned K = 0; K < Args.size(); ++K)
-    if (holdsTensors(Def->getParamDecl(K)->getType()) && mayReshapeInPlace(Def))
-      forgetContainedTensors(Args[K], "is passed in a container to '" + Name +
+    if (holdsTensors(Def->getParamDecl(K)->getType()) && FE.mayReshapeInPlace(Def))
+      FE.forgetContainedTensors(Args[K], "is passed in a container to '" + Name +
                                           "', which may change its geometry "
                                           "in place");
   // A tensor behind a pointer parameter may have been rebound through it:
@@ -222,15 +224,15 @@ FunctionEvaluator::userCall(const Expr *E, const FunctionDecl *Callee,
     if (const auto *UO = dyn_cast<UnaryOperator>(strip(Target));
         UO && UO->getOpcode() == UO_AddrOf)
       Target = UO->getSubExpr();
-    if (auto Sl = slotOf(Target); Sl && Sl->Known)
-      forgetSlot(Sl->Key, Sl->Display, "passed by pointer to '" + Name + "'",
-                 span(Args[K]->getSourceRange()));
+    if (auto Sl = FE.slotOf(Target); Sl && Sl->Known)
+      FE.forgetSlot(Sl->Key, Sl->Display, "passed by pointer to '" + Name + "'",
+                 FE.span(Args[K]->getSourceRange()));
   }
   return Summary.ReturnsTensor ? Result : NoValue;
 }
 
 FunctionEvaluator::CallSummary
-FunctionEvaluator::summarizeCall(const FunctionDecl &Def,
+CallFollower::summarizeCall(const FunctionDecl &Def,
                                  const std::string &Name,
                                  FunctionEvaluator &Callee,
                                  const FunctionTrace &T,
@@ -318,7 +320,7 @@ FunctionEvaluator::summarizeCall(const FunctionDecl &Def,
   return S;
 }
 
-void FunctionEvaluator::returnedElement(const FunctionDecl &Def,
+void CallFollower::returnedElement(const FunctionDecl &Def,
                                         const std::string &Name,
                                         FunctionEvaluator &Callee,
                                         const FunctionTrace &T,
@@ -405,14 +407,14 @@ void FunctionEvaluator::returnedElement(const FunctionDecl &Def,
   if (!Info.Bytes)
     return Unknown("the size of the storage it returns is not known");
   if (Peak) {
-    Out.TransientBytes = Env->simplify(*Peak - *Info.Bytes);
+    Out.TransientBytes = FE.Env->simplify(*Peak - *Info.Bytes);
     if (Allocated)
-      Out.TransientTotalBytes = Env->simplify(*Allocated - *Info.Bytes);
+      Out.TransientTotalBytes = FE.Env->simplify(*Allocated - *Info.Bytes);
   }
   Out.Note = In + "returns a tensor it allocated";
 }
 
-bool FunctionEvaluator::followedEffects(const CallExpr *CE) {
+bool CallFollower::followedEffects(const CallExpr *CE) {
   const FunctionDecl *Callee = CE->getDirectCallee();
   if (!followedDefinition(Callee) || isTensorType(CE->getType()))
     return false;

@@ -20,6 +20,10 @@
 // Anything else (a lambda transform, another dataset, a loader without
 // Stack, a custom sampler) is not followed.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/StatementWalker.h"
+#include "frontend/ModuleTracker.h"
+#include "frontend/SymbolReader.h"
+#include "frontend/ArgumentReader.h"
 
 #include "model/Geometry.h"
 #include "model/ops/OpCodes.h"
@@ -62,19 +66,19 @@ const Expr *unwrap(const Expr *E) {
 
 } // namespace
 
-bool FunctionEvaluator::isDataLoaderCall(const Expr *E) const {
+bool ModuleTracker::isDataLoaderCall(const Expr *E) const {
   const auto *CE = dyn_cast_or_null<CallExpr>(strip(E));
   const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
   return F && F->getQualifiedNameAsString() == "torch::data::make_data_loader";
 }
 
 FunctionEvaluator::LoaderBatches
-FunctionEvaluator::dataLoader(const Expr *Init) {
+ModuleTracker::dataLoader(const Expr *Init) {
   LoaderBatches L;
-  L.Line = span(Init->getSourceRange()).Line;
+  L.Line = FE.span(Init->getSourceRange()).Line;
   // The dataset it owns holds storage of its own (MNIST reads every image
   // into one tensor when it is constructed): not counted.
-  I.totalsUnknown("the data loader's dataset (line " + std::to_string(L.Line) +
+  FE.I.totalsUnknown("the data loader's dataset (line " + std::to_string(L.Line) +
                   ") holds storage the totals do not follow");
   const auto *CE = cast<CallExpr>(strip(Init));
   // make_data_loader(dataset, batch_size | options): a custom sampler
@@ -122,7 +126,7 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
   // MNIST(root, mode = kTrain).
   std::optional<int64_t> Count = 60000;
   if (Base->getNumArgs() >= 2 && !isDefaultArg(Base->getArg(1))) {
-    std::string Mode = enumeratorName(Base->getArg(1)).value_or("");
+    std::string Mode = FE.args().enumeratorName(Base->getArg(1)).value_or("");
     Count = Mode == "kTrain" ? std::optional<int64_t>(60000)
             : Mode == "kTest" ? std::optional<int64_t>(10000)
                               : std::nullopt;
@@ -154,9 +158,9 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
         const CXXMethodDecl *MD = MC->getMethodDecl();
         std::string N = MD && MD->getIdentifier() ? MD->getName().str() : "";
         if (N == "batch_size" && MC->getNumArgs() == 1 && !Batch)
-          Batch = sizeValue(MC->getArg(0));
+          Batch = FE.symbols().sizeValue(MC->getArg(0));
         else if (N == "drop_last" && MC->getNumArgs() == 1) {
-          auto V = integer(MC->getArg(0));
+          auto V = FE.args().integer(MC->getArg(0));
           if (!V) {
             L.Why = "the data loader's drop_last could not be derived";
             return L;
@@ -170,7 +174,7 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
         B = MC->getImplicitObjectArgument();
       } else if (const auto *C = dyn_cast<CXXConstructExpr>(B)) {
         if (C->getNumArgs() >= 1 && !isDefaultArg(C->getArg(0)) && !Batch)
-          Batch = sizeValue(C->getArg(0));
+          Batch = FE.symbols().sizeValue(C->getArg(0));
         else if (!Batch)
           Batch = SymSize(1); // DataLoaderOptions() batches one example
         break;
@@ -180,7 +184,7 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
       }
     }
   } else if (B->getType()->isIntegerType()) {
-    Batch = sizeValue(B);
+    Batch = FE.symbols().sizeValue(B);
   }
   if (!Batch) {
     L.Why = "the data loader's batch size could not be derived";
@@ -196,7 +200,7 @@ FunctionEvaluator::dataLoader(const Expr *Init) {
   return L;
 }
 
-void FunctionEvaluator::loaderBatchValues(const CXXForRangeStmt *RFS, Flow F) {
+void ModuleTracker::loaderBatchValues(const CXXForRangeStmt *RFS, Flow F) {
   // `*loader` of a loader this function declared: the loop variable's
   // members are its batches (unknown with the loader's reason when it is
   // not followed).
@@ -206,10 +210,10 @@ void FunctionEvaluator::loaderBatchValues(const CXXForRangeStmt *RFS, Flow F) {
                         ? dyn_cast<DeclRefExpr>(strip(OC->getArg(0)))
                         : nullptr;
   const VarDecl *Var = RFS->getLoopVariable();
-  auto Loader = DRE ? Loaders.find(key(DRE->getDecl())) : Loaders.end();
-  if (!Var || Loader == Loaders.end())
+  auto Loader = DRE ? FE.Loaders.find(FE.key(DRE->getDecl())) : FE.Loaders.end();
+  if (!Var || Loader == FE.Loaders.end())
     return;
-  LoaderBatches &L = BatchVariables[key(Var)] = Loader->second;
+  LoaderBatches &L = FE.BatchVariables[FE.key(Var)] = Loader->second;
   L.Variable = Var->getName().str();
   if (!L.Why.empty())
     return;
@@ -217,15 +221,15 @@ void FunctionEvaluator::loaderBatchValues(const CXXForRangeStmt *RFS, Flow F) {
   // symbol between 1 and the batch size (the last batch is shorter).
   SymSize N = L.Batch;
   if (!L.Full) {
-    N = Env->tensorSize(L.Variable + ".data", 0);
-    Env->addFact(SymRelation::ge(N, 1));
-    Env->addFact(SymRelation::le(N, L.Batch));
+    N = FE.Env->tensorSize(L.Variable + ".data", 0);
+    FE.Env->addFact(SymRelation::ge(N, 1));
+    FE.Env->addFact(SymRelation::le(N, L.Batch));
   }
   // Each iteration's batch is new storage: Stack<> stacks the examples
   // (what the dataset and its transforms allocate per example on the way
   // is not followed: the peak is then unknown). The loop variable holds
   // it for the iteration.
-  openStatement(RFS->getLoopVarStmt(), F, false);
+  FE.statements().openStatement(RFS->getLoopVarStmt(), F, false);
   for (const char *Member : {"data", "target"}) {
     Shape Sizes{N};
     bool Data = std::string(Member) == "data";
@@ -240,20 +244,20 @@ void FunctionEvaluator::loaderBatchValues(const CXXForRangeStmt *RFS, Flow F) {
     Out.TransientBytes = std::nullopt;
     Out.Note = "the data loader's batch (" + L.Variable + "." + Member +
                "), stacked by Stack<>";
-    SourceSpan Where = span(RFS->getLoopVarStmt()->getSourceRange());
-    ValueId V = I.apply(opInfo(OpCode::stack).Name, Where, Where, {}, Out);
-    I.hold(key(Var) + "." + Member, V);
+    SourceSpan Where = FE.span(RFS->getLoopVarStmt()->getSourceRange());
+    ValueId V = FE.I.apply(opInfo(OpCode::stack).Name, Where, Where, {}, Out);
+    FE.I.hold(FE.key(Var) + "." + Member, V);
     L.Values[Member] = V;
   }
-  I.endStatement();
+  FE.I.endStatement();
 }
 
-std::optional<ValueId> FunctionEvaluator::loaderBatchMember(const MemberExpr *ME) {
+std::optional<ValueId> ModuleTracker::loaderBatchMember(const MemberExpr *ME) {
   const auto *DRE = dyn_cast<DeclRefExpr>(strip(ME->getBase()));
   if (!DRE)
     return std::nullopt;
-  auto It = BatchVariables.find(key(DRE->getDecl()));
-  if (It == BatchVariables.end())
+  auto It = FE.BatchVariables.find(FE.key(DRE->getDecl()));
+  if (It == FE.BatchVariables.end())
     return std::nullopt;
   LoaderBatches &L = It->second;
   std::string Member = ME->getMemberDecl()->getName().str();
@@ -261,9 +265,9 @@ std::optional<ValueId> FunctionEvaluator::loaderBatchMember(const MemberExpr *ME
     return std::nullopt;
   if (auto V = L.Values.find(Member); V != L.Values.end())
     return V->second;
-  return I.unknown(L.Variable + "." + Member,
+  return FE.I.unknown(L.Variable + "." + Member,
                    L.Why.empty() ? "the data loader's batch is not followed" : L.Why,
-                   span(ME->getSourceRange()), Interpreter::Provenance::Computed);
+                   FE.span(ME->getSourceRange()), Interpreter::Provenance::Computed);
 }
 
 } // namespace tma

@@ -3,6 +3,11 @@
 // options and devices; each statement opened for the Interpreter with its
 // probe position.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/StatementWalker.h"
+#include "frontend/ModuleTracker.h"
+#include "frontend/TrainingTracker.h"
+#include "frontend/SymbolReader.h"
+#include "frontend/ArgumentReader.h"
 #include "frontend/ModuleUses.h"
 #include "model/ops/OpCodes.h"
 #include "model/ops/OpTable.h"
@@ -14,13 +19,13 @@ using namespace clang;
 
 namespace tma {
 
-void FunctionEvaluator::openStatement(const Stmt *S, Flow F, bool Insertable) {
-  CurrentStatement = S->getSourceRange();
-  Evaluated.clear();
-  EvaluatedLists.clear();
-  EvaluatedTuples.clear();
+void StatementWalker::openStatement(const Stmt *S, Flow F, bool Insertable) {
+  FE.CurrentStatement = S->getSourceRange();
+  FE.Evaluated.clear();
+  FE.EvaluatedLists.clear();
+  FE.EvaluatedTuples.clear();
   Statement St;
-  St.Where = span(S->getSourceRange());
+  St.Where = FE.span(S->getSourceRange());
   St.InLoop = F.InLoop;
   St.InBranch = F.InBranch;
   St.Insertable = Insertable && !St.Where.InMacro;
@@ -28,17 +33,17 @@ void FunctionEvaluator::openStatement(const Stmt *S, Flow F, bool Insertable) {
   SourceLocation End = S->getEndLoc();
   if (!isa<DeclStmt>(S)) {
     SourceLocation Semi = Lexer::findLocationAfterToken(
-        End, tok::semi, SM, Ctx.getLangOpts(), /*SkipTrailingWhitespaceAndNewLine=*/false);
+        End, tok::semi, FE.SM, FE.Ctx.getLangOpts(), /*SkipTrailingWhitespaceAndNewLine=*/false);
     End = Semi.isValid() ? Semi.getLocWithOffset(-1) : SourceLocation();
   }
-  if (End.isValid() && End.isFileID() && SM.isWrittenInMainFile(End))
-    St.EndOffset = SM.getFileOffset(End) + 1;
+  if (End.isValid() && End.isFileID() && FE.SM.isWrittenInMainFile(End))
+    St.EndOffset = FE.SM.getFileOffset(End) + 1;
   else
     St.Insertable = false;
-  I.beginStatement(St);
+  FE.I.beginStatement(St);
 }
 
-void FunctionEvaluator::declaration(const DeclStmt *DS, Flow F, bool Insertable) {
+void StatementWalker::declaration(const DeclStmt *DS, Flow F, bool Insertable) {
   for (const Decl *D : DS->decls()) {
     if (const auto *DD = dyn_cast<DecompositionDecl>(D)) {
       // `auto [values, indices] = torch::max(x, 1);`: the hidden variable
@@ -47,7 +52,7 @@ void FunctionEvaluator::declaration(const DeclStmt *DS, Flow F, bool Insertable)
         continue;
       openStatement(DS, F, Insertable);
       auto Tuple = isTensorTupleType(DD->getType())
-                       ? tensorTuple(DD->getInit())
+                       ? FE.tensorTuple(DD->getInit())
                        : std::nullopt;
       auto Bindings = DD->bindings();
       for (size_t K = 0; K < Bindings.size(); ++K) {
@@ -56,17 +61,17 @@ void FunctionEvaluator::declaration(const DeclStmt *DS, Flow F, bool Insertable)
         if (Tuple && K < Tuple->size())
           V = (*Tuple)[K];
         else if (isTensorType(B->getType()))
-          V = I.unknown(B->getName().str(),
+          V = FE.I.unknown(B->getName().str(),
                         "structured binding of a value not followed",
-                        span(DS->getSourceRange()));
+                        FE.span(DS->getSourceRange()));
         else
           continue;
-        I.bind(key(B), B->getName().str(), V, span(DS->getSourceRange()),
-               span(SourceRange(B->getLocation(), B->getLocation())), false);
+        FE.I.bind(FE.key(B), B->getName().str(), V, FE.span(DS->getSourceRange()),
+               FE.span(SourceRange(B->getLocation(), B->getLocation())), false);
       }
       if (!Tuple)
-        sideEffects(DD->getInit());
-      I.endStatement();
+        FE.sideEffects(DD->getInit());
+      FE.I.endStatement();
       continue;
     }
     if (const auto *VD = dyn_cast<VarDecl>(D))
@@ -91,32 +96,32 @@ void FunctionEvaluator::holdElements(
 /// program ends; later calls see whatever an earlier one left in it. Its
 /// storage comes from outside the call, as a global's does, and whether
 /// this call allocates it is not known: the totals are unknown.
-void FunctionEvaluator::staticLocal(const VarDecl *VD, const DeclStmt *DS,
+void StatementWalker::staticLocal(const VarDecl *VD, const DeclStmt *DS,
                                     Flow F, bool Insertable) {
   std::string Name = VD->getName().str();
-  SourceSpan Where = span(DS->getSourceRange());
+  SourceSpan Where = FE.span(DS->getSourceRange());
   std::string Why = "'" + Name + "' is a static local: initialised on the "
                     "first call only, it outlives the call";
-  I.totalsUnknown(Why + " (line " + std::to_string(Where.Line) +
+  FE.I.totalsUnknown(Why + " (line " + std::to_string(Where.Line) +
                   "), so whether this call allocates it is not known");
   if (!isTensorType(VD->getType())) {
-    TensorLists.erase(key(VD));
-    TensorTuples.erase(key(VD));
+    FE.TensorLists.erase(FE.key(VD));
+    FE.TensorTuples.erase(FE.key(VD));
     return;
   }
   openStatement(DS, F, Insertable);
-  ValueId V = I.unknown(Name, Why, Where, Interpreter::Provenance::External);
-  I.bind(key(VD), Name, V, Where,
-         span(SourceRange(VD->getLocation(), VD->getLocation())), false);
-  I.markStatic();
-  I.endStatement();
+  ValueId V = FE.I.unknown(Name, Why, Where, Interpreter::Provenance::External);
+  FE.I.bind(FE.key(VD), Name, V, Where,
+         FE.span(SourceRange(VD->getLocation(), VD->getLocation())), false);
+  FE.I.markStatic();
+  FE.I.endStatement();
 }
 
-void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
+void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
                                         Flow F, bool Insertable) {
   QualType T = VD->getType();
-  SourceSpan Where = span(DS->getSourceRange());
-  SourceSpan NameWhere = span(SourceRange(VD->getLocation(), VD->getLocation()));
+  SourceSpan Where = FE.span(DS->getSourceRange());
+  SourceSpan NameWhere = FE.span(SourceRange(VD->getLocation(), VD->getLocation()));
   std::string Name = VD->getName().str();
   const Expr *Init = VD->hasInit() ? VD->getInit() : nullptr;
   if (VD->isStaticLocal() && !T->isReferenceType() &&
@@ -128,63 +133,63 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     // `torch::Tensor a;` is an undefined tensor until assigned; the name
     // lives in this scope. `std::vector<torch::Tensor> v;` is empty.
     if (isTensorType(T) && !T->isReferenceType())
-      I.hold(key(VD), I.undefined("'" + Name + "' is an undefined tensor"));
+      FE.I.hold(FE.key(VD), FE.I.undefined("'" + Name + "' is an undefined tensor"));
     else if (isTensorVectorType(T) && !T->isReferenceType())
-      TensorLists[key(VD)] = {};
+      FE.TensorLists[FE.key(VD)] = {};
     return;
   }
   if (!T->isReferenceType() && moduleLayer(T)) {
-    declareModule(VD, DS, F, Insertable);
+    FE.modules().declareModule(VD, DS, F, Insertable);
     return;
   }
-  if (!T->isReferenceType() && isDataLoaderCall(Init)) {
-    Loaders[key(VD)] = dataLoader(Init);
+  if (!T->isReferenceType() && FE.modules().isDataLoaderCall(Init)) {
+    FE.Loaders[FE.key(VD)] = FE.modules().dataLoader(Init);
     return;
   }
   // A dataset holds storage of its own (MNIST reads all its images when
   // constructed), which the totals do not follow.
   if (!T->isReferenceType() &&
       llvm::StringRef(recordName(T)).startswith("torch::data::datasets::"))
-    I.totalsUnknown("the dataset '" + Name + "' (line " +
+    FE.I.totalsUnknown("the dataset '" + Name + "' (line " +
                     std::to_string(Where.Line) +
                     ") holds storage the totals do not follow");
-  if (!T->isReferenceType() && isOptimizerType(T)) {
-    declareOptimizer(VD, DS, F, Insertable);
+  if (!T->isReferenceType() && FE.training().isOptimizerType(T)) {
+    FE.training().declareOptimizer(VD, DS, F, Insertable);
     return;
   }
   if (isOptionsType(T)) {
-    OptionVars[key(VD)] = options(Init);
+    FE.OptionVars[FE.key(VD)] = FE.args().options(Init);
     return;
   }
   if (recordName(T) == "c10::Device" && !T->isReferenceType()) {
-    DeviceVars[key(VD)] = device(Init);
+    FE.DeviceVars[FE.key(VD)] = FE.args().device(Init);
     return;
   }
   if (isTensorType(T) && !T->isReferenceType()) {
     openStatement(DS, F, Insertable);
-    ValueId V = tensor(Init);
+    ValueId V = FE.tensor(Init);
     const Expr *S = strip(Init);
     // `auto y = x;` binds another handle to the same tensor.
-    if (auto Sl = isa<DeclRefExpr>(S) ? slotOf(S) : std::nullopt;
-        Sl && Sl->Known && V >= 0 && readSlot(*Sl, S) == V) {
+    if (auto Sl = isa<DeclRefExpr>(S) ? FE.slotOf(S) : std::nullopt;
+        Sl && Sl->Known && V >= 0 && FE.readSlot(*Sl, S) == V) {
       OpOutcome Same;
       Same.Kind = OpKind::Self;
-      Same.Value = I.value(V);
+      Same.Value = FE.I.value(V);
       Same.ReadBytes = Same.WrittenBytes = 0;
       Same.Note = "another handle to the same tensor";
-      V = apply(opInfo(OpCode::alias).Name, Init, {V}, Same);
+      V = FE.apply(opInfo(OpCode::alias).Name, Init, {V}, Same);
     }
-    I.bind(key(VD), Name, V, Where, NameWhere, false);
+    FE.I.bind(FE.key(VD), Name, V, Where, NameWhere, false);
     if (VD->isStaticLocal())
-      I.markStatic();
+      FE.I.markStatic();
     // `auto b = std::move(a);` leaves a an undefined tensor.
     if (const auto *CE = dyn_cast<CallExpr>(S))
       if (const FunctionDecl *C = CE->getDirectCallee();
           C && C->getQualifiedNameAsString() == "std::move" &&
           CE->getNumArgs() == 1)
-        if (auto From = slotOf(CE->getArg(0)); From && From->Known)
-          I.rebind(From->Key, I.undefined("moved from: an undefined tensor"));
-    I.endStatement();
+        if (auto From = FE.slotOf(CE->getArg(0)); From && From->Known)
+          FE.I.rebind(From->Key, FE.I.undefined("moved from: an undefined tensor"));
+    FE.I.endStatement();
     return;
   }
   if (isTensorType(T) && T->isReferenceType()) {
@@ -193,23 +198,23 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     if (S->isPRValue() || isa<MaterializeTemporaryExpr>(Init->IgnoreParens()) ||
         !Init->isGLValue()) {
       // A reference to a temporary extends its life to the reference's.
-      ValueId V = tensor(Init);
-      I.bind(key(VD), Name, V, Where, NameWhere, false);
-      I.endStatement();
+      ValueId V = FE.tensor(Init);
+      FE.I.bind(FE.key(VD), Name, V, Where, NameWhere, false);
+      FE.I.endStatement();
       return;
     }
     std::optional<Slot> Target;
     if (const auto *CO = dyn_cast<AbstractConditionalOperator>(S)) {
-      if (auto C = integer(CO->getCond())) {
-        Target = slotOf(*C ? CO->getTrueExpr() : CO->getFalseExpr());
+      if (auto C = FE.args().integer(CO->getCond())) {
+        Target = FE.slotOf(*C ? CO->getTrueExpr() : CO->getFalseExpr());
       } else {
-        sideEffects(CO->getCond());
+        FE.sideEffects(CO->getCond());
         Slot Either;
         Either.Known = false;
         Either.Display = "'" + Name + "'";
         Either.Why = "one of two tensors, chosen at run time";
         for (const Expr *Arm : {CO->getTrueExpr(), CO->getFalseExpr()})
-          if (auto A = slotOf(Arm); A && A->Known)
+          if (auto A = FE.slotOf(Arm); A && A->Known)
             Either.Candidates.push_back(A->Key);
         Target = Either;
       }
@@ -219,17 +224,17 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
                isTensorVectorType(OCE->getArg(0)->getType())) {
       // `torch::Tensor &e = v[0];` names the vector's element.
       const auto *V = dyn_cast<DeclRefExpr>(strip(OCE->getArg(0)));
-      auto K = integer(OCE->getArg(1));
+      auto K = FE.args().integer(OCE->getArg(1));
       if (V && K && *K >= 0) {
         Slot El;
-        El.Vector = resolveKey(V->getDecl());
+        El.Vector = FE.resolveKey(V->getDecl());
         El.Index = static_cast<size_t>(*K);
         El.Key = El.Vector + "#" + std::to_string(*K);
         El.Display = V->getDecl()->getName().str() + "[" + std::to_string(*K) + "]";
         Target = El;
       }
     } else {
-      Target = slotOf(S);
+      Target = FE.slotOf(S);
     }
     if (!Target) {
       Slot Unknown;
@@ -240,43 +245,43 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
       if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(S))
         if (const auto *Obj =
                 dyn_cast<DeclRefExpr>(strip(MCE->getImplicitObjectArgument()))) {
-          std::string Prefix = resolveKey(Obj->getDecl()) + ".";
-          for (const std::string &K : I.keysWithPrefix(Prefix))
+          std::string Prefix = FE.resolveKey(Obj->getDecl()) + ".";
+          for (const std::string &K : FE.I.keysWithPrefix(Prefix))
             Unknown.Candidates.push_back(K);
         }
       Target = Unknown;
     }
-    References[key(VD)] = *Target;
-    ValueId V = readSlot(*Target, S);
-    I.note(Name, V, Where, NameWhere);
-    I.endStatement();
+    FE.References[FE.key(VD)] = *Target;
+    ValueId V = FE.readSlot(*Target, S);
+    FE.I.note(Name, V, Where, NameWhere);
+    FE.I.endStatement();
     return;
   }
   if (isTensorVectorType(T) && !T->isReferenceType()) {
     // A std::vector<Tensor> local (chunk/split/unbind results, a braced
     // list): its elements stay alive with it, under hidden names.
     openStatement(DS, F, Insertable);
-    holdElements(key(VD), tensorList(Init), TensorLists);
-    I.endStatement();
+    FE.holdElements(FE.key(VD), FE.tensorList(Init), FE.TensorLists);
+    FE.I.endStatement();
     return;
   }
   if (isTensorTupleType(T) && !T->isReferenceType()) {
     openStatement(DS, F, Insertable);
-    auto Tuple = tensorTuple(Init);
-    holdElements(key(VD), Tuple, TensorTuples);
+    auto Tuple = FE.tensorTuple(Init);
+    FE.holdElements(FE.key(VD), Tuple, FE.TensorTuples);
     if (!Tuple) {
-      sideEffects(Init);
-      I.totalsUnknown("the tensors of '" + Name + "' are not followed");
+      FE.sideEffects(Init);
+      FE.I.totalsUnknown("the tensors of '" + Name + "' are not followed");
     }
-    I.endStatement();
+    FE.I.endStatement();
     return;
   }
   // `auto result = lstm->forward(x)`: (output, (h_n, c_n)), kept as its
   // three tensors (recurrentValues reads them through the name).
-  if (!T->isReferenceType() && !isTensorTupleType(T) && recurrentModule(Init)) {
+  if (!T->isReferenceType() && !isTensorTupleType(T) && FE.modules().recurrentModule(Init)) {
     openStatement(DS, F, Insertable);
-    holdElements(key(VD), recurrentValues(Init), TensorTuples);
-    I.endStatement();
+    FE.holdElements(FE.key(VD), FE.modules().recurrentValues(Init), FE.TensorTuples);
+    FE.I.endStatement();
     return;
   }
   if (T->isPointerType() && isTensorType(T->getPointeeType())) {
@@ -288,25 +293,25 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     Target.Why = "a tensor the analysis does not follow";
     if (const auto *UO = dyn_cast<UnaryOperator>(S);
         UO && UO->getOpcode() == UO_AddrOf) {
-      if (auto Sl = slotOf(UO->getSubExpr()); Sl && Sl->Known) {
+      if (auto Sl = FE.slotOf(UO->getSubExpr()); Sl && Sl->Known) {
         Target = *Sl;
-        AddressTaken[Sl->Key] = Sl->Display;
+        FE.AddressTaken[Sl->Key] = Sl->Display;
       }
     } else if (const auto *NE = dyn_cast<CXXNewExpr>(S);
                NE && !NE->isArray() && NE->getConstructExpr() &&
                NE->getConstructExpr()->getNumArgs() == 1) {
       // `new torch::Tensor(...)`: a heap handle that holds its tensor until
       // deleted, whatever scope the pointer is in.
-      ValueId V = tensor(NE->getConstructExpr()->getArg(0));
+      ValueId V = FE.tensor(NE->getConstructExpr()->getArg(0));
       Target = Slot{};
       Target.Key = "heap@" + std::to_string(reinterpret_cast<uintptr_t>(NE));
       Target.Display = "*" + Name;
-      I.holdUntilReturn(Target.Key, V);
+      FE.I.holdUntilReturn(Target.Key, V);
     } else {
-      sideEffects(Init);
+      FE.sideEffects(Init);
     }
-    Pointers[key(VD)] = Target;
-    I.endStatement();
+    FE.Pointers[FE.key(VD)] = Target;
+    FE.I.endStatement();
     return;
   }
   if (const auto *LE = dyn_cast<LambdaExpr>(strip(Init))) {
@@ -323,13 +328,13 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
         continue;
       ValueId V = NoValue;
       if (CV->isInitCapture())
-        V = tensor(CV->getInit());
-      else if (auto It = I.lookup(resolveKey(CV)); It != NoValue)
+        V = FE.tensor(CV->getInit());
+      else if (auto It = FE.I.lookup(FE.resolveKey(CV)); It != NoValue)
         V = It;
       if (V != NoValue)
-        I.hold(key(VD) + ".capture" + std::to_string(K), V);
+        FE.I.hold(FE.key(VD) + ".capture" + std::to_string(K), V);
     }
-    I.endStatement();
+    FE.I.endStatement();
     return;
   }
   const auto *RD = T->getAsCXXRecordDecl();
@@ -346,11 +351,11 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
         break;
       const Expr *FI = IL->getInit(K++);
       if (isTensorType(Field->getType()) && !Field->getType()->isReferenceType())
-        I.hold(key(VD) + "." + Field->getName().str(), tensor(FI));
+        FE.I.hold(FE.key(VD) + "." + Field->getName().str(), FE.tensor(FI));
       else
-        sideEffects(FI);
+        FE.sideEffects(FI);
     }
-    I.endStatement();
+    FE.I.endStatement();
     return;
   }
   // An integer: its value as a size when nothing changes it later
@@ -359,10 +364,10 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     bool Work = hasTensorWork(Init);
     if (Work)
       openStatement(DS, F, Insertable);
-    declareInteger(VD, Init);
+    FE.symbols().declareInteger(VD, Init);
     if (Work) {
-      sideEffects(Init);
-      I.endStatement();
+      FE.sideEffects(Init);
+      FE.I.endStatement();
     }
     return;
   }
@@ -371,7 +376,7 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   // when constructed: the function's totals cannot leave them out.
   if (!T->isReferenceType())
     if (std::string Module = constructedModule(T, Init); !Module.empty()) {
-      I.totalsUnknown("constructing '" + Name + "' (" + Module +
+      FE.I.totalsUnknown("constructing '" + Name + "' (" + Module +
                       ") allocates its parameters, which are not followed "
                       "(line " + std::to_string(Where.Line) + ")");
       // Methods called on it are followed with its constructor's
@@ -379,11 +384,11 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
       // parameters(), train(), to(device)): a name rebound, a module
       // converted to another dtype or loaded from disk is not this one.
       ModuleUses Uses(VD);
-      Uses.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
-      if (auto Obj = userObject(T, Init)) {
+      Uses.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
+      if (auto Obj = FE.modules().userObject(T, Init)) {
         // Not followed, and the callee says why rather than only that its
         // object's construction is unknown.
-        if (Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl()))) {
+        if (FE.Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl()))) {
           Obj->Ctor = nullptr;
           Obj->Why = "'" + Name + "' is assigned again after its construction "
                      "(line " + std::to_string(Where.Line) +
@@ -396,7 +401,7 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
                      "loaded from a file), so its parameters may not be the "
                      "ones its construction made";
         }
-        UserObjects[key(VD)] = *Obj;
+        FE.UserObjects[FE.key(VD)] = *Obj;
       }
     }
   // Other declarations may still run tensor ops (int64_t n = x.sum().item()).
@@ -404,8 +409,8 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   if (!hasTensorWork(Init))
     return;
   openStatement(DS, F, Insertable);
-  size_t OpsBefore = I.trace().Ops.size();
-  sideEffects(Init);
+  size_t OpsBefore = FE.I.trace().Ops.size();
+  FE.sideEffects(Init);
   // An object built by a constructor the analysis does not follow may
   // keep the tensors it was given.
   if (const auto *CE = dyn_cast<CXXConstructExpr>(strip(Init));
@@ -414,11 +419,11 @@ void FunctionEvaluator::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     for (const Expr *A : CE->arguments())
       TakesTensor |= isTensorType(A->getType());
     if (TakesTensor)
-      I.totalsUnknown("'" + Name + "' may keep the tensors its constructor "
+      FE.I.totalsUnknown("'" + Name + "' may keep the tensors its constructor "
                       "is given (line " + std::to_string(Where.Line) + ")");
   }
   (void)OpsBefore;
-  I.endStatement();
+  FE.I.endStatement();
 }
 
 } // namespace tma

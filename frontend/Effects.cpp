@@ -4,6 +4,9 @@
 // reference or pointer; and the tensor work inside expressions that are not
 // tensors themselves (conditions, `int64_t n = x.sum().item<int64_t>()`).
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/CallFollower.h"
+#include "frontend/Invalidation.h"
+#include "frontend/ArgumentReader.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 
@@ -63,14 +66,14 @@ bool FunctionEvaluator::mayAllocateTensors(const FunctionDecl *Callee,
 
 // ---- Expressions without a tensor value ----------------------------------------------
 
-void FunctionEvaluator::allocationsAreUncertain(size_t OpsBefore,
+void Invalidation::allocationsAreUncertain(size_t OpsBefore,
                                                 const std::string &Why,
                                                 bool AtOpLine) {
-  for (size_t K = OpsBefore; K < I.trace().Ops.size(); ++K) {
-    const OpEvent &Op = I.trace().Ops[K];
+  for (size_t K = OpsBefore; K < FE.I.trace().Ops.size(); ++K) {
+    const OpEvent &Op = FE.I.trace().Ops[K];
     if (Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Copy ||
         Op.Kind == OpKind::Unknown) {
-      I.totalsUnknown(AtOpLine ? Why + " (line " + std::to_string(Op.Where.Line) + ")"
+      FE.I.totalsUnknown(AtOpLine ? Why + " (line " + std::to_string(Op.Where.Line) + ")"
                                : Why);
       return;
     }
@@ -117,7 +120,7 @@ void FunctionEvaluator::sideEffects(const Expr *E) {
     }
     if (Evaluated) {
       if (It.Conditional)
-        allocationsAreUncertain(OpsBefore,
+        invalidation().allocationsAreUncertain(OpsBefore,
                                 "allocates in a conditionally evaluated "
                                 "operand (line " +
                                     std::to_string(span(SX->getSourceRange()).Line) +
@@ -125,14 +128,14 @@ void FunctionEvaluator::sideEffects(const Expr *E) {
       continue;
     }
     if (const auto *CE = dyn_cast<CallExpr>(X)) {
-      if (followedEffects(CE))
+      if (calls().followedEffects(CE))
         continue; // its arguments were evaluated as the call's
       opaqueCallEffects(CE);
     }
     // Children, pushed in reverse so they are evaluated left to right.
     std::vector<Item> Children;
     if (const auto *CO = dyn_cast<AbstractConditionalOperator>(X)) {
-      auto Cond = integer(CO->getCond());
+      auto Cond = args().integer(CO->getCond());
       Children.push_back({CO->getCond(), It.Conditional});
       if (Cond)
         Children.push_back({*Cond ? CO->getTrueExpr() : CO->getFalseExpr(),

@@ -2,6 +2,10 @@
 // written in the main file of a translation unit. The rooms of the
 // evaluator are listed in frontend/FunctionEvaluator.h.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/StatementWalker.h"
+#include "frontend/Invalidation.h"
+#include "frontend/ModuleTracker.h"
+#include "frontend/SymbolReader.h"
 #include "model/Decide.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -47,13 +51,13 @@ FunctionTrace FunctionEvaluator::run() {
   // Every size decision of this function's rules consults its ShapeEnv.
   DecisionScope Decisions(*Env);
   T.Env = Env;
-  declareParameters();
-  declareMemberModules();
+  symbols().declareParameters();
+  modules().declareMemberModules();
   Completion C;
   if (const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody()))
-    C = compound(Body, Flow{});
+    C = statements().compound(Body, Flow{});
   else if (const auto *Try = dyn_cast_or_null<CXXTryStmt>(FD.getBody()))
-    C = tryStatement(Try, Flow{}); // a function-try-block
+    C = statements().tryStatement(Try, Flow{}); // a function-try-block
   if (C.K == Completion::Throw && I.trace().Throws.empty()) {
     std::string What = C.Thrown.isNull() ? std::string("an exception")
                                          : C.Thrown.getAsString();
@@ -61,9 +65,9 @@ FunctionTrace FunctionEvaluator::run() {
                 std::to_string(span(C.Where->getSourceRange()).Line) + ")");
   }
   if (!MayHaveLeft.empty())
-    allocationsAreUncertain(MayHaveLeftOps, MayHaveLeft);
+    invalidation().allocationsAreUncertain(MayHaveLeftOps, MayHaveLeft);
   FunctionTrace Done = I.finish();
-  Done.Modules = moduleSummaries();
+  Done.Modules = modules().moduleSummaries();
   simplifySizes(Done);
   return Done;
 }

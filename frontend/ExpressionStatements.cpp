@@ -2,12 +2,16 @@
 // vector mutators, pointer retargeting, delete, std::swap, calls returning
 // no tensor (recorded as uses), throws and calls that never return.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/CallFollower.h"
+#include "frontend/StatementWalker.h"
+#include "frontend/TrainingTracker.h"
+#include "frontend/ArgumentReader.h"
 
 using namespace clang;
 
 namespace tma {
 
-FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr *E, Flow F,
+FunctionEvaluator::Completion StatementWalker::expressionStatement(const Expr *E, Flow F,
                                                   bool Insertable) {
   const Expr *S = strip(E);
   Completion Done;
@@ -20,8 +24,8 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
   if (const auto *TE = dyn_cast<CXXThrowExpr>(S)) {
     if (TE->getSubExpr() && hasTensorWork(TE->getSubExpr())) {
       openStatement(E, F, Insertable);
-      sideEffects(TE->getSubExpr());
-      I.endStatement();
+      FE.sideEffects(TE->getSubExpr());
+      FE.I.endStatement();
     }
     Done.K = Completion::Throw;
     Done.Where = E;
@@ -38,53 +42,53 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
         Tie->getDirectCallee()->getQualifiedNameAsString() == "std::tie" &&
         isTensorTupleType(LHS->getType())) {
       openStatement(E, F, Insertable);
-      auto Tuple = tensorTuple(OCE->getArg(1));
+      auto Tuple = FE.tensorTuple(OCE->getArg(1));
       for (unsigned K = 0; K < Tie->getNumArgs(); ++K) {
         const Expr *Target = strip(Tie->getArg(K));
         ValueId V = Tuple && K < Tuple->size()
                         ? (*Tuple)[K]
-                        : I.unknown("std::tie", "element not followed",
-                                    span(E->getSourceRange()));
-        std::optional<Slot> Sl = slotOf(Target);
+                        : FE.I.unknown("std::tie", "element not followed",
+                                    FE.span(E->getSourceRange()));
+        std::optional<Slot> Sl = FE.slotOf(Target);
         if (!Sl)
           if (const auto *DRE = dyn_cast<DeclRefExpr>(Target)) {
             Sl = Slot{};
-            Sl->Key = resolveKey(DRE->getDecl());
+            Sl->Key = FE.resolveKey(DRE->getDecl());
             Sl->Display = DRE->getDecl()->getName().str();
           }
         if (Sl)
-          assignSlot(*Sl, V, span(E->getSourceRange()),
-                     span(Target->getSourceRange()));
+          FE.assignSlot(*Sl, V, FE.span(E->getSourceRange()),
+                     FE.span(Target->getSourceRange()));
       }
-      I.endStatement();
+      FE.I.endStatement();
       return Done;
     }
     if (isTensorVectorType(LHS->getType())) {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS)) {
         openStatement(E, F, Insertable);
-        holdElements(resolveKey(DRE->getDecl()), tensorList(OCE->getArg(1)),
-                     TensorLists);
-        I.endStatement();
+        FE.holdElements(FE.resolveKey(DRE->getDecl()), FE.tensorList(OCE->getArg(1)),
+                     FE.TensorLists);
+        FE.I.endStatement();
       }
       return Done;
     }
     if (isTensorTupleType(LHS->getType())) {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS)) {
         openStatement(E, F, Insertable);
-        holdElements(resolveKey(DRE->getDecl()), tensorTuple(OCE->getArg(1)),
-                     TensorTuples);
-        I.endStatement();
+        FE.holdElements(FE.resolveKey(DRE->getDecl()), FE.tensorTuple(OCE->getArg(1)),
+                     FE.TensorTuples);
+        FE.I.endStatement();
       }
       return Done;
     }
     if (isOptionsType(LHS->getType())) {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS))
-        OptionVars[key(DRE->getDecl())] = options(OCE->getArg(1));
+        FE.OptionVars[FE.key(DRE->getDecl())] = FE.args().options(OCE->getArg(1));
       return Done;
     }
     if (recordName(LHS->getType()) == "c10::Device") {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS))
-        DeviceVars[key(DRE->getDecl())] = device(OCE->getArg(1));
+        FE.DeviceVars[FE.key(DRE->getDecl())] = FE.args().device(OCE->getArg(1));
       return Done;
     }
   }
@@ -93,27 +97,27 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
     if (Obj && isTensorVectorType(Obj->getType())) {
       const auto *DRE = dyn_cast<DeclRefExpr>(strip(Obj));
       std::string Method = calleeName(MCE->getMethodDecl());
-      std::string K = DRE ? resolveKey(DRE->getDecl()) : "";
-      auto It = DRE ? TensorLists.find(K) : TensorLists.end();
+      std::string K = DRE ? FE.resolveKey(DRE->getDecl()) : "";
+      auto It = DRE ? FE.TensorLists.find(K) : FE.TensorLists.end();
       // push_back / emplace_back of one tensor appends it; the vector
       // holds it from here on.
-      if (It != TensorLists.end() &&
+      if (It != FE.TensorLists.end() &&
           (Method == "push_back" || Method == "emplace_back") &&
           MCE->getNumArgs() == 1 && isTensorType(MCE->getArg(0)->getType())) {
         openStatement(E, F, Insertable);
-        ValueId V = tensor(MCE->getArg(0));
+        ValueId V = FE.tensor(MCE->getArg(0));
         size_t N = It->second.size();
         It->second.push_back(V);
-        I.hold(K + "#" + std::to_string(N), V);
-        I.endStatement();
+        FE.I.hold(K + "#" + std::to_string(N), V);
+        FE.I.endStatement();
         return Done;
       }
-      if (It != TensorLists.end() && Method == "reserve")
+      if (It != FE.TensorLists.end() && Method == "reserve")
         return Done;
       // Anything else that changes the vector: its elements are no longer
       // the ones we recorded.
       if (DRE && (!MCE->getMethodDecl() || !MCE->getMethodDecl()->isConst()))
-        TensorLists.erase(K);
+        FE.TensorLists.erase(K);
     }
   }
   // `p = &b;` retargets a pointer to a tensor.
@@ -127,27 +131,27 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
       Target.Why = "a tensor the analysis does not follow";
       if (const auto *UO = dyn_cast<UnaryOperator>(strip(BO->getRHS()));
           UO && UO->getOpcode() == UO_AddrOf)
-        if (auto Sl = slotOf(UO->getSubExpr()); Sl && Sl->Known) {
+        if (auto Sl = FE.slotOf(UO->getSubExpr()); Sl && Sl->Known) {
           Target = *Sl;
-          AddressTaken[Sl->Key] = Sl->Display;
+          FE.AddressTaken[Sl->Key] = Sl->Display;
         }
       if (const auto *Q = dyn_cast<DeclRefExpr>(strip(BO->getRHS())))
-        if (auto It = Pointers.find(key(Q->getDecl())); It != Pointers.end())
+        if (auto It = FE.Pointers.find(FE.key(Q->getDecl())); It != FE.Pointers.end())
           Target = It->second;
-      Pointers[key(P->getDecl())] = Target;
+      FE.Pointers[FE.key(P->getDecl())] = Target;
     }
     return Done;
   }
   if (const auto *DE = dyn_cast<CXXDeleteExpr>(S)) {
     // `delete p;` releases the heap handle p points to.
     if (const auto *P = dyn_cast<DeclRefExpr>(strip(DE->getArgument())))
-      if (auto It = Pointers.find(key(P->getDecl()));
-          It != Pointers.end() && It->second.Known &&
+      if (auto It = FE.Pointers.find(FE.key(P->getDecl()));
+          It != FE.Pointers.end() && It->second.Known &&
           It->second.Key.rfind("heap@", 0) == 0) {
         openStatement(E, F, Insertable);
-        I.drop(It->second.Key);
-        I.endStatement();
-        Pointers.erase(It);
+        FE.I.drop(It->second.Key);
+        FE.I.endStatement();
+        FE.Pointers.erase(It);
         return Done;
       }
     return Done;
@@ -158,31 +162,31 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
     // std::swap(a, b) of two tensors swaps the handles.
     if (QName == "std::swap" && CE->getNumArgs() == 2 &&
         isTensorType(CE->getArg(0)->getType())) {
-      auto A = slotOf(CE->getArg(0)), B = slotOf(CE->getArg(1));
+      auto A = FE.slotOf(CE->getArg(0)), B = FE.slotOf(CE->getArg(1));
       openStatement(E, F, Insertable);
       if (A && B && A->Known && B->Known) {
-        ValueId VA = readSlot(*A, CE->getArg(0)), VB = readSlot(*B, CE->getArg(1));
-        assignSlot(*A, VB, span(E->getSourceRange()),
-                   span(CE->getArg(0)->getSourceRange()));
-        assignSlot(*B, VA, span(E->getSourceRange()),
-                   span(CE->getArg(1)->getSourceRange()));
+        ValueId VA = FE.readSlot(*A, CE->getArg(0)), VB = FE.readSlot(*B, CE->getArg(1));
+        FE.assignSlot(*A, VB, FE.span(E->getSourceRange()),
+                   FE.span(CE->getArg(0)->getSourceRange()));
+        FE.assignSlot(*B, VA, FE.span(E->getSourceRange()),
+                   FE.span(CE->getArg(1)->getSourceRange()));
       } else {
         for (auto *Sl : {&A, &B})
           if (*Sl && (*Sl)->Known)
-            forgetSlot((*Sl)->Key, (*Sl)->Display, "is swapped with a tensor "
-                       "the analysis does not follow", span(E->getSourceRange()));
+            FE.forgetSlot((*Sl)->Key, (*Sl)->Display, "is swapped with a tensor "
+                       "the analysis does not follow", FE.span(E->getSourceRange()));
       }
-      I.endStatement();
+      FE.I.endStatement();
       return Done;
     }
   }
   // loss.backward(), opt.step(), opt.zero_grad() (Training.cpp).
-  if (trainingStatement(E, S, F, Insertable))
+  if (FE.training().trainingStatement(E, S, F, Insertable))
     return Done;
   if (isTensorType(S->getType())) {
     openStatement(E, F, Insertable);
-    tensor(S);
-    I.endStatement();
+    FE.tensor(S);
+    FE.I.endStatement();
   } else if (const auto *CE = dyn_cast<CallExpr>(S);
              CE && !isTensorVectorType(S->getType()) &&
              !isTensorTupleType(S->getType())) {
@@ -196,37 +200,37 @@ FunctionEvaluator::Completion FunctionEvaluator::expressionStatement(const Expr 
     bool OnTensor = MCE && isTensorType(MCE->getImplicitObjectArgument()->getType());
     // A function of the project's own: its body says what it does.
     bool Followed = false;
-    if (!OnTensor && followedDefinition(CE->getDirectCallee())) {
+    if (!OnTensor && FE.calls().followedDefinition(CE->getDirectCallee())) {
       openStatement(E, F, Insertable);
-      Followed = followedEffects(CE);
-      I.endStatement();
+      Followed = FE.calls().followedEffects(CE);
+      FE.I.endStatement();
     }
     if (!Followed && (HasTensorArgs || OnTensor || hasTensorWork(S))) {
       openStatement(E, F, Insertable);
       if (OnTensor)
-        Inputs.push_back(tensor(MCE->getImplicitObjectArgument()));
+        Inputs.push_back(FE.tensor(MCE->getImplicitObjectArgument()));
       for (const Expr *A : CE->arguments()) {
         if (isTensorType(A->getType()))
-          Inputs.push_back(tensor(A));
+          Inputs.push_back(FE.tensor(A));
         else
-          sideEffects(A);
+          FE.sideEffects(A);
       }
-      opaqueCallEffects(CE);
+      FE.opaqueCallEffects(CE);
       OpOutcome Use;
       Use.Kind = OpKind::Use;
       Use.ReadBytes = Use.WrittenBytes = 0;
       const FunctionDecl *Callee = CE->getDirectCallee();
-      apply(Callee ? calleeName(Callee) : "call", S, Inputs, Use);
-      I.endStatement();
+      FE.apply(Callee ? calleeName(Callee) : "call", S, Inputs, Use);
+      FE.I.endStatement();
     } else if (!Followed) {
-      opaqueCallEffects(CE);
+      FE.opaqueCallEffects(CE);
     }
   } else if (hasTensorWork(S)) {
     openStatement(E, F, Insertable);
-    sideEffects(S);
-    I.endStatement();
+    FE.sideEffects(S);
+    FE.I.endStatement();
   } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
-    opaqueCallEffects(CE);
+    FE.opaqueCallEffects(CE);
   }
   // A call that never returns: a throw (TORCH_CHECK's torchCheckFail,
   // a user's [[noreturn]] error helper) or the end of the program.

@@ -4,6 +4,11 @@
 // outcome, the Interpreter records it. Deep receiver chains are evaluated
 // in bounded steps.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/OpBinder.h"
+#include "frontend/CallFollower.h"
+#include "frontend/Invalidation.h"
+#include "frontend/ModuleTracker.h"
+#include "frontend/ArgumentReader.h"
 
 using namespace clang;
 
@@ -126,7 +131,7 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
                      Interpreter::Provenance::External);
   }
   if (const auto *ME = dyn_cast<MemberExpr>(S)) {
-    if (auto Batch = loaderBatchMember(ME))
+    if (auto Batch = modules().loaderBatchMember(ME))
       return *Batch;
     std::string Name = ME->getMemberDecl()->getName().str();
     // A member of a tensor tuple local: `p.first`, `p.second` (std::pair's
@@ -217,7 +222,7 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
       // An LSTM's (output, (h_n, c_n)): its element 0 is the output; the
       // state pair is not a tensor tuple here.
       if (!isTensorTupleType(CE->getArg(0)->getType()))
-        if (auto R = recurrentValues(CE->getArg(0))) {
+        if (auto R = modules().recurrentValues(CE->getArg(0))) {
           if (K == 0u)
             return R->front();
           return I.unknown("std::get", "an LSTM's (h_n, c_n) is a pair: "
@@ -240,13 +245,13 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
 /// `c ? a : b`: a constant condition picks its arm; otherwise which tensor
 /// results is decided at run time, and so is what it allocates.
 ValueId FunctionEvaluator::conditional(const AbstractConditionalOperator *CO) {
-  if (auto C = integer(CO->getCond()))
+  if (auto C = args().integer(CO->getCond()))
     return tensor(*C ? CO->getTrueExpr() : CO->getFalseExpr());
   sideEffects(CO->getCond());
   size_t OpsBefore = I.trace().Ops.size();
   ValueId A = tensor(CO->getTrueExpr());
   ValueId B = tensor(CO->getFalseExpr());
-  allocationsAreUncertain(OpsBefore, "allocates in an arm of '?:' (line " +
+  invalidation().allocationsAreUncertain(OpsBefore, "allocates in an arm of '?:' (line " +
                                          std::to_string(span(CO->getSourceRange()).Line) +
                                          ")");
   std::string Why = "chosen at run time by the condition";
@@ -269,7 +274,7 @@ ValueId FunctionEvaluator::conditional(const AbstractConditionalOperator *CO) {
 ValueId FunctionEvaluator::listElement(const Expr *E, const Expr *List,
                                        const Expr *Index) {
   auto L = tensorList(List);
-  auto K = integer(Index);
+  auto K = args().integer(Index);
   if (!L)
     return I.unknown("tensor", "the tensor list could not be derived",
                      span(E->getSourceRange()));
@@ -381,7 +386,7 @@ FunctionEvaluator::evaluateList(const Expr *S) {
   if (!lookupOp(Name))
     if (auto Views = schemaViews(S, Callee, Site.Receiver, Site.Args))
       return Views;
-  return tableOpValues(Site, Name, Name);
+  return binder().tableOpValues(Site, Name, Name);
 }
 
 /// The tensors of a std::tuple / std::pair of tensors: a local, a LibTorch
@@ -452,18 +457,18 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
   if (QName == "std::move" && CE->getNumArgs() == 1)
     return tensorTuple(CE->getArg(0));
   // gru->forward(x): (output, h_n).
-  if (auto R = recurrentValues(S))
+  if (auto R = modules().recurrentValues(S))
     return R;
   // std::get<1>(lstm->forward(x)): the LSTM's (h_n, c_n).
   if (QName == "std::get" && CE->getNumArgs() == 1 && getIndex(Callee) == 1u &&
       !isTensorTupleType(CE->getArg(0)->getType()))
-    if (auto R = recurrentValues(CE->getArg(0)); R && R->size() == 3)
+    if (auto R = modules().recurrentValues(CE->getArg(0)); R && R->size() == 3)
       return std::vector<ValueId>{(*R)[1], (*R)[2]};
   // A function of the project returning a pair or tuple of tensors
   // (`auto [mu, log_var] = encode(x)`, `std::tie(h, c) = step(x, h, c)`),
   // followed into its body.
   if (!isLibTorchDecl(Callee)) {
-    if (followedEffects(CE))
+    if (calls().followedEffects(CE))
       if (auto It = CallTuples.find(CE); It != CallTuples.end())
         return It->second;
     return std::nullopt;
@@ -484,7 +489,7 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
       return std::nullopt;
   }
   std::string Name = calleeName(Callee);
-  auto Values = tableOpValues(Site, Name, Name + ".dim");
+  auto Values = binder().tableOpValues(Site, Name, Name + ".dim");
   libTorchWrites(CE, Callee); // max_out(values, indices, x, 1)
   return Values;
 }
@@ -496,7 +501,7 @@ ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
     return I.unknown("call", "callee could not be resolved",
                      span(E->getSourceRange()));
   if (!isLibTorchDecl(Callee)) {
-    if (auto V = userCall(E, Callee, nullptr, Args))
+    if (auto V = calls().userCall(E, Callee, nullptr, Args))
       return *V;
     std::string Name = Callee->getQualifiedNameAsString();
     std::vector<ValueId> Inputs;
@@ -528,7 +533,7 @@ ValueId FunctionEvaluator::freeFunction(const Expr *E, const FunctionDecl *FD,
   S.Args.append(Args.begin(), Args.end());
   S.Functional = FD->getQualifiedNameAsString().find("nn::functional") !=
                  std::string::npos;
-  if (auto V = tableOp(S, Name))
+  if (auto V = binder().tableOp(S, Name))
     return *V;
   std::vector<ValueId> Inputs;
   for (const Expr *A : Args)
@@ -546,9 +551,9 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
                                   const Expr *Object,
                                   llvm::ArrayRef<const Expr *> Args) {
   if (!MD || !Object || !isTensorType(Object->getType())) {
-    if (auto V = moduleForward(E, MD, Object, Args))
+    if (auto V = modules().moduleForward(E, MD, Object, Args))
       return *V;
-    if (auto V = userCall(E, MD, Object, Args))
+    if (auto V = calls().userCall(E, MD, Object, Args))
       return *V;
     if (const auto *CE = dyn_cast<CallExpr>(E))
       opaqueCallEffects(CE);
@@ -567,7 +572,7 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
   S.Callee = MD;
   S.Receiver = Object;
   S.Args.append(Args.begin(), Args.end());
-  if (auto V = tableOp(S, Name))
+  if (auto V = binder().tableOp(S, Name))
     return *V;
   ValueId Self = tensor(Object);
   std::vector<ValueId> Inputs = {Self};
@@ -586,7 +591,7 @@ ValueId FunctionEvaluator::method(const Expr *E, const CXXMethodDecl *MD,
 
 // ---- Table ops ---------------------------------------------------------------------
 
-std::vector<ValueId> FunctionEvaluator::applyResult(const CallSite &S,
+std::vector<ValueId> OpBinder::applyResult(const CallSite &S,
                                                     const OpCall &C,
                                                     const RuleResult &R) {
   // The inputs: the arguments the rule names, else every tensor argument
@@ -608,18 +613,18 @@ std::vector<ValueId> FunctionEvaluator::applyResult(const CallSite &S,
   std::string Name = R.Name.empty() ? C.Written : R.Name;
   std::vector<ValueId> Values;
   for (const OpOutcome &Out : R.Outcomes)
-    Values.push_back(apply(Name, S.E, Inputs, Out));
+    Values.push_back(FE.apply(Name, S.E, Inputs, Out));
   if (R.ForgetSelf && S.Receiver)
-    forgetObject(S.Receiver, "is changed in place by '" + C.Written + "'");
+    FE.forgetObject(S.Receiver, "is changed in place by '" + C.Written + "'");
   if (R.SelfTakesResult && !Values.empty() &&
       C.arg(0).K == ArgValue::Kind::Tensor)
-    tensorChangedInPlace(C.arg(0).Tensor, Values.front(),
+    FE.invalidation().tensorChangedInPlace(C.arg(0).Tensor, Values.front(),
                          "is reshaped in place by '" + C.Written + "'",
-                         span(S.E->getSourceRange()));
+                         FE.span(S.E->getSourceRange()));
   return Values;
 }
 
-std::optional<ValueId> FunctionEvaluator::tableOp(const CallSite &S,
+std::optional<ValueId> OpBinder::tableOp(const CallSite &S,
                                                   const std::string &Name) {
   const OpInfo *Op = lookupOp(Name);
   if (!Op || Op->Result == ResultKind::Views || Op->Result == ResultKind::Tuple)
@@ -629,20 +634,20 @@ std::optional<ValueId> FunctionEvaluator::tableOp(const CallSite &S,
   if (!C) {
     std::vector<ValueId> Inputs;
     if (S.Receiver)
-      Inputs.push_back(tensor(S.Receiver));
+      Inputs.push_back(FE.tensor(S.Receiver));
     for (const Expr *A : S.Args)
       if (isTensorType(A->getType()))
-        Inputs.push_back(tensor(A));
-    return unmodelledCall(Name, S.E, Inputs, Why);
+        Inputs.push_back(FE.tensor(A));
+    return FE.unmodelledCall(Name, S.E, Inputs, Why);
   }
   std::vector<ValueId> Values = applyResult(S, *C, applyRule(*C));
   if (Values.empty())
-    return I.unknown(Name, "the rule gave no result", span(S.E->getSourceRange()));
+    return FE.I.unknown(Name, "the rule gave no result", FE.span(S.E->getSourceRange()));
   return Values.front();
 }
 
 std::optional<std::vector<ValueId>>
-FunctionEvaluator::tableOpValues(const CallSite &S, const std::string &Name,
+OpBinder::tableOpValues(const CallSite &S, const std::string &Name,
                                  const std::string &Entry) {
   const OpInfo *Op = lookupOp(Entry);
   std::string Why = Op ? "" : "'" + Name + "' " +
@@ -655,7 +660,7 @@ FunctionEvaluator::tableOpValues(const CallSite &S, const std::string &Name,
     C = bind(*Op, S, Name, Why);
   if (!C) {
     const Expr *SelfE = S.Receiver ? S.Receiver : S.Args.front();
-    unmodelledCall(Name, S.E, {tensor(SelfE)}, Why);
+    FE.unmodelledCall(Name, S.E, {FE.tensor(SelfE)}, Why);
     return std::nullopt;
   }
   RuleResult R = applyRule(*C);

@@ -2,6 +2,7 @@
 // braces, the dtype from the element type. The other factories are table
 // ops (model/ops/Factories.cpp).
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ArgumentReader.h"
 
 using namespace clang;
 
@@ -69,7 +70,7 @@ ValueId FunctionEvaluator::tensorLiteral(const Expr *E, const FunctionDecl *Call
     Type = Ctx.getTypeSize(T) == 64 ? DType::Float64 : DType::Float32;
   std::optional<Device> Dev = Device{DeviceKind::CPU, -1};
   if (Args.size() >= 2 && !isDefaultArg(Args[1])) {
-    Options O = options(Args[1]);
+    Options O = args().options(Args[1]);
     if (!O.Known)
       return unmodelledCall("tensor", E, {}, "options could not be derived");
     if (O.HasType)

@@ -1,6 +1,12 @@
 // FunctionEvaluator: evaluates one function body's LibTorch expressions in
-// statement order and feeds the Interpreter. The class is shared by the
-// rooms of frontend/, each a file with one job:
+// statement order and feeds the Interpreter. It holds the evaluation's
+// state and the expression work; the rest is done by collaborators of
+// their own (rooms: ArgumentReader, SymbolReader, OpBinder, CallFollower,
+// ModuleTracker, TrainingTracker, StatementWalker, Invalidation, each with
+// its header in frontend/), which keep no state and read and write this
+// class's, so loops and branches still snapshot one state
+// (changeableState(), BranchState). The files of frontend/, each with one
+// job:
 //
 //   AstQueries.cpp     what a Clang type or expression is (a tensor, a list)
 //   Arguments.cpp      integers, lists, dtypes, devices, options as values
@@ -119,6 +125,18 @@ const clang::CXXConstructExpr *holderConstruction(const Expr *E);
 /// address of, bind to a non-const reference) to Out.
 void collectMutations(const Stmt *Body, std::set<const ValueDecl *> &Out);
 
+// The evaluator's rooms: classes of their own that keep no state and read
+// and write the evaluator's, each reached through an accessor below
+// (args(), symbols(), ...) and declared in the header of its name.
+class ArgumentReader;
+class SymbolReader;
+class TrainingTracker;
+class ModuleTracker;
+class Invalidation;
+class StatementWalker;
+class CallFollower;
+class OpBinder;
+
 class FunctionEvaluator {
 public:
   /// Name overrides the qualified name (lambdas: "f::lambda@L12").
@@ -161,8 +179,9 @@ public:
   /// such a parameter has exactly k dims.
   std::map<std::string, int64_t> viewRankHints() const;
 
-  // The rest is the evaluator's own, spread over the room files of
-  // frontend/ (each names what it defines at its top).
+  // The rest is the evaluation's state and the expression work, spread
+  // over the files of frontend/ (each names what it defines at its top),
+  // and the accessors of the rooms (args(), symbols(), ...).
   struct Flow {
     bool InLoop = false;
     bool InBranch = false;
@@ -177,29 +196,9 @@ public:
     bool abrupt() const { return K != Normal; }
   };
 
-  // Statements.
-  Completion statement(const Stmt *S, Flow F, bool Insertable);
-  Completion compound(const CompoundStmt *CS, Flow F);
-  Completion statementList(llvm::ArrayRef<const Stmt *> Body, Flow F);
-  Completion loop(const Stmt *Body, const Stmt *Whole, Flow F);
-  Completion branch(const Stmt *Body, Flow F);
-  Completion ifStatement(const IfStmt *IS, Flow F);
-  Completion switchStatement(const SwitchStmt *SS, Flow F);
-  Completion tryStatement(const CXXTryStmt *TS, Flow F);
-  void declaration(const DeclStmt *DS, Flow F, bool Insertable);
-  void declareVariable(const VarDecl *VD, const DeclStmt *DS, Flow F,
-                       bool Insertable);
-  void staticLocal(const VarDecl *VD, const DeclStmt *DS, Flow F,
-                   bool Insertable);
-  Completion expressionStatement(const Expr *E, Flow F, bool Insertable);
-  void openStatement(const Stmt *S, Flow F, bool Insertable);
+  // Statements (StatementWalker, Invalidation).
   /// The storage each name that Body may assign holds now.
   using StorageSnapshot = std::map<std::string, StorageId>;
-  StorageSnapshot snapshotAssignedIn(const Stmt *Body);
-  void invalidateAssignedIn(const Stmt *Body, const std::string &Reason,
-                            SourceRange Where,
-                            const StorageSnapshot *Before = nullptr,
-                            bool Names = true);
   /// What a branch arm may change and the next arm must not see: the
   /// value each name holds, tensor lists and tuples, option and device
   /// variables. Each arm of an if starts from the state before the if.
@@ -209,34 +208,11 @@ public:
     std::map<std::string, Options> OptionVars;
     std::map<std::string, std::optional<Device>> DeviceVars;
   };
-  BranchState saveBranchState() const;
-  /// Puts back what the names held at Start (each name still in scope),
-  /// and the lists, tuples and variables.
-  void restoreBranchState(const BranchState &Start);
-  /// After the last arm: a name whose value any arm's end (Ends, and the
-  /// state now) differs from Start's is unknown; it stays counted on its
-  /// storage when every arm left it on the same one.
-  void mergeBranchStates(const Stmt *Whole, const BranchState &Start,
-                         const std::vector<BranchState> &Ends,
-                         const std::string &Context);
-  /// A tensor's geometry changed in place (`x.unsqueeze_(0)`): every name,
-  /// list element and tuple element holding Old's tensor holds New.
-  void tensorChangedInPlace(ValueId Old, ValueId New, const std::string &Why,
-                            const SourceSpan &Where);
-  /// Allocations among the ops since OpsBefore make the totals unknown
-  /// (they ran a number of times the analysis does not know). AtOpLine:
-  /// Why names the first such op's line.
-  void allocationsAreUncertain(size_t OpsBefore, const std::string &Why,
-                               bool AtOpLine = false);
   /// A list or tuple local holds its tensors under hidden names, so they
   /// stay alive with it; nullopt forgets what it held.
   void holdElements(const std::string &Key,
                     const std::optional<std::vector<ValueId>> &Elements,
                     std::map<std::string, std::vector<ValueId>> &Into);
-  /// An if's or a switch's initializer, condition variable and the tensor
-  /// work in its condition, each its own statement.
-  void conditionPrologue(const Stmt *Init, const DeclStmt *CondVar,
-                         const Expr *Cond, Flow F);
   /// Evaluates the tensor work inside an expression that is not itself a
   /// tensor (`int64_t n = x.sum().item<int64_t>()`, a condition, `(void)`).
   void sideEffects(const Expr *E);
@@ -335,37 +311,10 @@ public:
   std::vector<std::string> ModuleOrder;
   /// In a method of a module: the object's row of the summary.
   std::optional<ModuleSummary> ObjectModule;
-  void summarizeObject(const clang::CXXRecordDecl *RD,
-                       const std::vector<const clang::FieldDecl *> &Layers,
-                       const Stmt *CtorBody);
-  /// The summary rows of the modules, after the body is evaluated.
-  std::vector<ModuleSummary> moduleSummaries() const;
   /// By key() of the local variable or of the member field.
   std::map<std::string, ModuleValue> Modules;
-  /// The layer a holder of type Holder constructed by Init is: its options
-  /// and parameter shapes, or Why.
-  ModuleValue layerFromConstruction(QualType Holder, const Expr *Init,
-                                    const std::string &Name);
-  /// A layer a helper of this file returns (`conv1(conv3x3(in, out,
-  /// stride))`, the helper `return torch::nn::Conv2d(options...);`): its
-  /// return expression read with the helper's integer parameters bound to
-  /// the call's arguments. nullopt when Init is no such call.
-  std::optional<ModuleValue> layerFromHelper(QualType Holder, const Expr *Init,
-                                             const std::string &Name);
   /// Helpers being read by layerFromHelper (a recursive one stops).
   unsigned LayerHelperDepth = 0;
-  void declareModule(const VarDecl *VD, const DeclStmt *DS, Flow F,
-                     bool Insertable);
-  /// Allocates M's parameters and buffers as factories at Init, in the
-  /// open statement; held under HoldKey while the module lives (empty: a
-  /// temporary's, freed with the statement). DeviceMoved: why their device
-  /// is unknown, if it is.
-  void allocateParameters(ModuleValue &M, const Expr *Init,
-                          const std::string &HoldKey,
-                          const std::string &DeviceMoved);
-  /// In a method of a torch::nn::Module subclass: the layers its
-  /// constructor builds in its members (ModuleMembers.cpp).
-  void declareMemberModules();
   /// A torch::data loader over a built-in dataset (DataLoaders.cpp): what
   /// each iteration's batch holds.
   struct LoaderBatches {
@@ -379,28 +328,7 @@ public:
     std::string Variable; ///< the loop variable's name
     std::map<std::string, ValueId> Values; ///< data, target
   };
-  bool isDataLoaderCall(const clang::Expr *E) const;
-  LoaderBatches dataLoader(const clang::Expr *Init);
-  /// `for (auto &batch : *loader)`, each iteration: batch's members are
-  /// the loader's batch, allocated.
-  void loaderBatchValues(const clang::CXXForRangeStmt *RFS, Flow F);
-  /// `batch.data` / `batch.target` of such a loop variable.
-  std::optional<ValueId> loaderBatchMember(const clang::MemberExpr *ME);
   std::map<std::string, LoaderBatches> Loaders, BatchVariables;
-  /// Whether gradients are known to be off at E: a torch::NoGradGuard or
-  /// InferenceMode guard declared in the function's outermost block before
-  /// E's statement (a method runs in its caller's mode: not known).
-  bool gradModeOffAt(const Expr *E) const;
-  /// `fc->forward(x)` / `fc(x)` of a module declared here; nullopt when
-  /// Object is no such module.
-  std::optional<ValueId> moduleForward(const Expr *E, const FunctionDecl *Callee,
-                                       const Expr *Object,
-                                       llvm::ArrayRef<const Expr *> Args);
-  /// Whether M is in training mode where Use runs it: a module built here
-  /// is, unless eval() / train(false) ran before on every path; nullopt
-  /// (Why says why) when that is not known.
-  std::optional<bool> trainingMode(const ModuleValue &M, const Expr *Use,
-                                   std::string &Why);
 
   // Training (Training.cpp): gradients after backward(), optimizers over
   // a module's parameters and their state after step().
@@ -434,38 +362,11 @@ public:
   /// The backward / step / zero_grad calls evaluated as statements; any
   /// other such call in the body leaves the gradients unknown.
   std::set<const Expr *> TrainingCalls;
-  /// Whether T is a torch::optim optimizer (derives from Optimizer).
-  static bool isOptimizerType(QualType T);
-  void declareOptimizer(const VarDecl *VD, const DeclStmt *DS, Flow F,
-                        bool Insertable);
-  /// `loss.backward()`, `opt.step()`, `opt.zero_grad()`,
-  /// `fc->zero_grad()` as a statement: true when handled.
-  bool trainingStatement(const Expr *E, const Expr *S, Flow F,
-                         bool Insertable);
-  /// Whether the function has training code (a backward(), an
-  /// optimizer); then why no gradient is known in it, or "".
-  std::optional<std::string> trainingScope() const;
-  /// Fills the training columns of the summary row S of the module built
-  /// here under Key; Why: trainingScope()'s.
-  void summarizeTraining(const std::string &Key, ModuleSummary &S,
-                         const std::string &Why) const;
 
   // Calls into functions the translation unit defines (Calls.cpp).
-  /// The body Callee runs when it is the project's own code (not
-  /// LibTorch's, not the standard library's), or null.
-  const FunctionDecl *followedDefinition(const FunctionDecl *Callee) const;
-  /// A call of such a function, evaluated with the arguments' values:
-  /// its result (NoValue for a function returning no tensor), or nullopt
-  /// when Callee is not followed. Object: a method's object, if any.
-  std::optional<ValueId> userCall(const Expr *E, const FunctionDecl *Callee,
-                                  const Expr *Object,
-                                  llvm::ArrayRef<const Expr *> Args);
   /// Why userCall's last nullopt was not a followed call; empty when the
   /// callee is simply not the project's code.
   std::string NotFollowedWhy;
-  /// A call in an expression statement or operand that returns no tensor
-  /// (`init_weights(w)`): followed when it can be; false otherwise.
-  bool followedEffects(const CallExpr *CE);
   /// What a followed call did, in the caller's terms: its outcome (a view
   /// of the K-th tensor argument, a new storage, a throw), which tensor
   /// arguments it changed, and its name for the report.
@@ -479,18 +380,6 @@ public:
     std::vector<OpOutcome> Elements;
     std::vector<std::pair<unsigned, std::string>> Changed; // argument, why
   };
-  CallSummary summarizeCall(const FunctionDecl &Def, const std::string &Name,
-                            FunctionEvaluator &Callee, const FunctionTrace &T,
-                            const std::vector<int> &TensorArgument);
-  /// What the caller gets for element K of what every return statement
-  /// of Callee returns: Out (holding the call's bytes) completed with the
-  /// value and kind, or unknown with the reason. Peak: the callee's peak,
-  /// when its returned storage is to be taken out of it.
-  void returnedElement(const FunctionDecl &Def, const std::string &Name,
-                       FunctionEvaluator &Callee, const FunctionTrace &T,
-                       const std::vector<int> &TensorArgument, size_t K,
-                       const std::optional<SymSize> &Peak,
-                       const std::optional<SymSize> &Allocated, OpOutcome &Out);
   /// The tensors a followed call returning a std::pair / std::tuple gave,
   /// by call.
   std::map<const Expr *, std::vector<ValueId>> CallTuples;
@@ -519,19 +408,6 @@ public:
     std::string Why; // Ctor null: why not
   };
   std::map<std::string, UserObject> UserObjects;
-  std::optional<UserObject> userObject(QualType T, const Expr *Init);
-  /// `lstm->forward(x)` / `gru->forward(x)` on a layer this function (or
-  /// the module) builds: output, h_n and (LSTM) c_n; nullopt for any other
-  /// expression.
-  std::optional<std::vector<ValueId>> recurrentValues(const Expr *E);
-  /// The LSTM or GRU module whose forward S calls, or null.
-  ModuleValue *recurrentModule(const Expr *S);
-  /// A layer with trainable parameters run at E with gradients on: autograd
-  /// keeps the tensors its backward needs (its input, the intermediates of
-  /// what follows) for as long as the output lives, temporaries included;
-  /// the live and peak totals would free them at the end of their
-  /// statement, so they become unknown.
-  void gradientsKeepIntermediates(const ModuleValue &M, const Expr *E);
   /// The object a followed method runs on, when the caller constructed it.
   const UserObject *Construction = nullptr;
   int CallDepth = 0;
@@ -561,23 +437,6 @@ public:
     llvm::SmallVector<const Expr *, 6> Args; // the explicit arguments
     bool Functional = false; // torch::nn::functional's spelling
   };
-  /// Evaluates a call of a table op; nullopt when Name is not one.
-  std::optional<ValueId> tableOp(const CallSite &S, const std::string &Name);
-  /// The values of a table op that returns several tensors (a split's
-  /// pieces, max(dim)'s values and indices); nullopt when they are not
-  /// known.
-  /// Entry is the table's name for the op in that role ("max.dim").
-  std::optional<std::vector<ValueId>> tableOpValues(const CallSite &S,
-                                                    const std::string &Name,
-                                                    const std::string &Entry);
-  /// The call bound to one of Op's overloads, or nullopt with the reason.
-  std::optional<OpCall> bind(const OpInfo &Op, const CallSite &S,
-                             const std::string &Name, std::string &Why);
-  ArgValue bindArg(const Expr *E, ArgType T);
-  ArgValue bindIndices(const Expr *IndexList);
-  /// Records a rule's outcomes as ops; one value per outcome.
-  std::vector<ValueId> applyResult(const CallSite &S, const OpCall &C,
-                                   const RuleResult &R);
   std::optional<std::vector<ValueId>> tensorList(const Expr *E);
   std::optional<std::vector<ValueId>> evaluateList(const Expr *S);
   ValueId listElement(const Expr *E, const Expr *List, const Expr *Index);
@@ -607,80 +466,63 @@ public:
                                        const Expr *Receiver,
                                        llvm::ArrayRef<const Expr *> Args);
 
-  // Symbols.
-  void declareParameters();
-  /// declareParameters for a followed call: the Bound values.
-  void declareBoundParameters();
-  /// An integer expression as a size: a constant, or an expression over
-  /// the function's symbols (`x.size(0) * n`); nullopt when not derived.
-  /// May evaluate the tensor expressions it reads (`x.t().size(0)`), so it
-  /// is called inside an open statement.
-  std::optional<SymSize> sizeValue(const Expr *E);
-  /// An integer a helper of the file computes from its arguments' sizes
-  /// and integers (`num_flat_features(x)`), read by IntegerCalls.cpp;
-  /// nullopt when its body does more than integer arithmetic.
-  std::optional<SymSize> integerCall(const CallExpr *CE);
-  /// sizeValue; with Evaluate false only names are read (after the
-  /// statement, or outside one).
-  std::optional<SymSize> sizeOf(const Expr *E, bool Evaluate);
-  /// Evaluate: whether tensor expressions other than names may be
-  /// evaluated for their sizes.
-  std::optional<SymSize> symbolicValue(const Expr *E, bool Evaluate);
-  std::optional<SymSize> convertInteger(const SymSize &V, QualType To);
-  /// The facts Cond gives when it is known to hold (Holds) or to fail.
-  void learnFacts(const Expr *Cond, bool Holds);
-  /// Learns the facts S checks, when it runs on every path.
-  void checkedStatement(const Stmt *S, Flow F);
-  void declareInteger(const VarDecl *VD, const Expr *Init);
-  void checkedParameterFacts(
-      const Expr *Cond, bool Holds,
-      std::map<const clang::ParmVarDecl *,
-               std::pair<std::optional<int64_t>, std::optional<DType>>> &Out);
-
-  // Arguments.
-  /// A constant integer: what Clang folds, or a variable whose value is a
-  /// constant (IntVars).
-  std::optional<int64_t> integer(const Expr *E);
-  /// What Clang alone folds (constexpr, const locals, literals).
-  std::optional<int64_t> foldInteger(const Expr *E);
-  std::optional<Shape> intList(const Expr *E);
-  std::optional<DType> scalarType(const Expr *E);
-  /// `x.scalar_type()` / `x.dtype()`: x's dtype, or the parameter it
-  /// follows (second); nullopt when unknown or not such a call.
-  std::optional<std::pair<std::optional<DType>, std::string>>
-  dtypeOfTensor(const Expr *E);
-  std::optional<Device> device(const Expr *E);
-  std::optional<MemoryFormat> memoryFormat(const Expr *E);
-  Options options(const Expr *E);
-  const Expr *constantInitializer(const ValueDecl *D) const;
-  std::optional<DType> scalarLiteralType(const Expr *E);
-  std::optional<std::string> enumeratorName(const Expr *E);
+  // What ArgumentReader (frontend/ArgumentReader.h) returns.
   struct Number {
     double Value;
     bool Floating;
   };
-  std::optional<Number> number(const Expr *E);
-  std::optional<DType> scalarCategory(const Expr *E);
-  ElemOperand operand(const Expr *E);
   struct OptTensor {
     bool Present = false;
     bool Understood = true;
     const Expr *E = nullptr;
   };
-  OptTensor optionalTensor(const Expr *E);
   struct OptInt {
     bool Present = false;
     std::optional<int64_t> Value;
     std::optional<SymSize> Size; ///< when Value is not a constant
   };
-  OptInt optionalInt(const Expr *E);
   struct OptDType {
     bool Present = false;
     std::optional<DType> Value;
     /// `p.scalar_type()` of a tensor whose dtype is parameter p's: p.
     std::string TypeOf;
   };
-  OptDType optionalDType(const Expr *E);
+
+  // The rooms (each keeps no state; a copy of one is a reference to this
+  // evaluator).
+  /// Arguments as values: integers, lists, dtypes, devices, options
+  /// (ArgumentReader.h, Arguments.cpp).
+  ArgumentReader args();
+
+  /// Parameters as symbols, integers as sizes, facts from checks
+  /// (SymbolReader.h: SymbolicValues.cpp, Symbols.cpp, IntegerCalls.cpp).
+  SymbolReader symbols();
+
+  /// backward()'s gradients, optimizers and their state (TrainingTracker.h,
+  /// Training.cpp).
+  TrainingTracker training();
+
+  /// torch::nn layers the function builds or runs, a user module's member
+  /// layers, data loaders (ModuleTracker.h: Modules.cpp, ModuleMembers.cpp,
+  /// DataLoaders.cpp).
+  ModuleTracker modules();
+
+  /// What a branch or loop may have changed, and the join after the arms
+  /// of a branch (Invalidation.h: Invalidation.cpp, Effects.cpp).
+  Invalidation invalidation();
+
+  /// Statement order and control flow, with lifetimes: blocks, branches,
+  /// loops (to a fixpoint), try, declarations (StatementWalker.h:
+  /// Statements.cpp, Declarations.cpp, ExpressionStatements.cpp).
+  StatementWalker statements();
+
+  /// Calls into the translation unit's own functions, followed with the
+  /// caller's values (CallFollower.h, Calls.cpp; docs/calls.md).
+  CallFollower calls();
+
+  /// Calls of table ops bound to an overload's schema and run through the
+  /// op's rule (OpBinder.h: ArgBinder.cpp, Expressions.cpp).
+  OpBinder binder();
 
 public:
   SourceSpan span(SourceRange R) const;
@@ -721,7 +563,6 @@ public:
   /// allocations happen on some paths only.
   std::string MayHaveLeft;
   size_t MayHaveLeftOps = 0;
-  void mayHaveLeft(const Completion &C);
   /// Labels that a goto jumps back to: a goto to one ends an iteration.
   std::set<const LabelDecl *> BackEdges;
   /// Depth of options()/device() calls following global initializers.
@@ -751,7 +592,7 @@ public:
       SameRank;
   int SizeDepth = 0;
 
-  // ---- loops iterated to a fixpoint (Statements.cpp) -------------------
+  // ---- loops iterated to a fixpoint (StatementWalker, Statements.cpp) --
   /// Everything a statement's evaluation may change, as references: a
   /// loop's trial pass copies it out and, when the loop is not at a
   /// fixpoint, assigns the copy back.
@@ -764,15 +605,6 @@ public:
                     TrainingCalls, NotFollowedWhy, UserObjects, Returns,
                     ChangedParameters, CallTuples);
   }
-  /// A loop whose body leaves every tensor it carries from one iteration
-  /// to the next as it found it (shape, strides, dtype, device, a storage
-  /// of its own of the same bytes): the body's answers, computed from the
-  /// values before the loop, hold on every iteration and the carried
-  /// tensors keep them after it. nullopt (with nothing changed) otherwise.
-  std::optional<Completion> loopAtFixpoint(const Stmt *Body, const Stmt *Whole,
-                                           Flow F);
-  /// Runs a loop's condition, body and increment once (Inner: in a loop).
-  Completion loopBodyOnce(const Stmt *Body, const Stmt *Whole, Flow Inner);
   int FixpointDepth = 0;
 };
 

@@ -14,6 +14,9 @@
 
 #include "frontend/AstQueries.h"
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/CallFollower.h"
+#include "frontend/SymbolReader.h"
+#include "frontend/ArgumentReader.h"
 
 using namespace clang;
 
@@ -63,7 +66,7 @@ struct HelperReader {
       }
       return V;
     }
-    return FE.convertInteger(V, T);
+    return FE.symbols().convertInteger(V, T);
   }
 
   /// An integer the reading has (a local, a parameter, a constant).
@@ -91,7 +94,7 @@ struct HelperReader {
       return Out;
     }
     if (E->getType()->isIntegerType() && !E->getType()->isBooleanType()) {
-      if (auto C = FE.foldInteger(E)) {
+      if (auto C = FE.args().foldInteger(E)) {
         Out.Int = SymSize(*C);
         return Out;
       }
@@ -287,16 +290,16 @@ struct HelperReader {
 
 } // namespace
 
-std::optional<SymSize> FunctionEvaluator::integerCall(const CallExpr *CE) {
+std::optional<SymSize> SymbolReader::integerCall(const CallExpr *CE) {
   // The reading interprets no call, so it cannot recurse.
   if (isa<CXXOperatorCallExpr>(CE))
     return std::nullopt;
-  const FunctionDecl *Def = followedDefinition(CE->getDirectCallee());
+  const FunctionDecl *Def = FE.calls().followedDefinition(CE->getDirectCallee());
   QualType Ret = Def ? Def->getReturnType() : QualType();
   if (!Def || !Ret->isIntegerType() || Ret->isBooleanType() ||
       CE->getNumArgs() != Def->getNumParams())
     return std::nullopt;
-  HelperReader R{*this, {}, {}, std::nullopt};
+  HelperReader R{FE, {}, {}, std::nullopt};
   for (unsigned K = 0; K < Def->getNumParams(); ++K) {
     const ParmVarDecl *P = Def->getParamDecl(K);
     const ValueDecl *Key = cast<ValueDecl>(P->getCanonicalDecl());
@@ -310,7 +313,7 @@ std::optional<SymSize> FunctionEvaluator::integerCall(const CallExpr *CE) {
       // Only a named tensor: reading its sizes records no op.
       if (!isa_and_nonnull<DeclRefExpr>(Arg) || !isTensorType(Arg->getType()))
         return std::nullopt;
-      R.Tensors[Key] = I.value(tensor(Arg)).Sizes;
+      R.Tensors[Key] = FE.I.value(FE.tensor(Arg)).Sizes;
     } else if (PT->isIntegerType() && !PT->isBooleanType()) {
       auto V = sizeValue(Arg);
       if (V)

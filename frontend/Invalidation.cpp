@@ -2,6 +2,8 @@
 // changed: the names it may assign become unknown after it, keeping their
 // storage counted when every value they may hold is on that storage.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/StatementWalker.h"
+#include "frontend/Invalidation.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 
@@ -100,11 +102,11 @@ keysChanged(const AssignedIn &Found, FunctionEvaluator &E) {
 }
 
 FunctionEvaluator::StorageSnapshot
-FunctionEvaluator::snapshotAssignedIn(const Stmt *Body) {
+Invalidation::snapshotAssignedIn(const Stmt *Body) {
   StorageSnapshot Out;
-  for (const auto &[K, Display] : keysChanged(assignedIn(Body), *this))
-    if (ValueId V = I.lookup(K); V != NoValue)
-      Out[K] = I.value(V).Storage;
+  for (const auto &[K, Display] : keysChanged(assignedIn(Body), FE))
+    if (ValueId V = FE.I.lookup(K); V != NoValue)
+      Out[K] = FE.I.value(V).Storage;
   return Out;
 }
 
@@ -114,7 +116,7 @@ FunctionEvaluator::snapshotAssignedIn(const Stmt *Body) {
 /// the same storage (a view reassigned in a branch); otherwise which one is
 /// held is unknown, and so are the totals. Before is what the names held
 /// before Body ran; null when Body has not run yet.
-void FunctionEvaluator::invalidateAssignedIn(const Stmt *Body,
+void Invalidation::invalidateAssignedIn(const Stmt *Body,
                                              const std::string &Reason,
                                              SourceRange Where,
                                              const StorageSnapshot *Before,
@@ -123,21 +125,21 @@ void FunctionEvaluator::invalidateAssignedIn(const Stmt *Body,
   // Tensor vectors and tuples used inside may have changed: forget their
   // elements.
   for (const ValueDecl *VD : Found.Containers) {
-    TensorLists.erase(resolveKey(VD));
-    TensorTuples.erase(resolveKey(VD));
+    FE.TensorLists.erase(FE.resolveKey(VD));
+    FE.TensorTuples.erase(FE.resolveKey(VD));
   }
   for (const VarDecl *VD : Found.Variables) {
     if (isOptionsType(VD->getType()))
-      OptionVars.erase(key(VD));
-    DeviceVars.erase(key(VD));
+      FE.OptionVars.erase(FE.key(VD));
+    FE.DeviceVars.erase(FE.key(VD));
   }
   if (!Names)
     return;
-  for (const auto &[K, Display] : keysChanged(Found, *this)) {
-    ValueId Now = I.lookup(K);
+  for (const auto &[K, Display] : keysChanged(Found, FE)) {
+    ValueId Now = FE.I.lookup(K);
     if (Now == NoValue)
       continue;
-    StorageId Held = I.value(Now).Storage;
+    StorageId Held = FE.I.value(Now).Storage;
     StorageId Prior = Held;
     if (Before) {
       auto It = Before->find(K);
@@ -146,50 +148,50 @@ void FunctionEvaluator::invalidateAssignedIn(const Stmt *Body,
     // Which of the tensors assigned in the body it holds is not listed: an
     // in-place change of its geometry may be one to any tensor.
     if (Prior == Held) {
-      ValueId V = I.unknownOn(Display, Reason, span(Where), Held);
-      I.mayBeAny(V);
-      I.rebind(K, V);
+      ValueId V = FE.I.unknownOn(Display, Reason, FE.span(Where), Held);
+      FE.I.mayBeAny(V);
+      FE.I.rebind(K, V);
       continue;
     }
-    ValueId V = I.unknown(Display, Reason, span(Where),
+    ValueId V = FE.I.unknown(Display, Reason, FE.span(Where),
                           Interpreter::Provenance::External);
-    I.mayBeAny(V);
-    I.rebind(K, V);
-    I.totalsUnknown("'" + Display + "' holds one of several tensors "
-                    "after line " + std::to_string(span(Where).Line));
+    FE.I.mayBeAny(V);
+    FE.I.rebind(K, V);
+    FE.I.totalsUnknown("'" + Display + "' holds one of several tensors "
+                    "after line " + std::to_string(FE.span(Where).Line));
   }
 }
 
-FunctionEvaluator::BranchState FunctionEvaluator::saveBranchState() const {
+FunctionEvaluator::BranchState Invalidation::saveBranchState() const {
   BranchState S;
-  S.Names = I.names();
-  S.TensorLists = TensorLists;
-  S.TensorTuples = TensorTuples;
-  S.OptionVars = OptionVars;
-  S.DeviceVars = DeviceVars;
+  S.Names = FE.I.names();
+  S.TensorLists = FE.TensorLists;
+  S.TensorTuples = FE.TensorTuples;
+  S.OptionVars = FE.OptionVars;
+  S.DeviceVars = FE.DeviceVars;
   return S;
 }
 
-void FunctionEvaluator::restoreBranchState(const BranchState &Start) {
+void Invalidation::restoreBranchState(const BranchState &Start) {
   for (const auto &[K, V] : Start.Names)
-    if (ValueId Now = I.lookup(K); Now != NoValue && Now != V)
-      I.rebind(K, V);
-  TensorLists = Start.TensorLists;
-  TensorTuples = Start.TensorTuples;
-  OptionVars = Start.OptionVars;
-  DeviceVars = Start.DeviceVars;
+    if (ValueId Now = FE.I.lookup(K); Now != NoValue && Now != V)
+      FE.I.rebind(K, V);
+  FE.TensorLists = Start.TensorLists;
+  FE.TensorTuples = Start.TensorTuples;
+  FE.OptionVars = Start.OptionVars;
+  FE.DeviceVars = Start.DeviceVars;
 }
 
-void FunctionEvaluator::mergeBranchStates(const Stmt *Whole,
+void Invalidation::mergeBranchStates(const Stmt *Whole,
                                           const BranchState &Start,
                                           const std::vector<BranchState> &Ends,
                                           const std::string &Context) {
-  SourceSpan Where = span(Whole->getSourceRange());
+  SourceSpan Where = FE.span(Whole->getSourceRange());
   std::set<std::string> Assigned;
-  for (const auto &[K, Display] : assignedKeys(assignedIn(Whole), *this))
+  for (const auto &[K, Display] : assignedKeys(assignedIn(Whole), FE))
     Assigned.insert(K);
   for (const auto &[K, V0] : Start.Names) {
-    ValueId Now = I.lookup(K);
+    ValueId Now = FE.I.lookup(K);
     if (Now == NoValue)
       continue;
     std::vector<ValueId> Held = {Now};
@@ -202,11 +204,11 @@ void FunctionEvaluator::mergeBranchStates(const Stmt *Whole,
       Changed |= V != V0;
     if (!Changed)
       continue;
-    StorageId On = I.value(Now).Storage;
+    StorageId On = FE.I.value(Now).Storage;
     for (ValueId V : Held)
-      if (V == NoValue || I.value(V).Storage != On)
+      if (V == NoValue || FE.I.value(V).Storage != On)
         On = NoStorage;
-    std::string Shown = I.nameOf(K);
+    std::string Shown = FE.I.nameOf(K);
     std::string Display = Shown.empty() ? K : Shown;
     std::string Reason = std::string(Assigned.count(K) ? "assigned" : "changed") +
                          " in a " + Context + ": depends on the condition";
@@ -215,27 +217,27 @@ void FunctionEvaluator::mergeBranchStates(const Stmt *Whole,
     if (std::find(Held.begin(), Held.end(), NoValue) == Held.end()) {
       std::vector<TensorValue> Values;
       for (ValueId V : Held)
-        Values.push_back(I.value(V));
+        Values.push_back(FE.I.value(V));
       Common = commonLayout(Values, Reason);
     }
     if (On != NoStorage) {
       // A hidden holder (a list element) only keeps its storage alive.
       if (!Shown.empty()) {
-        ValueId Merged = Common ? I.unknownWith(Display, *Common, Where, On,
+        ValueId Merged = Common ? FE.I.unknownWith(Display, *Common, Where, On,
                                                 Interpreter::Provenance::External)
-                                : I.unknownOn(Display, Reason, Where, On);
-        I.mayBe(Merged, Held);
-        I.rebind(K, Merged);
+                                : FE.I.unknownOn(Display, Reason, Where, On);
+        FE.I.mayBe(Merged, Held);
+        FE.I.rebind(K, Merged);
       }
       continue;
     }
-    ValueId Merged = Common ? I.unknownWith(Display, *Common, Where, NoStorage,
+    ValueId Merged = Common ? FE.I.unknownWith(Display, *Common, Where, NoStorage,
                                             Interpreter::Provenance::External)
-                            : I.unknown(Display, Reason, Where,
+                            : FE.I.unknown(Display, Reason, Where,
                                         Interpreter::Provenance::External);
-    I.mayBe(Merged, Held);
-    I.rebind(K, Merged);
-    I.totalsUnknown("'" + Display + "' holds one of several tensors after line " +
+    FE.I.mayBe(Merged, Held);
+    FE.I.rebind(K, Merged);
+    FE.I.totalsUnknown("'" + Display + "' holds one of several tensors after line " +
                     std::to_string(Where.Line));
   }
   // A list or tuple that differs between the arms is not known after them.
@@ -247,21 +249,21 @@ void FunctionEvaluator::mergeBranchStates(const Stmt *Whole,
     }
   };
   for (const BranchState &E : Ends) {
-    KeepAlike(TensorLists, E.TensorLists);
-    KeepAlike(TensorTuples, E.TensorTuples);
+    KeepAlike(FE.TensorLists, E.TensorLists);
+    KeepAlike(FE.TensorTuples, E.TensorTuples);
   }
 }
 
-void FunctionEvaluator::tensorChangedInPlace(ValueId Old, ValueId New,
+void Invalidation::tensorChangedInPlace(ValueId Old, ValueId New,
                                              const std::string &Why,
                                              const SourceSpan &Where) {
   if (Old < 0)
     return;
-  ValueId Tensor = I.tensorOf(Old);
-  std::vector<std::string> Holding = I.keysHoldingTensor(Old);
+  ValueId Tensor = FE.I.tensorOf(Old);
+  std::vector<std::string> Holding = FE.I.keysHoldingTensor(Old);
   for (const std::string &K : Holding) {
-    parameterChanged(K, Why);
-    I.rebind(K, New);
+    FE.parameterChanged(K, Why);
+    FE.I.rebind(K, New);
   }
   // Names that may hold the changed tensor, or that it may be (one of
   // several tensors chosen at run time, or what an op the analysis cannot
@@ -269,33 +271,33 @@ void FunctionEvaluator::tensorChangedInPlace(ValueId Old, ValueId New,
   // which is unknown.
   // Each gets a value of its own: they are not known to be one tensor.
   auto MaybeChanged = [&] {
-    return I.unknown("tensor",
+    return FE.I.unknown("tensor",
                      "may be the tensor that " + Why + " (line " +
                          std::to_string(Where.Line) +
                          "): which tensor it is, is known only at run time",
                      Where, Interpreter::Provenance::External);
   };
   std::vector<std::string> MayHold;
-  for (const auto &[K, Held] : I.names())
-    if (Held >= 0 && I.tensorOf(Held) != Tensor && I.mayShareTensor(Old, Held))
+  for (const auto &[K, Held] : FE.I.names())
+    if (Held >= 0 && FE.I.tensorOf(Held) != Tensor && FE.I.mayShareTensor(Old, Held))
       MayHold.push_back(K);
   for (const std::string &K : MayHold) {
-    parameterChanged(K, Why);
-    I.rebind(K, MaybeChanged());
+    FE.parameterChanged(K, Why);
+    FE.I.rebind(K, MaybeChanged());
   }
-  for (auto *Lists : {&TensorLists, &TensorTuples})
+  for (auto *Lists : {&FE.TensorLists, &FE.TensorTuples})
     for (auto &[K, Elements] : *Lists)
       for (ValueId &E : Elements)
-        if (E >= 0 && I.tensorOf(E) == Tensor)
+        if (E >= 0 && FE.I.tensorOf(E) == Tensor)
           E = New;
-        else if (E >= 0 && I.mayShareTensor(Old, E))
+        else if (E >= 0 && FE.I.mayShareTensor(Old, E))
           E = MaybeChanged();
 }
 std::optional<FunctionEvaluator::Completion>
-FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
+StatementWalker::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
   // Each level tries its body once more than it runs it: a bound keeps
   // nested loops from multiplying that.
-  if (FixpointDepth >= 3)
+  if (FE.FixpointDepth >= 3)
     return std::nullopt;
   AssignedIn Found = assignedIn(Body);
   // Lists grown and option or device variables set per iteration are not
@@ -303,12 +305,12 @@ FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
   if (!Found.Containers.empty())
     return std::nullopt;
   for (const VarDecl *VD : Found.Variables)
-    if (isOptionsType(VD->getType()) || DeviceVars.count(key(VD)))
+    if (isOptionsType(VD->getType()) || FE.DeviceVars.count(FE.key(VD)))
       return std::nullopt;
   std::map<std::string, ValueId> Entry;
-  for (const auto &[K, Display] : keysChanged(Found, *this))
-    if (ValueId V = I.lookup(K); V != NoValue) {
-      const TensorValue &TV = I.value(V);
+  for (const auto &[K, Display] : keysChanged(Found, FE))
+    if (ValueId V = FE.I.lookup(K); V != NoValue) {
+      const TensorValue &TV = FE.I.value(V);
       if (!TV.hasLayout() || !TV.dtypeKnown() || TV.Storage == NoStorage)
         return std::nullopt;
       Entry[K] = V;
@@ -317,23 +319,23 @@ FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
     return std::nullopt;
 
   auto Before = std::apply(
-      [](auto &...Field) { return std::make_tuple(Field...); }, changeableState());
-  size_t OpsBefore = I.trace().Ops.size();
+      [](auto &...Field) { return std::make_tuple(Field...); }, FE.changeableState());
+  size_t OpsBefore = FE.I.trace().Ops.size();
   Flow Inner = F;
   Inner.InLoop = true;
-  ++FixpointDepth;
+  ++FE.FixpointDepth;
   Completion C = loopBodyOnce(Body, Whole, Inner);
-  --FixpointDepth;
+  --FE.FixpointDepth;
 
-  const FunctionTrace &T = I.trace();
+  const FunctionTrace &T = FE.I.trace();
   std::vector<std::string> Rebound;
   auto SameAfter = [&](const std::string &K, ValueId E) {
-    ValueId X = I.lookup(K);
+    ValueId X = FE.I.lookup(K);
     if (X == E)
       return true;
     if (X == NoValue)
       return false;
-    const TensorValue &A = I.value(E), &B = I.value(X);
+    const TensorValue &A = FE.I.value(E), &B = FE.I.value(X);
     if (!B.hasLayout() || !(*A.Sizes == *B.Sizes) || !(*A.Strides == *B.Strides) ||
         !(*A.Offset == *B.Offset) || A.Type != B.Type || A.TypeOf != B.TypeOf ||
         A.Dev != B.Dev)
@@ -345,7 +347,7 @@ FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
     if (B.Storage == NoStorage)
       return false;
     const StorageInfo &SA = T.Storages.at(A.Storage), &SB = T.Storages.at(B.Storage);
-    std::string Name = I.nameOf(K);
+    std::string Name = FE.I.nameOf(K);
     if (SA.External || SB.External || !SA.Bytes || !SB.Bytes ||
         !(*SA.Bytes == *SB.Bytes) || SB.Producer == NoOp ||
         static_cast<size_t>(SB.Producer) < OpsBefore || SA.FirstName != Name ||
@@ -356,13 +358,13 @@ FunctionEvaluator::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
   };
   for (const auto &[K, E] : Entry)
     if (!SameAfter(K, E)) {
-      changeableState() = Before;
+      FE.changeableState() = Before;
       return std::nullopt;
     }
-  allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
-  SourceSpan Where = span(Whole->getSourceRange());
+  FE.invalidation().allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
+  SourceSpan Where = FE.span(Whole->getSourceRange());
   for (const std::string &Name : Rebound)
-    I.totalsUnknown("'" + Name + "' holds one of several tensors after line " +
+    FE.I.totalsUnknown("'" + Name + "' holds one of several tensors after line " +
                     std::to_string(Where.Line));
   if (C.K == Completion::Return || C.K == Completion::Goto)
     mayHaveLeft(C);

@@ -18,6 +18,7 @@
 //  4. Training mode (Modules.cpp's trainingMode) is handed to the table,
 //     which decides what it changes (Dropout, BatchNorm).
 #include "frontend/LayerEvaluator.h"
+#include "frontend/OpBinder.h"
 
 using namespace clang;
 
@@ -57,7 +58,7 @@ ValueId LayerEvaluator::run(const OpCall &C, const std::vector<ValueId> &Inputs,
   FunctionEvaluator::CallSite S;
   S.E = E;
   S.Callee = Callee;
-  std::vector<ValueId> Values = FE.applyResult(S, C, applyRule(C));
+  std::vector<ValueId> Values = FE.binder().applyResult(S, C, applyRule(C));
   if (Values.empty())
     return FE.unmodelledCall(Layer, E, Inputs, Who + "forward gave no result");
   return Values.front();

@@ -31,6 +31,8 @@
 //   values, like a tensor parameter's. Their device is the module's, which
 //   the method cannot know.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/ModuleTracker.h"
+#include "frontend/SymbolReader.h"
 #include "frontend/ModuleUses.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -180,7 +182,7 @@ struct RegisterCalls : RecursiveASTVisitor<RegisterCalls> {
 } // namespace
 
 std::optional<FunctionEvaluator::UserObject>
-FunctionEvaluator::userObject(QualType T, const Expr *Init) {
+ModuleTracker::userObject(QualType T, const Expr *Init) {
   T = T.getNonReferenceType();
   UserObject Obj;
   llvm::SmallVector<const Expr *, 4> Args;
@@ -261,15 +263,15 @@ FunctionEvaluator::userObject(QualType T, const Expr *Init) {
                                : nullptr);
     std::optional<SymSize> V;
     if (A && PT->isIntegerType() && !PT->isBooleanType())
-      if ((V = sizeValue(A)))
-        V = convertInteger(*V, PT);
+      if ((V = FE.symbols().sizeValue(A)))
+        V = FE.symbols().convertInteger(*V, PT);
     Obj.Integers.push_back(V);
   }
   return Obj;
 }
 
-void FunctionEvaluator::declareMemberModules() {
-  const auto *MD = dyn_cast<CXXMethodDecl>(&FD);
+void ModuleTracker::declareMemberModules() {
+  const auto *MD = dyn_cast<CXXMethodDecl>(&FE.FD);
   if (!MD || MD->isStatic() || isa<CXXConstructorDecl>(MD) ||
       isa<CXXDestructorDecl>(MD) || !derivesFromModule(MD->getParent()))
     return;
@@ -281,34 +283,34 @@ void FunctionEvaluator::declareMemberModules() {
   if (Layers.empty())
     return;
   // The object itself: its parameters are its layer members'.
-  ObjectModule = ModuleSummary();
-  ObjectModule->Name = "this";
-  ObjectModule->Layer = RD->getName().str();
-  ObjectModule->Where = span(RD->getSourceRange());
+  FE.ObjectModule = ModuleSummary();
+  FE.ObjectModule->Name = "this";
+  FE.ObjectModule->Layer = RD->getName().str();
+  FE.ObjectModule->Where = FE.span(RD->getSourceRange());
   auto Unknown = [&](const FieldDecl *F, const std::string &Why) {
     ModuleValue M;
     M.Layer = *moduleLayer(F->getType());
     M.Name = F->getName().str();
-    M.Where = span(F->getSourceRange());
+    M.Where = FE.span(F->getSourceRange());
     M.Member = true;
     M.Why = "member '" + M.Name + "' (" + M.Layer + "): " + Why;
-    Modules[key(F)] = M;
-    ModuleOrder.push_back(key(F));
+    FE.Modules[FE.key(F)] = M;
+    FE.ModuleOrder.push_back(FE.key(F));
   };
   // A method the caller runs on its own object: the caller's members, with
   // their parameters as this evaluator's external values.
-  if (Caller && SameObject) {
-    for (const std::string &K : Caller->ModuleOrder) {
-      ModuleValue M = Caller->Modules.at(K);
+  if (FE.Caller && FE.SameObject) {
+    for (const std::string &K : FE.Caller->ModuleOrder) {
+      ModuleValue M = FE.Caller->Modules.at(K);
       if (!M.Member)
         continue;
       M.Forwards.clear();
       for (auto &[PName, V] : M.Params) {
-        const TensorValue &Value = Caller->I.value(V);
-        V = I.external(Value, Value.logicalBytes());
+        const TensorValue &Value = FE.Caller->I.value(V);
+        V = FE.I.external(Value, Value.logicalBytes());
       }
-      Modules[K] = M;
-      ModuleOrder.push_back(K);
+      FE.Modules[K] = M;
+      FE.ModuleOrder.push_back(K);
     }
     return;
   }
@@ -316,19 +318,19 @@ void FunctionEvaluator::declareMemberModules() {
   // object's construction is not bound yet.
   std::string Why;
   const CXXConstructorDecl *Ctor = nullptr;
-  if (!Caller)
+  if (!FE.Caller)
     Ctor = theConstructor(RD, Why);
-  else if (Construction && Construction->Ctor &&
-           Construction->Class->getCanonicalDecl() == RD->getCanonicalDecl())
-    Ctor = Construction->Ctor;
-  else if (Construction && !Construction->Ctor)
-    Why = Construction->Why;
+  else if (FE.Construction && FE.Construction->Ctor &&
+           FE.Construction->Class->getCanonicalDecl() == RD->getCanonicalDecl())
+    Ctor = FE.Construction->Ctor;
+  else if (FE.Construction && !FE.Construction->Ctor)
+    Why = FE.Construction->Why;
   else
     Why = "the object's construction is not followed into this call";
   if (!Ctor) {
     for (const FieldDecl *F : Layers)
       Unknown(F, Why);
-    ObjectModule->Why = Why;
+    FE.ObjectModule->Why = Why;
     return;
   }
 
@@ -339,7 +341,7 @@ void FunctionEvaluator::declareMemberModules() {
   if (Ctor->hasBody())
     collectMutations(Ctor->getBody(), CtorMutated);
   std::set<std::string> Taken;
-  for (const ParmVarDecl *P : FD.parameters())
+  for (const ParmVarDecl *P : FE.FD.parameters())
     Taken.insert(P->getName().str());
   for (unsigned K = 0; K < Ctor->getNumParams(); ++K) {
     const ParmVarDecl *P = Ctor->getParamDecl(K);
@@ -350,13 +352,13 @@ void FunctionEvaluator::declareMemberModules() {
         CtorMutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
       continue;
     // Constructed by the caller: the arguments' values, in its terms.
-    if (Construction) {
-      if (K < Construction->Integers.size() && Construction->Integers[K])
-        IntVars[key(P)] = *Construction->Integers[K];
+    if (FE.Construction) {
+      if (K < FE.Construction->Integers.size() && FE.Construction->Integers[K])
+        FE.IntVars[FE.key(P)] = *FE.Construction->Integers[K];
       continue;
     }
     if (!Taken.count(Name))
-      IntVars[key(P)] = Env->integer(Name);
+      FE.IntVars[FE.key(P)] = FE.Env->integer(Name);
   }
 
   // Every method of the class this file defines, for the members' uses
@@ -421,24 +423,24 @@ void FunctionEvaluator::declareMemberModules() {
     ModuleValue M = layerFromConstruction(F->getType(), Init, Name);
     if (!M.Why.empty()) {
       M.Why = "member " + M.Why.substr(std::string("module ").size());
-      Modules[key(F)] = M;
+      FE.Modules[FE.key(F)] = M;
       continue;
     }
     for (const auto &[PName, Sizes] : M.ParamShapes) {
       TensorValue V = makeContiguous(Sizes, M.paramType(PName), Device{});
       V.Dev.reset();
       V.markUnknown("member '" + Name + "': its device is the module's");
-      M.Params[PName] = I.external(V, V.logicalBytes());
+      M.Params[PName] = FE.I.external(V, V.logicalBytes());
     }
     // Code outside the class could move the module to another dtype
     // (model->to(torch::kDouble)); the answers hold for the default one.
     // An object the caller constructed and only ran has it.
-    if (M.Params.count("weight") && !Construction)
-      Env->assume(Name + "->weight.scalar_type() == torch::kFloat");
-    M.Where = span(F->getSourceRange());
+    if (M.Params.count("weight") && !FE.Construction)
+      FE.Env->assume(Name + "->weight.scalar_type() == torch::kFloat");
+    M.Where = FE.span(F->getSourceRange());
     M.Member = true;
-    Modules[key(F)] = M;
-    ModuleOrder.push_back(key(F));
+    FE.Modules[FE.key(F)] = M;
+    FE.ModuleOrder.push_back(FE.key(F));
   }
   summarizeObject(RD, Layers, CtorBody);
 }
@@ -448,10 +450,10 @@ void FunctionEvaluator::declareMemberModules() {
 // register_parameter, a tensor member, a submodule that is no modelled
 // layer) or less (a member registered in a branch) leaves the total
 // unknown, with the reason.
-void FunctionEvaluator::summarizeObject(
+void ModuleTracker::summarizeObject(
     const CXXRecordDecl *RD, const std::vector<const FieldDecl *> &Layers,
     const Stmt *CtorBody) {
-  ModuleSummary &O = *ObjectModule;
+  ModuleSummary &O = *FE.ObjectModule;
   Registrations Registered;
   if (const auto *CS = dyn_cast_or_null<CompoundStmt>(CtorBody))
     for (const Stmt *S : CS->body())
@@ -487,7 +489,7 @@ void FunctionEvaluator::summarizeObject(
           "(register_parameter, register_buffer, or in a branch)";
   O.ParameterElements = O.ParameterBytes = SymSize(0);
   for (const FieldDecl *F : Layers) {
-    const ModuleValue &M = Modules[key(F)];
+    const ModuleValue &M = FE.Modules[FE.key(F)];
     // Not registered: its parameters exist, but parameters() leaves them
     // out, and so does the object's row.
     if (!Registered.Fields.count(F))

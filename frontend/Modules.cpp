@@ -20,6 +20,12 @@
 // assigned, passed to a call, push_back) is not followed: its forward is
 // unknown with that reason.
 #include "frontend/LayerEvaluator.h"
+#include "frontend/CallFollower.h"
+#include "frontend/StatementWalker.h"
+#include "frontend/ModuleTracker.h"
+#include "frontend/TrainingTracker.h"
+#include "frontend/SymbolReader.h"
+#include "frontend/ArgumentReader.h"
 #include "frontend/ModuleUses.h"
 #include "frontend/OptionsChains.h"
 
@@ -172,7 +178,7 @@ std::optional<std::string> moduleLayer(QualType T) {
 }
 
 FunctionEvaluator::ModuleValue
-FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
+ModuleTracker::layerFromConstruction(QualType Holder, const Expr *Init,
                                          const std::string &Name) {
   ModuleValue M;
   M.Layer = *moduleLayer(Holder);
@@ -245,9 +251,9 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
   if (OptionsType.isNull() && Args.empty())
     Options = NamedArgs(); // Sigmoid, Tanh, Identity: no options
   else if (Args.size() == 1 && isNNOptionsType(Args[0]->getType()))
-    Options = readOptionsChain(*this, Args[0]);
+    Options = readOptionsChain(FE, Args[0]);
   else if (!OptionsType.isNull())
-    Options = readOptionsFromArguments(*this, OptionsType, Args);
+    Options = readOptionsFromArguments(FE, OptionsType, Args);
   if (!Options)
     return Unknown("its constructor's arguments are not read");
   if (!Options->Complete)
@@ -268,17 +274,17 @@ FunctionEvaluator::layerFromConstruction(QualType Holder, const Expr *Init,
     Sizes.insert(Sizes.end(), {R->InputSize, R->HiddenSize, R->NumLayers});
   for (const SymSize &X : Sizes)
     if (auto N = X.symbolName();
-        N && Env->info(*N) && Env->info(*N)->Kind == SymbolKind::Integer)
-      Env->markSizeLike(*N);
+        N && FE.Env->info(*N) && FE.Env->info(*N)->Kind == SymbolKind::Integer)
+      FE.Env->markSizeLike(*N);
   return M;
 }
 
 std::optional<FunctionEvaluator::ModuleValue>
-FunctionEvaluator::layerFromHelper(QualType Holder, const Expr *Init,
+ModuleTracker::layerFromHelper(QualType Holder, const Expr *Init,
                                    const std::string &Name) {
   const auto *Call = dyn_cast_or_null<CallExpr>(throughCopies(Init));
   const FunctionDecl *Def =
-      Call ? followedDefinition(Call->getDirectCallee()) : nullptr;
+      Call ? FE.calls().followedDefinition(Call->getDirectCallee()) : nullptr;
   if (!Def || isa<CXXMethodDecl>(Def) || Call->getNumArgs() != Def->getNumParams())
     return std::nullopt;
   // One statement, `return <layer>;`: anything else (locals, branches)
@@ -287,29 +293,29 @@ FunctionEvaluator::layerFromHelper(QualType Holder, const Expr *Init,
   const auto *Return = Body && Body->size() == 1
                            ? dyn_cast<ReturnStmt>(Body->body_front())
                            : nullptr;
-  if (!Return || !Return->getRetValue() || LayerHelperDepth >= 4)
+  if (!Return || !Return->getRetValue() || FE.LayerHelperDepth >= 4)
     return std::nullopt;
   // The arguments in the caller's terms, bound to the helper's integer
   // parameters while its return expression is read; a parameter of
   // another type, or one not derived, leaves what reads it unknown.
-  std::map<std::string, SymSize> Outer = IntVars;
+  std::map<std::string, SymSize> Outer = FE.IntVars;
   for (unsigned K = 0; K < Def->getNumParams(); ++K) {
     const ParmVarDecl *P = Def->getParamDecl(K);
     QualType PT = P->getType().getNonReferenceType();
     if (!PT->isIntegerType() || PT->isBooleanType() || PT->isEnumeralType())
       continue;
-    std::optional<SymSize> V = sizeValue(Call->getArg(K));
+    std::optional<SymSize> V = FE.symbols().sizeValue(Call->getArg(K));
     if (V)
-      V = convertInteger(*V, PT);
+      V = FE.symbols().convertInteger(*V, PT);
     if (V)
-      IntVars[key(P)] = *V;
+      FE.IntVars[FE.key(P)] = *V;
     else
-      IntVars.erase(key(P));
+      FE.IntVars.erase(FE.key(P));
   }
-  ++LayerHelperDepth;
+  ++FE.LayerHelperDepth;
   ModuleValue M = layerFromConstruction(Holder, Return->getRetValue(), Name);
-  --LayerHelperDepth;
-  IntVars = std::move(Outer);
+  --FE.LayerHelperDepth;
+  FE.IntVars = std::move(Outer);
   if (!M.Why.empty())
     M.Why += " (in '" + Def->getNameAsString() + "')";
   return M;
@@ -336,17 +342,17 @@ struct CallsOn : RecursiveASTVisitor<CallsOn> {
   }
 };
 
-void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
+void ModuleTracker::declareModule(const VarDecl *VD, const DeclStmt *DS,
                                       Flow F, bool Insertable) {
   std::string Name = VD->getName().str();
   std::string Layer = *moduleLayer(VD->getType());
-  ModuleOrder.push_back(key(VD));
-  SourceSpan Where = span(VD->getSourceRange());
+  FE.ModuleOrder.push_back(FE.key(VD));
+  SourceSpan Where = FE.span(VD->getSourceRange());
   // A layer not followed still allocates its parameters, in sizes not
   // known here.
   auto ParametersNotFollowed = [&] {
     if (!constructedModule(VD->getType(), VD->getInit()).empty())
-      I.totalsUnknown("constructing '" + Name + "' (" + Layer +
+      FE.I.totalsUnknown("constructing '" + Name + "' (" + Layer +
                       ") allocates parameters that are not followed (line " +
                       std::to_string(Where.Line) + ")");
   };
@@ -356,16 +362,16 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
     M.Name = Name;
     M.Where = Where;
     M.Why = "module '" + Name + "' (" + Layer + "): " + Why;
-    Modules[key(VD)] = M;
+    FE.Modules[FE.key(VD)] = M;
     ParametersNotFollowed();
   };
   if (F.InLoop || F.InBranch)
     return Unknown("constructed in a loop or a branch");
   ModuleUses Uses(VD);
-  Uses.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
+  Uses.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
   if (Uses.Mentions != Uses.Harmless) {
     CallsOn PushBacks(VD, {"push_back", "extend", "insert"});
-    PushBacks.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
+    PushBacks.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
     if (!PushBacks.Calls.empty())
       return Unknown("layers added to it after its construction (push_back) "
                      "are not followed yet");
@@ -377,25 +383,25 @@ void FunctionEvaluator::declareModule(const VarDecl *VD, const DeclStmt *DS,
   M.Where = Where;
   M.Local = VD;
   if (!M.Why.empty()) {
-    Modules[key(VD)] = M;
+    FE.Modules[FE.key(VD)] = M;
     ParametersNotFollowed();
     return;
   }
-  openStatement(DS, F, Insertable);
-  allocateParameters(M, VD->getInit(), key(VD),
+  FE.statements().openStatement(DS, F, Insertable);
+  allocateParameters(M, VD->getInit(), FE.key(VD),
                      Uses.DeviceMoves ? "module '" + Name +
                                             "' is moved to a device "
                                             "(to(device))"
                                       : "");
-  I.endStatement();
-  Modules[key(VD)] = M;
+  FE.I.endStatement();
+  FE.Modules[FE.key(VD)] = M;
 }
 
-void FunctionEvaluator::allocateParameters(ModuleValue &M, const Expr *Init,
+void ModuleTracker::allocateParameters(ModuleValue &M, const Expr *Init,
                                            const std::string &HoldKey,
                                            const std::string &DeviceMoved) {
   if (!M.ParamsWhy.empty())
-    I.totalsUnknown("module '" + M.Name + "' (" + M.Layer + ") allocates " +
+    FE.I.totalsUnknown("module '" + M.Name + "' (" + M.Layer + ") allocates " +
                     "parameters the analysis does not list: " + M.ParamsWhy);
   for (const auto &[PName, Sizes] : M.ParamShapes) {
     OpOutcome Out =
@@ -407,14 +413,14 @@ void FunctionEvaluator::allocateParameters(ModuleValue &M, const Expr *Init,
       Out.Value.Dev.reset();
       Out.Value.markUnknown(DeviceMoved);
     }
-    ValueId V = apply(M.Layer, Init, {}, Out);
+    ValueId V = FE.apply(M.Layer, Init, {}, Out);
     if (!HoldKey.empty())
-      I.hold(HoldKey + "." + PName, V);
+      FE.I.hold(HoldKey + "." + PName, V);
     M.Params[PName] = V;
   }
 }
 
-std::optional<bool> FunctionEvaluator::trainingMode(const ModuleValue &M,
+std::optional<bool> ModuleTracker::trainingMode(const ModuleValue &M,
                                                     const Expr *Use,
                                                     std::string &Why) {
   if (M.Temporary)
@@ -426,8 +432,8 @@ std::optional<bool> FunctionEvaluator::trainingMode(const ModuleValue &M,
   // Constructed in training mode; a mode call counts when it is a
   // statement of the body itself (so it runs on every path) before Use.
   CallsOn Calls(M.Local, {"eval", "train"});
-  Calls.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
-  const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody());
+  Calls.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(FE.FD.getBody());
   bool Training = true;
   for (const CXXMemberCallExpr *C : Calls.Calls) {
     bool TopLevel = false;
@@ -438,14 +444,14 @@ std::optional<bool> FunctionEvaluator::trainingMode(const ModuleValue &M,
       Why = "its mode is set in a branch, a loop or an expression";
       return std::nullopt;
     }
-    if (!SM.isBeforeInTranslationUnit(C->getBeginLoc(), Use->getBeginLoc()))
+    if (!FE.SM.isBeforeInTranslationUnit(C->getBeginLoc(), Use->getBeginLoc()))
       continue;
     if (C->getMethodDecl()->getName() == "eval") {
       Training = false;
     } else if (C->getNumArgs() == 0 || isDefaultArg(C->getArg(0))) {
       Training = true;
     } else {
-      auto B = foldInteger(C->getArg(0));
+      auto B = FE.args().foldInteger(C->getArg(0));
       if (!B) {
         Why = "the mode train() is given could not be derived";
         return std::nullopt;
@@ -457,7 +463,7 @@ std::optional<bool> FunctionEvaluator::trainingMode(const ModuleValue &M,
 }
 
 std::optional<ValueId>
-FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
+ModuleTracker::moduleForward(const Expr *E, const FunctionDecl *Callee,
                                  const Expr *Object,
                                  llvm::ArrayRef<const Expr *> Args) {
   // forward(input) and ConvTranspose's forward(input, output_size = {})
@@ -480,8 +486,8 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   ModuleValue Temporary;
   const ModuleValue *Found = nullptr;
   if (const ValueDecl *D = namedDecl(O)) {
-    auto It = Modules.find(key(D));
-    if (It == Modules.end())
+    auto It = FE.Modules.find(FE.key(D));
+    if (It == FE.Modules.end())
       return std::nullopt;
     Found = &It->second;
   } else if (holderConstruction(O) && moduleLayer(O->getType())) {
@@ -500,28 +506,28 @@ FunctionEvaluator::moduleForward(const Expr *E, const FunctionDecl *Callee,
   const ModuleValue &M = *Found;
   if (InputAndTarget != isLayerKind(M.Layer, LayerKind::Loss))
     return std::nullopt;
-  ValueId In = tensor(Args[0]);
+  ValueId In = FE.tensor(Args[0]);
   if (InputAndTarget) {
-    ValueId Target = tensor(Args[1]);
+    ValueId Target = FE.tensor(Args[1]);
     if (!M.Why.empty())
-      return unmodelledCall(M.Layer, E, {In, Target}, M.Why);
-    return LayerEvaluator(*this, E, Callee).loss(M, In, Target);
+      return FE.unmodelledCall(M.Layer, E, {In, Target}, M.Why);
+    return LayerEvaluator(FE, E, Callee).loss(M, In, Target);
   }
   if (!M.Why.empty())
-    return unmodelledCall(M.Layer, E, {In}, M.Why);
+    return FE.unmodelledCall(M.Layer, E, {In}, M.Why);
   std::string Why;
   std::optional<bool> Training = trainingMode(M, E, Why);
   ValueId Out =
-      LayerEvaluator(*this, E, Callee).forward(M, M.Params, "", In, Training, Why);
+      LayerEvaluator(FE, E, Callee).forward(M, M.Params, "", In, Training, Why);
   gradientsKeepIntermediates(M, E);
   // The summary's forward outputs, per module the function names.
   if (const ValueDecl *D = namedDecl(O))
-    Modules[key(D)].Forwards.push_back({span(E->getSourceRange()).Line, Out});
+    FE.Modules[FE.key(D)].Forwards.push_back({FE.span(E->getSourceRange()).Line, Out});
   return Out;
 }
 
 FunctionEvaluator::ModuleValue *
-FunctionEvaluator::recurrentModule(const Expr *S) {
+ModuleTracker::recurrentModule(const Expr *S) {
   const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(S));
   const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
   if (!MD || calleeName(MD) != "forward" || MC->getNumArgs() < 1)
@@ -531,20 +537,20 @@ FunctionEvaluator::recurrentModule(const Expr *S) {
       OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
     O = strip(OCE->getArg(0));
   const ValueDecl *D = namedDecl(O);
-  auto It = D ? Modules.find(key(D)) : Modules.end();
-  if (It == Modules.end() || !isLayerKind(It->second.Layer, LayerKind::Recurrent))
+  auto It = D ? FE.Modules.find(FE.key(D)) : FE.Modules.end();
+  if (It == FE.Modules.end() || !isLayerKind(It->second.Layer, LayerKind::Recurrent))
     return nullptr;
   return &It->second;
 }
 
 std::optional<std::vector<ValueId>>
-FunctionEvaluator::recurrentValues(const Expr *S) {
+ModuleTracker::recurrentValues(const Expr *S) {
   // A local holding an LSTM's (output, (h_n, c_n)) (declareVariable keeps
   // its three tensors as a tuple's).
   if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(strip(S))) {
-    auto It = TensorTuples.find(resolveKey(DRE->getDecl()));
-    if (isTensorTupleType(DRE->getType()) || It == TensorTuples.end() ||
-        It->second.size() != 3 || changedInPart(DRE->getDecl()))
+    auto It = FE.TensorTuples.find(FE.resolveKey(DRE->getDecl()));
+    if (isTensorTupleType(DRE->getType()) || It == FE.TensorTuples.end() ||
+        It->second.size() != 3 || FE.changedInPart(DRE->getDecl()))
       return std::nullopt;
     return It->second;
   }
@@ -552,22 +558,22 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
   if (!Layer)
     return std::nullopt;
   const auto *MC = cast<CXXMemberCallExpr>(strip(S));
-  if (auto Done = EvaluatedTuples.find(MC); Done != EvaluatedTuples.end())
+  if (auto Done = FE.EvaluatedTuples.find(MC); Done != FE.EvaluatedTuples.end())
     return Done->second;
   const ModuleValue &M = *Layer;
   // (output, (h_n, c_n)) or (output, h_n)
   size_t Count = recurrentOutputs(*lookupLayer(M.Layer));
-  ValueId In = tensor(MC->getArg(0));
+  ValueId In = FE.tensor(MC->getArg(0));
   std::string Module = "module '" + M.Name + "' (" + M.Layer + "): ";
   // Output, h_n and c_n are distinct tensors whatever is unknown of them:
   // one op, then a value of its own for each other element.
   auto Others = [&](std::vector<ValueId> &Values, const std::string &Why) {
     while (Values.size() < Count)
-      Values.push_back(I.unknown(M.Layer + " element " + std::to_string(Values.size()),
-                                 Why, span(MC->getSourceRange())));
+      Values.push_back(FE.I.unknown(M.Layer + " element " + std::to_string(Values.size()),
+                                 Why, FE.span(MC->getSourceRange())));
   };
   auto AllUnknown = [&](const std::string &Why) {
-    std::vector<ValueId> Values = {unmodelledCall(M.Layer, MC, {In}, Why)};
+    std::vector<ValueId> Values = {FE.unmodelledCall(M.Layer, MC, {In}, Why)};
     Others(Values, Why);
     return Values;
   };
@@ -580,9 +586,9 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
   } else if (!R) {
     Values = AllUnknown(Module + "its options could not be derived");
   } else {
-    std::vector<OpOutcome> Outs = recurrentForward(I.value(In), *R, Opts.Version);
+    std::vector<OpOutcome> Outs = recurrentForward(FE.I.value(In), *R, FE.Opts.Version);
     for (const OpOutcome &Out : Outs)
-      Values.push_back(apply(M.Layer, MC, {In}, Out));
+      Values.push_back(FE.apply(M.Layer, MC, {In}, Out));
     if (Values.size() != Count) { // one Throws or Unknown outcome
       if (Outs.front().Kind == OpKind::Throws)
         Values.assign(Count, Values.front()); // nothing runs after it
@@ -591,30 +597,30 @@ FunctionEvaluator::recurrentValues(const Expr *S) {
     }
     gradientsKeepIntermediates(M, MC);
   }
-  Layer->Forwards.push_back({span(MC->getSourceRange()).Line, Values.front()});
-  EvaluatedTuples[MC] = Values;
+  Layer->Forwards.push_back({FE.span(MC->getSourceRange()).Line, Values.front()});
+  FE.EvaluatedTuples[MC] = Values;
   return Values;
 }
 
-void FunctionEvaluator::gradientsKeepIntermediates(const ModuleValue &M,
+void ModuleTracker::gradientsKeepIntermediates(const ModuleValue &M,
                                                    const Expr *E) {
   bool Trainable = !M.ParamsWhy.empty() ||
                    std::any_of(M.ParamShapes.begin(), M.ParamShapes.end(),
                                [&](const auto &P) { return !M.Buffers.count(P.first); });
   if (Trainable && !gradModeOffAt(E))
-    I.totalsUnknown("'" + M.Name + "' (line " +
-                    std::to_string(span(E->getSourceRange()).Line) +
+    FE.I.totalsUnknown("'" + M.Name + "' (line " +
+                    std::to_string(FE.span(E->getSourceRange()).Line) +
                     ") runs with gradients on: autograd keeps the tensors its "
                     "backward needs, which the totals do not follow");
 }
 
-bool FunctionEvaluator::gradModeOffAt(const Expr *E) const {
-  const auto *MD = dyn_cast<CXXMethodDecl>(&FD);
-  const auto *Body = dyn_cast_or_null<CompoundStmt>(FD.getBody());
+bool ModuleTracker::gradModeOffAt(const Expr *E) const {
+  const auto *MD = dyn_cast<CXXMethodDecl>(&FE.FD);
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(FE.FD.getBody());
   if ((MD && !MD->isStatic()) || !Body || !E)
     return false;
   for (const Stmt *S : Body->body()) {
-    if (!SM.isBeforeInTranslationUnit(S->getEndLoc(), E->getBeginLoc()))
+    if (!FE.SM.isBeforeInTranslationUnit(S->getEndLoc(), E->getBeginLoc()))
       return false;
     if (const auto *DS = dyn_cast<DeclStmt>(S))
       for (const Decl *D : DS->decls())
@@ -654,14 +660,14 @@ void FunctionEvaluator::ModuleValue::addParameters(const std::string &Prefix,
 }
 
 std::vector<ModuleSummary>
-FunctionEvaluator::moduleSummaries() const {
+ModuleTracker::moduleSummaries() const {
   std::vector<ModuleSummary> Out;
-  if (ObjectModule)
-    Out.push_back(*ObjectModule);
-  std::optional<std::string> Training = trainingScope();
-  for (const std::string &K : ModuleOrder) {
-    auto It = Modules.find(K);
-    if (It == Modules.end())
+  if (FE.ObjectModule)
+    Out.push_back(*FE.ObjectModule);
+  std::optional<std::string> Training = FE.training().trainingScope();
+  for (const std::string &K : FE.ModuleOrder) {
+    auto It = FE.Modules.find(K);
+    if (It == FE.Modules.end())
       continue;
     const ModuleValue &M = It->second;
     ModuleSummary S;
@@ -678,7 +684,7 @@ FunctionEvaluator::moduleSummaries() const {
         S.Why = "a parameter's size does not fit in int64";
     }
     if (Training && M.Local)
-      summarizeTraining(K, S, *Training);
+      FE.training().summarizeTraining(K, S, *Training);
     Out.push_back(std::move(S));
   }
   return Out;

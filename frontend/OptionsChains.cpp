@@ -1,6 +1,9 @@
 // torch::nn options objects read as named values (OptionsChains.h).
 #include "frontend/OptionsChains.h"
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/OpBinder.h"
+#include "frontend/SymbolReader.h"
+#include "frontend/ArgumentReader.h"
 
 #include "clang/AST/DeclTemplate.h"
 
@@ -108,14 +111,14 @@ ArgValue readExpanding(FunctionEvaluator &FE, const Expr *E, QualType T) {
     X = strip(CE->getArg(0));
   ArgValue A;
   if (X && X->getType()->isIntegerType()) {
-    auto V = FE.sizeValue(X);
+    auto V = FE.symbols().sizeValue(X);
     if (!V)
       return unknownValue("the size could not be derived");
     A.List = Shape(static_cast<size_t>(*D), *V);
     A.K = ArgValue::Kind::IntList;
     return A;
   }
-  auto L = FE.intList(X ? X : E);
+  auto L = FE.args().intList(X ? X : E);
   if (!L)
     return unknownValue("the list could not be derived");
   if (static_cast<int64_t>(L->size()) != *D)
@@ -184,7 +187,7 @@ ArgValue readValue(FunctionEvaluator &FE, const Expr *E, QualType T) {
   if (R == "std::vector") {
     QualType Elem = typeTemplateArg(T, 0);
     if (!Elem.isNull() && Elem->isIntegerType()) {
-      auto L = FE.intList(E);
+      auto L = FE.args().intList(E);
       if (!L)
         return unknownValue("the list could not be derived");
       ArgValue A;
@@ -212,7 +215,7 @@ ArgValue readValue(FunctionEvaluator &FE, const Expr *E, QualType T) {
     A.K = ArgValue::Kind::Other;
     return A;
   }
-  ArgValue A = FE.bindArg(E, Type);
+  ArgValue A = FE.binder().bindArg(E, Type);
   A.Defaulted = false;
   return A;
 }

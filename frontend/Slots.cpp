@@ -3,6 +3,7 @@
 // reference or a pointer resolves to the slot it names, so assigning
 // through it rebinds that slot for every name that refers to it.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/Invalidation.h"
 
 using namespace clang;
 
@@ -226,7 +227,7 @@ void FunctionEvaluator::forgetTensorAt(const std::string &Key,
   // x.resize_(...)` resizes y too).
   ValueId V = I.unknown(Display, "'" + Display + "' " + Why, Where,
                         Interpreter::Provenance::External);
-  tensorChangedInPlace(Old, V, Why, Where);
+  invalidation().tensorChangedInPlace(Old, V, Why, Where);
   I.totalsUnknown("'" + Display + "' " + Why);
 }
 
@@ -258,7 +259,7 @@ void FunctionEvaluator::forgetContainedTensors(const Expr *Container,
                                                   "', which is not derived",
                                     Where);
         I.mayBeAny(Element);
-        tensorChangedInPlace(Element, Element, Why, Where);
+        invalidation().tensorChangedInPlace(Element, Element, Why, Where);
         I.totalsUnknown("'" + Name + "' " + Why);
         continue;
       }
@@ -275,7 +276,7 @@ void FunctionEvaluator::forgetContainedTensors(const Expr *Container,
                                               DRE->getDecl()->getName().str() +
                                               "' " + Why,
                                 Where, Interpreter::Provenance::External);
-          tensorChangedInPlace(Element, V, Why, Where);
+          invalidation().tensorChangedInPlace(Element, V, Why, Where);
         }
         I.totalsUnknown("'" + DRE->getDecl()->getName().str() + "' " + Why);
       }

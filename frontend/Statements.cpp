@@ -7,6 +7,11 @@
 // shapes through one pass of its body is at a fixpoint (loopAtFixpoint):
 // that pass's answers hold on every iteration.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/StatementWalker.h"
+#include "frontend/Invalidation.h"
+#include "frontend/ModuleTracker.h"
+#include "frontend/SymbolReader.h"
+#include "frontend/ArgumentReader.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 
@@ -14,11 +19,11 @@ using namespace clang;
 
 namespace tma {
 
-FunctionEvaluator::Completion FunctionEvaluator::compound(const CompoundStmt *CS, Flow F) {
-  I.enterScope();
+FunctionEvaluator::Completion StatementWalker::compound(const CompoundStmt *CS, Flow F) {
+  FE.I.enterScope();
   llvm::SmallVector<const Stmt *, 16> Body(CS->body_begin(), CS->body_end());
   Completion C = statementList(Body, F);
-  I.exitScope();
+  FE.I.exitScope();
   return C;
 }
 
@@ -46,7 +51,7 @@ static bool jumpsTo(const Stmt *S, const LabelDecl *L) {
 /// Statements in order. A forward goto skips to its label when the label
 /// is later in this list; a label that a later statement jumps back to
 /// starts a loop that runs to the last statement jumping back.
-FunctionEvaluator::Completion FunctionEvaluator::statementList(llvm::ArrayRef<const Stmt *> Body,
+FunctionEvaluator::Completion StatementWalker::statementList(llvm::ArrayRef<const Stmt *> Body,
                                             Flow F) {
   for (size_t K = 0; K < Body.size(); ++K) {
     if (const LabelStmt *L = labelOf(Body[K])) {
@@ -57,27 +62,27 @@ FunctionEvaluator::Completion FunctionEvaluator::statementList(llvm::ArrayRef<co
       if (Last > K || jumpsTo(L->getSubStmt(), L->getDecl())) {
         // Body[K..Last] runs a number of times the analysis does not know.
         SourceRange Region(Body[K]->getBeginLoc(), Body[Last]->getEndLoc());
-        BackEdges.insert(L->getDecl());
+        FE.BackEdges.insert(L->getDecl());
         std::vector<StorageSnapshot> Before;
         for (size_t J = K; J <= Last; ++J) {
-          Before.push_back(snapshotAssignedIn(Body[J]));
-          invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
+          Before.push_back(FE.invalidation().snapshotAssignedIn(Body[J]));
+          FE.invalidation().invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
                                "differs per iteration", Region);
         }
         Flow Inner = F;
         Inner.InLoop = true;
-        size_t OpsBefore = I.trace().Ops.size();
+        size_t OpsBefore = FE.I.trace().Ops.size();
         Completion C;
         for (size_t J = K; J <= Last && !C.abrupt(); ++J)
           C = statement(J == K ? L->getSubStmt() : Body[J], Inner, true);
-        allocationsAreUncertain(OpsBefore,
+        FE.invalidation().allocationsAreUncertain(OpsBefore,
                                 "allocates in a loop made with goto (line " +
-                                    std::to_string(span(Region).Line) + ")");
+                                    std::to_string(FE.span(Region).Line) + ")");
         for (size_t J = K; J <= Last; ++J)
-          invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
+          FE.invalidation().invalidateAssignedIn(Body[J], "assigned in a loop made with goto: "
                                "differs per iteration", Region,
                                &Before[J - K]);
-        BackEdges.erase(L->getDecl());
+        FE.BackEdges.erase(L->getDecl());
         if (C.K == Completion::Return || C.K == Completion::Throw ||
             C.K == Completion::Goto)
           return C;
@@ -107,21 +112,21 @@ FunctionEvaluator::Completion FunctionEvaluator::statementList(llvm::ArrayRef<co
   return {};
 }
 
-FunctionEvaluator::Completion FunctionEvaluator::branch(const Stmt *Body, Flow F) {
+FunctionEvaluator::Completion StatementWalker::branch(const Stmt *Body, Flow F) {
   if (!Body)
     return {};
-  I.enterScope();
+  FE.I.enterScope();
   Completion C = statement(Body, F, isa<CompoundStmt>(Body));
-  I.exitScope();
+  FE.I.exitScope();
   return C;
 }
 
-FunctionEvaluator::Completion FunctionEvaluator::loopBodyOnce(const Stmt *Body,
+FunctionEvaluator::Completion StatementWalker::loopBodyOnce(const Stmt *Body,
                                                              const Stmt *Whole,
                                                              Flow Inner) {
-  I.enterScope();
+  FE.I.enterScope();
   if (const auto *RFS = dyn_cast<CXXForRangeStmt>(Whole))
-    loaderBatchValues(RFS, Inner);
+    FE.modules().loaderBatchValues(RFS, Inner);
   // The condition runs on every iteration too.
   const Expr *Cond = nullptr;
   if (const auto *FS = dyn_cast<ForStmt>(Whole))
@@ -132,34 +137,34 @@ FunctionEvaluator::Completion FunctionEvaluator::loopBodyOnce(const Stmt *Body,
     Cond = DS->getCond();
   if (Cond && hasTensorWork(Cond)) {
     openStatement(Cond, Inner, false);
-    sideEffects(Cond);
-    I.endStatement();
+    FE.sideEffects(Cond);
+    FE.I.endStatement();
   }
   Completion C = statement(Body, Inner, isa<CompoundStmt>(Body));
   if (const auto *FS = dyn_cast<ForStmt>(Whole); FS && FS->getInc() &&
                                                  hasTensorWork(FS->getInc())) {
     openStatement(FS->getInc(), Inner, false);
-    sideEffects(FS->getInc());
-    I.endStatement();
+    FE.sideEffects(FS->getInc());
+    FE.I.endStatement();
   }
-  I.exitScope();
+  FE.I.exitScope();
   return C;
 }
 
-FunctionEvaluator::Completion FunctionEvaluator::loop(const Stmt *Body, const Stmt *Whole, Flow F) {
+FunctionEvaluator::Completion StatementWalker::loop(const Stmt *Body, const Stmt *Whole, Flow F) {
   if (auto Done = loopAtFixpoint(Body, Whole, F))
     return *Done;
   // Values carried around the loop change per iteration: forget them
   // before evaluating the body once for its per-iteration shapes.
-  StorageSnapshot Before = snapshotAssignedIn(Body);
-  invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
+  StorageSnapshot Before = FE.invalidation().snapshotAssignedIn(Body);
+  FE.invalidation().invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
                        Whole->getSourceRange());
-  size_t OpsBefore = I.trace().Ops.size();
+  size_t OpsBefore = FE.I.trace().Ops.size();
   Flow Inner = F;
   Inner.InLoop = true;
   Completion C = loopBodyOnce(Body, Whole, Inner);
-  allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
-  invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
+  FE.invalidation().allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
+  FE.invalidation().invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",
                        Whole->getSourceRange(), &Before);
   // A loop body leaving the function or jumping out runs on some
   // iterations only.
@@ -168,51 +173,51 @@ FunctionEvaluator::Completion FunctionEvaluator::loop(const Stmt *Body, const St
   return {};
 }
 
-void FunctionEvaluator::mayHaveLeft(const Completion &C) {
-  if (!MayHaveLeft.empty())
+void StatementWalker::mayHaveLeft(const Completion &C) {
+  if (!FE.MayHaveLeft.empty())
     return;
-  unsigned Line = C.Where ? span(C.Where->getSourceRange()).Line : 0;
-  MayHaveLeft = std::string(C.K == Completion::Goto ? "jumps" : "returns") +
+  unsigned Line = C.Where ? FE.span(C.Where->getSourceRange()).Line : 0;
+  FE.MayHaveLeft = std::string(C.K == Completion::Goto ? "jumps" : "returns") +
                 " on some paths at line " + std::to_string(Line) +
                 ", so what follows runs on some paths only";
-  MayHaveLeftOps = I.trace().Ops.size();
+  FE.MayHaveLeftOps = FE.I.trace().Ops.size();
 }
 
 /// Both arms of a branch whose condition is not known: each is evaluated
 /// (their allocations make the totals unknown), names assigned in either
 /// are unknown after it.
-FunctionEvaluator::Completion FunctionEvaluator::ifStatement(const IfStmt *IS, Flow F) {
-  I.enterScope();
+FunctionEvaluator::Completion StatementWalker::ifStatement(const IfStmt *IS, Flow F) {
+  FE.I.enterScope();
   conditionPrologue(IS->getInit(), IS->getConditionVariableDeclStmt(),
                     IS->getCond(), F);
   std::optional<int64_t> Known;
   if (IS->isConstexpr() || !IS->getConditionVariable())
-    Known = integer(IS->getCond());
+    Known = FE.args().integer(IS->getCond());
   if (Known) {
     Completion C = branch(*Known ? IS->getThen() : IS->getElse(), F);
-    I.exitScope();
+    FE.I.exitScope();
     return C;
   }
-  size_t OpsBefore = I.trace().Ops.size();
+  size_t OpsBefore = FE.I.trace().Ops.size();
   Flow Inner = F;
   Inner.InBranch = true;
   // The else arm starts from the state before the then arm, not after it.
-  BranchState Start = saveBranchState();
+  BranchState Start = FE.invalidation().saveBranchState();
   std::vector<BranchState> Ends;
   Completion Then = branch(IS->getThen(), Inner);
   Completion Else;
   if (IS->getElse()) {
-    Ends.push_back(saveBranchState());
-    restoreBranchState(Start);
+    Ends.push_back(FE.invalidation().saveBranchState());
+    FE.invalidation().restoreBranchState(Start);
     Else = branch(IS->getElse(), Inner);
   } else {
     Ends.push_back(Start); // the condition was false: nothing ran
   }
-  allocationsAreUncertain(OpsBefore, "allocates in a branch", true);
-  mergeBranchStates(IS, Start, Ends, "branch");
-  invalidateAssignedIn(IS, "assigned in a branch: depends on the condition",
+  FE.invalidation().allocationsAreUncertain(OpsBefore, "allocates in a branch", true);
+  FE.invalidation().mergeBranchStates(IS, Start, Ends, "branch");
+  FE.invalidation().invalidateAssignedIn(IS, "assigned in a branch: depends on the condition",
                        IS->getSourceRange(), nullptr, /*Names=*/false);
-  I.exitScope();
+  FE.I.exitScope();
   if (Then.abrupt() && Else.abrupt() && Then.K == Else.K)
     return Then;
   for (const Completion &C : {Then, Else})
@@ -221,7 +226,7 @@ FunctionEvaluator::Completion FunctionEvaluator::ifStatement(const IfStmt *IS, F
   return {};
 }
 
-void FunctionEvaluator::conditionPrologue(const Stmt *Init,
+void StatementWalker::conditionPrologue(const Stmt *Init,
                                           const DeclStmt *CondVar,
                                           const Expr *Cond, Flow F) {
   if (Init)
@@ -230,8 +235,8 @@ void FunctionEvaluator::conditionPrologue(const Stmt *Init,
     declaration(CondVar, F, false);
   } else if (Cond && hasTensorWork(Cond)) {
     openStatement(Cond, F, false);
-    sideEffects(Cond);
-    I.endStatement();
+    FE.sideEffects(Cond);
+    FE.I.endStatement();
   }
 }
 
@@ -242,8 +247,8 @@ static const Stmt *caseBody(const Stmt *S) {
   return S;
 }
 
-FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStmt *SS, Flow F) {
-  I.enterScope();
+FunctionEvaluator::Completion StatementWalker::switchStatement(const SwitchStmt *SS, Flow F) {
+  FE.I.enterScope();
   conditionPrologue(SS->getInit(), SS->getConditionVariableDeclStmt(),
                     SS->getCond(), F);
   llvm::SmallVector<const Stmt *, 16> Body;
@@ -252,26 +257,26 @@ FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStm
   else if (SS->getBody())
     Body.push_back(SS->getBody());
   // The value, when the condition is a constant or a const local.
-  std::optional<int64_t> Value = integer(SS->getCond());
+  std::optional<int64_t> Value = FE.args().integer(SS->getCond());
   if (!Value)
     if (const VarDecl *CV = SS->getConditionVariable())
       if (CV->getInit())
-        Value = integer(CV->getInit());
+        Value = FE.args().integer(CV->getInit());
   auto Matches = [&](const Stmt *S, bool Default) {
     for (const auto *SC = dyn_cast_or_null<SwitchCase>(S); SC;
          SC = dyn_cast_or_null<SwitchCase>(SC->getSubStmt())) {
       if (Default && isa<DefaultStmt>(SC))
         return true;
       if (const auto *C = dyn_cast<CaseStmt>(SC); C && !Default) {
-        auto Lo = integer(C->getLHS());
-        auto Hi = C->getRHS() ? integer(C->getRHS()) : Lo;
+        auto Lo = FE.args().integer(C->getLHS());
+        auto Hi = C->getRHS() ? FE.args().integer(C->getRHS()) : Lo;
         if (Lo && Hi && *Value >= *Lo && *Value <= *Hi)
           return true;
       }
     }
     return false;
   };
-  I.enterScope();
+  FE.I.enterScope();
   Completion Result;
   if (Value) {
     size_t Start = Body.size();
@@ -293,23 +298,23 @@ FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStm
       }
     }
   } else {
-    size_t OpsBefore = I.trace().Ops.size();
+    size_t OpsBefore = FE.I.trace().Ops.size();
     Flow Inner = F;
     Inner.InBranch = true;
     // Each case entered by its label starts from the state before the
     // switch; one entered by falling through may also carry the cases
     // above it, so what they changed is unknown there.
-    BranchState Start = saveBranchState();
+    BranchState Start = FE.invalidation().saveBranchState();
     std::vector<BranchState> Ends;
     bool Live = false, Entered = false;
     for (const Stmt *S : Body) {
       if (isa<SwitchCase>(S)) {
         if (Entered && !Live) {
-          Ends.push_back(saveBranchState());
-          restoreBranchState(Start);
+          Ends.push_back(FE.invalidation().saveBranchState());
+          FE.invalidation().restoreBranchState(Start);
         } else if (Entered) {
           // Entered by this label, or fallen into from the case above.
-          mergeBranchStates(SS, Start, {Start}, "switch");
+          FE.invalidation().mergeBranchStates(SS, Start, {Start}, "switch");
         }
         Live = Entered = true;
       }
@@ -322,9 +327,9 @@ FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStm
           mayHaveLeft(C);
       }
     }
-    allocationsAreUncertain(OpsBefore,
+    FE.invalidation().allocationsAreUncertain(OpsBefore,
                             "allocates in a switch case (line " +
-                                std::to_string(span(SS->getSourceRange()).Line) +
+                                std::to_string(FE.span(SS->getSourceRange()).Line) +
                                 ")");
     // Without a default label, no case may run at all.
     bool HasDefault = false;
@@ -333,12 +338,12 @@ FunctionEvaluator::Completion FunctionEvaluator::switchStatement(const SwitchStm
       HasDefault |= isa<DefaultStmt>(SC);
     if (!HasDefault)
       Ends.push_back(Start);
-    mergeBranchStates(SS, Start, Ends, "switch");
-    invalidateAssignedIn(SS, "assigned in a switch: depends on the condition",
+    FE.invalidation().mergeBranchStates(SS, Start, Ends, "switch");
+    FE.invalidation().invalidateAssignedIn(SS, "assigned in a switch: depends on the condition",
                          SS->getSourceRange(), nullptr, /*Names=*/false);
   }
-  I.exitScope();
-  I.exitScope();
+  FE.I.exitScope();
+  FE.I.exitScope();
   return Result;
 }
 
@@ -356,23 +361,23 @@ static bool catches(QualType Caught, QualType Thrown) {
   return T->getCanonicalDecl() == C || T->isDerivedFrom(C);
 }
 
-FunctionEvaluator::Completion FunctionEvaluator::tryStatement(const CXXTryStmt *TS, Flow F) {
-  std::string ThrowsBefore = I.trace().Throws;
-  size_t OpsBefore = I.trace().Ops.size();
+FunctionEvaluator::Completion StatementWalker::tryStatement(const CXXTryStmt *TS, Flow F) {
+  std::string ThrowsBefore = FE.I.trace().Throws;
+  size_t OpsBefore = FE.I.trace().Ops.size();
   Completion C = compound(TS->getTryBlock(), F);
   // A LibTorch op that throws inside the block is caught, not the
   // function's fate; where the block stopped is not followed.
-  bool LibTorchThrew = ThrowsBefore.empty() && !I.trace().Throws.empty();
+  bool LibTorchThrew = ThrowsBefore.empty() && !FE.I.trace().Throws.empty();
   if (LibTorchThrew) {
-    std::string Message = I.trace().Throws;
-    I.trace().Throws.clear();
-    I.totalsUnknown("LibTorch throws inside a try block (" + Message.substr(0, 80) +
+    std::string Message = FE.I.trace().Throws;
+    FE.I.trace().Throws.clear();
+    FE.I.totalsUnknown("LibTorch throws inside a try block (" + Message.substr(0, 80) +
                     "): where the block stops is not followed");
   }
   auto Handler = [&](const CXXCatchStmt *H, Flow HF) {
-    I.enterScope();
+    FE.I.enterScope();
     Completion HC = statement(H->getHandlerBlock(), HF, true);
-    I.exitScope();
+    FE.I.exitScope();
     return HC;
   };
   if (C.K == Completion::Throw && !C.Thrown.isNull() && !LibTorchThrew) {
@@ -390,9 +395,9 @@ FunctionEvaluator::Completion FunctionEvaluator::tryStatement(const CXXTryStmt *
   // Handlers may run when something in the block may throw: a throw,
   // a call the analysis does not follow, a LibTorch error.
   bool MayThrow = LibTorchThrew || C.K == Completion::Throw;
-  for (size_t K = OpsBefore; K < I.trace().Ops.size() && !MayThrow; ++K)
-    MayThrow = I.trace().Ops[K].Kind == OpKind::Unknown ||
-               I.trace().Ops[K].Kind == OpKind::Use;
+  for (size_t K = OpsBefore; K < FE.I.trace().Ops.size() && !MayThrow; ++K)
+    MayThrow = FE.I.trace().Ops[K].Kind == OpKind::Unknown ||
+               FE.I.trace().Ops[K].Kind == OpKind::Use;
   if (!MayThrow) {
     struct Finder : RecursiveASTVisitor<Finder> {
       bool Found = false;
@@ -410,10 +415,10 @@ FunctionEvaluator::Completion FunctionEvaluator::tryStatement(const CXXTryStmt *
   }
   if (!MayThrow)
     return C; // nothing in the block throws as far as the model knows
-  size_t HandlerOps = I.trace().Ops.size();
+  size_t HandlerOps = FE.I.trace().Ops.size();
   std::vector<StorageSnapshot> Before;
   for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
-    Before.push_back(snapshotAssignedIn(TS->getHandler(K)));
+    Before.push_back(FE.invalidation().snapshotAssignedIn(TS->getHandler(K)));
   Flow Inner = F;
   Inner.InBranch = true;
   for (unsigned K = 0; K < TS->getNumHandlers(); ++K) {
@@ -421,19 +426,19 @@ FunctionEvaluator::Completion FunctionEvaluator::tryStatement(const CXXTryStmt *
     if (HC.K == Completion::Return || HC.K == Completion::Goto)
       mayHaveLeft(HC);
   }
-  allocationsAreUncertain(HandlerOps,
+  FE.invalidation().allocationsAreUncertain(HandlerOps,
                           "allocates in a catch handler that may run (line " +
-                              std::to_string(span(TS->getSourceRange()).Line) +
+                              std::to_string(FE.span(TS->getSourceRange()).Line) +
                               ")");
   for (unsigned K = 0; K < TS->getNumHandlers(); ++K)
-    invalidateAssignedIn(TS->getHandler(K), "assigned in a catch handler that "
+    FE.invalidation().invalidateAssignedIn(TS->getHandler(K), "assigned in a catch handler that "
                          "may run", TS->getSourceRange(), &Before[K]);
   if (C.K == Completion::Throw)
     return {}; // caught, probably; what follows runs when it is
   return C;
 }
 
-FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F, bool Insertable) {
+FunctionEvaluator::Completion StatementWalker::statement(const Stmt *S, Flow F, bool Insertable) {
   Completion Done;
   if (!S || isa<NullStmt>(S))
     return Done;
@@ -446,7 +451,7 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
   if (const auto *E = dyn_cast<Expr>(S)) {
     Completion C = expressionStatement(E, F, Insertable);
     if (!C.abrupt())
-      checkedStatement(S, F); // assert(c): c holds from here on
+      FE.symbols().checkedStatement(S, F); // assert(c): c holds from here on
     return C;
   }
   if (const auto *RS = dyn_cast<ReturnStmt>(S)) {
@@ -457,25 +462,25 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
       return Done;
     if (isTensorType(R->getType())) {
       openStatement(S, F, false);
-      I.trace().Returned.push_back(tensor(R));
-      Returns.push_back(std::vector<ValueId>{I.trace().Returned.back()});
-      I.endStatement();
+      FE.I.trace().Returned.push_back(FE.tensor(R));
+      FE.Returns.push_back(std::vector<ValueId>{FE.I.trace().Returned.back()});
+      FE.I.endStatement();
     } else if (isTensorVectorType(R->getType()) ||
                isTensorTupleType(R->getType())) {
       openStatement(S, F, false);
-      auto Elements = isTensorVectorType(R->getType()) ? tensorList(R)
-                                                        : tensorTuple(R);
-      Returns.push_back(Elements);
+      auto Elements = isTensorVectorType(R->getType()) ? FE.tensorList(R)
+                                                        : FE.tensorTuple(R);
+      FE.Returns.push_back(Elements);
       if (Elements)
         for (ValueId V : *Elements)
-          I.trace().Returned.push_back(V);
+          FE.I.trace().Returned.push_back(V);
       else
-        I.totalsUnknown("returns tensors the analysis does not follow");
-      I.endStatement();
+        FE.I.totalsUnknown("returns tensors the analysis does not follow");
+      FE.I.endStatement();
     } else if (hasTensorWork(R)) {
       openStatement(S, F, false);
-      sideEffects(R);
-      I.endStatement();
+      FE.sideEffects(R);
+      FE.I.endStatement();
     }
     return Done;
   }
@@ -490,7 +495,7 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
     return Done;
   }
   if (const auto *GS = dyn_cast<GotoStmt>(S)) {
-    Done.K = BackEdges.count(GS->getLabel()) ? Completion::Continue
+    Done.K = FE.BackEdges.count(GS->getLabel()) ? Completion::Continue
                                              : Completion::Goto;
     Done.Label = GS->getLabel();
     Done.Where = S;
@@ -501,33 +506,33 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
   if (const auto *AS = dyn_cast<AttributedStmt>(S))
     return statement(AS->getSubStmt(), F, Insertable);
   if (const auto *FS = dyn_cast<ForStmt>(S)) {
-    I.enterScope();
+    FE.I.enterScope();
     statement(FS->getInit(), F, false);
     if (const DeclStmt *CV = FS->getConditionVariableDeclStmt())
       declaration(CV, F, false);
     loop(FS->getBody(), S, F);
-    I.exitScope();
+    FE.I.exitScope();
     return Done;
   }
   if (const auto *RFS = dyn_cast<CXXForRangeStmt>(S)) {
-    I.enterScope();
+    FE.I.enterScope();
     if (RFS->getInit())
       statement(RFS->getInit(), F, false);
     if (const Expr *Range = RFS->getRangeInit(); Range && hasTensorWork(Range)) {
       openStatement(Range, F, false);
-      sideEffects(Range);
-      I.endStatement();
+      FE.sideEffects(Range);
+      FE.I.endStatement();
     }
     loop(RFS->getBody(), S, F);
-    I.exitScope();
+    FE.I.exitScope();
     return Done;
   }
   if (const auto *WS = dyn_cast<WhileStmt>(S)) {
-    I.enterScope();
+    FE.I.enterScope();
     if (const DeclStmt *CV = WS->getConditionVariableDeclStmt())
       declaration(CV, F, false);
     loop(WS->getBody(), S, F);
-    I.exitScope();
+    FE.I.exitScope();
     return Done;
   }
   if (const auto *DS = dyn_cast<DoStmt>(S)) {
@@ -537,7 +542,7 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
   if (const auto *IS = dyn_cast<IfStmt>(S)) {
     Completion C = ifStatement(IS, F);
     if (!C.abrupt())
-      checkedStatement(S, F); // TORCH_CHECK(c): c holds from here on
+      FE.symbols().checkedStatement(S, F); // TORCH_CHECK(c): c holds from here on
     return C;
   }
   if (const auto *SS = dyn_cast<SwitchStmt>(S))
@@ -548,10 +553,10 @@ FunctionEvaluator::Completion FunctionEvaluator::statement(const Stmt *S, Flow F
     return statement(SC->getSubStmt(), F, Insertable);
   // Anything else (inline assembly, coroutines, SEH): not followed.
   StorageSnapshot Nothing; // nothing was evaluated: every name may differ
-  invalidateAssignedIn(S, "assigned in a statement the analysis does not follow",
+  FE.invalidation().invalidateAssignedIn(S, "assigned in a statement the analysis does not follow",
                        S->getSourceRange(), &Nothing);
-  I.totalsUnknown("a statement the analysis does not follow (line " +
-                  std::to_string(span(S->getSourceRange()).Line) + ")");
+  FE.I.totalsUnknown("a statement the analysis does not follow (line " +
+                  std::to_string(FE.span(S->getSourceRange()).Line) + ")");
   return Done;
 }
 

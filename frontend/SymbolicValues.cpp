@@ -9,6 +9,8 @@
 //  3. Facts come from checks that run on every path (checkedStatement),
 //     only for comparisons of sizes the analysis can express.
 #include "frontend/SymbolScans.h"
+#include "frontend/SymbolReader.h"
+#include "frontend/ArgumentReader.h"
 #include "model/Decide.h"
 #include "model/ShapeEnv.h"
 
@@ -18,11 +20,11 @@ namespace tma {
 
 /// V converted to the integer type To: the same value when To holds it
 /// (stated as an assumption when only the facts could not show it).
-std::optional<SymSize> FunctionEvaluator::convertInteger(const SymSize &V,
+std::optional<SymSize> SymbolReader::convertInteger(const SymSize &V,
                                                          QualType To) {
   if (V.isConstant() || !To->isIntegerType() || To->isBooleanType())
     return To->isBooleanType() ? std::nullopt : std::optional<SymSize>(V);
-  unsigned Width = Ctx.getIntWidth(To);
+  unsigned Width = FE.Ctx.getIntWidth(To);
   bool Signed = To->isSignedIntegerType();
   if (Width > 64 || (Width == 64 && Signed))
     return V; // every SymSize fits
@@ -31,37 +33,37 @@ std::optional<SymSize> FunctionEvaluator::convertInteger(const SymSize &V,
                                                           : (uint64_t(1) << Width)) -
                                                   1);
   int64_t Lo = Signed ? (Width == 64 ? INT64_MIN : -Hi - 1) : 0;
-  ShapeEnv::Range R = Env->range(V);
+  ShapeEnv::Range R = FE.Env->range(V);
   if (!R.Hi || *R.Hi > Hi)
-    Env->assume(SymRelation::le(V, Hi));
+    FE.Env->assume(SymRelation::le(V, Hi));
   if (!R.Lo || *R.Lo < Lo)
-    Env->assume(SymRelation::ge(V, Lo));
+    FE.Env->assume(SymRelation::ge(V, Lo));
   return V;
 }
 
-std::optional<SymSize> FunctionEvaluator::sizeValue(const Expr *E) {
+std::optional<SymSize> SymbolReader::sizeValue(const Expr *E) {
   return sizeOf(E, /*Evaluate=*/true);
 }
 
-std::optional<SymSize> FunctionEvaluator::sizeOf(const Expr *E, bool Evaluate) {
+std::optional<SymSize> SymbolReader::sizeOf(const Expr *E, bool Evaluate) {
   if (!E)
     return std::nullopt;
-  if (auto C = foldInteger(E))
+  if (auto C = FE.args().foldInteger(E))
     return SymSize(*C);
   return symbolicValue(E, Evaluate);
 }
 
-std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
+std::optional<SymSize> SymbolReader::symbolicValue(const Expr *E,
                                                         bool Evaluate) {
-  if (!E || E->isValueDependent() || ++SizeDepth > 64) {
+  if (!E || E->isValueDependent() || ++FE.SizeDepth > 64) {
     if (E && !E->isValueDependent())
-      --SizeDepth;
+      --FE.SizeDepth;
     return std::nullopt;
   }
   struct Leave {
     int &D;
     ~Leave() { --D; }
-  } L{SizeDepth};
+  } L{FE.SizeDepth};
   auto operand = [&](const Expr *X) { return sizeOf(X, Evaluate); };
   E = E->IgnoreParens();
   if (const auto *FE = dyn_cast<FullExpr>(E))
@@ -75,15 +77,15 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     auto V = operand(CE->getSubExpr());
     if (!V)
       return std::nullopt;
-    if (Ctx.getIntWidth(CE->getType()) >=
-            Ctx.getIntWidth(CE->getSubExpr()->getType()) &&
+    if (FE.Ctx.getIntWidth(CE->getType()) >=
+            FE.Ctx.getIntWidth(CE->getSubExpr()->getType()) &&
         (CE->getType()->isSignedIntegerType() ||
          !CE->getSubExpr()->getType()->isSignedIntegerType()))
       return V; // widening: the same value
     return convertInteger(*V, CE->getType());
   }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    if (auto It = IntVars.find(key(DRE->getDecl())); It != IntVars.end())
+    if (auto It = FE.IntVars.find(FE.key(DRE->getDecl())); It != FE.IntVars.end())
       return It->second;
     return std::nullopt;
   }
@@ -119,12 +121,12 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
       // size that may be smaller than a kernel) is no reason to assume
       // anything: trunc(a / b) is max(a, 0) / b - max(-a, 0) / b exactly,
       // and a % b is a - b * trunc(a / b).
-      if (Env->decideFromFacts(SymRelation::gt(*B, 0)) == Tri::False)
+      if (FE.Env->decideFromFacts(SymRelation::gt(*B, 0)) == Tri::False)
         return std::nullopt;
-      ShapeEnv::Range RB = Env->range(*B);
+      ShapeEnv::Range RB = FE.Env->range(*B);
       if (!RB.Lo || *RB.Lo < 1)
-        Env->assume(SymRelation::gt(*B, 0));
-      if (Env->decideFromFacts(SymRelation::ge(*A, 0)) == Tri::True) {
+        FE.Env->assume(SymRelation::gt(*B, 0));
+      if (FE.Env->decideFromFacts(SymRelation::ge(*A, 0)) == Tri::True) {
         R = Op == BO_Div ? SymSize::floorDiv(*A, *B) : SymSize::mod(*A, *B);
         break;
       }
@@ -132,7 +134,7 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
       // The negative part only where it can be nonzero: a dividend of at
       // least 1 - b truncates to 0 below zero (max(x.size(0) - 1, 0) / 2).
       SymSize Negative = SymSize::floorDiv(SymSize::max(-*A, 0), *B);
-      if (Env->range(Negative).Hi != 0)
+      if (FE.Env->range(Negative).Hi != 0)
         Quotient = Quotient - Negative;
       R = Op == BO_Div ? Quotient : *A - *B * Quotient;
       break;
@@ -140,7 +142,7 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     }
     if (R.isError())
       return std::nullopt;
-    return Env->simplify(R);
+    return FE.Env->simplify(R);
   }
   // `train ? kTrainSize : kTestSize` on a bool parameter nothing changes:
   // the bool is the integer 0 or 1 C++ promotes it to, so the value is
@@ -154,8 +156,8 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     }
     const auto *DRE = dyn_cast<DeclRefExpr>(Cond);
     const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
-    if (!P || Caller || P->getDeclContext() != &FD || !P->getType()->isBooleanType() ||
-        Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())) || P->getName().empty())
+    if (!P || FE.Caller || P->getDeclContext() != &FE.FD || !P->getType()->isBooleanType() ||
+        FE.Mutated.count(cast<ValueDecl>(P->getCanonicalDecl())) || P->getName().empty())
       return std::nullopt;
     auto A = operand(CO->getTrueExpr());
     auto B = A ? operand(CO->getFalseExpr()) : std::nullopt;
@@ -163,10 +165,10 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
       return std::nullopt;
     if (Negated)
       std::swap(A, B);
-    SymSize R = *B + (*A - *B) * Env->boolean(P->getName().str());
+    SymSize R = *B + (*A - *B) * FE.Env->boolean(P->getName().str());
     if (R.isError())
       return std::nullopt;
-    return Env->simplify(R);
+    return FE.Env->simplify(R);
   }
   if (const auto *CE = dyn_cast<CallExpr>(E)) {
     const FunctionDecl *Callee = CE->getDirectCallee();
@@ -190,15 +192,15 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
       OCE && OCE->getOperator() == OO_Subscript && OCE->getNumArgs() == 2) {
     if (!Evaluate)
       return std::nullopt;
-    auto List = intList(OCE->getArg(0));
-    auto K = foldInteger(OCE->getArg(1));
+    auto List = FE.args().intList(OCE->getArg(0));
+    auto K = FE.args().foldInteger(OCE->getArg(1));
     if (List && K && *K >= 0 && *K < static_cast<int64_t>(List->size()))
       return (*List)[*K];
     // sizes[k] of the caller's tensor's sizes (`auto sizes = x.sizes()`),
     // its rank unknown: x.size(k), as x.size(k) itself reads.
-    if (!List && K && *K >= 0 && !Caller)
-      if (const ParmVarDecl *P = parameterSizes(OCE->getArg(0), Mutated))
-        return Env->tensorSize(P->getName().str(), *K);
+    if (!List && K && *K >= 0 && !FE.Caller)
+      if (const ParmVarDecl *P = parameterSizes(OCE->getArg(0), FE.Mutated))
+        return FE.Env->tensorSize(P->getName().str(), *K);
     return std::nullopt;
   }
   const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
@@ -212,7 +214,7 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     // IntArrayRef::size(): a rank.
     if (!Evaluate)
       return std::nullopt;
-    if (auto List = intList(Obj))
+    if (auto List = FE.args().intList(Obj))
       return SymSize(static_cast<int64_t>(List->size()));
     return std::nullopt;
   }
@@ -225,15 +227,15 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
   // expression there would record its ops in no statement.
   if (!Evaluate && !isa<DeclRefExpr>(strip(Obj)))
     return std::nullopt;
-  const TensorValue &V = I.value(tensor(Obj));
+  const TensorValue &V = FE.I.value(FE.tensor(Obj));
   if ((N == "size" || N == "stride") && MC->getNumArgs() == 1) {
-    auto K = foldInteger(MC->getArg(0));
+    auto K = FE.args().foldInteger(MC->getArg(0));
     const std::optional<Shape> &Dims = N == "size" ? V.Sizes : V.Strides;
     // A parameter of unknown rank still has sizes: x.size(1) of the tensor
     // the caller passed, while x still holds it.
-    if (K && *K >= 0 && !Dims && N == "size" && !Caller)
-      if (const ParmVarDecl *P = unchangedTensorParameter(Obj, Mutated))
-        return Env->tensorSize(P->getName().str(), *K);
+    if (K && *K >= 0 && !Dims && N == "size" && !FE.Caller)
+      if (const ParmVarDecl *P = unchangedTensorParameter(Obj, FE.Mutated))
+        return FE.Env->tensorSize(P->getName().str(), *K);
     if (!K || !Dims)
       return std::nullopt;
     int64_t Rank = static_cast<int64_t>(Dims->size());
@@ -241,9 +243,9 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
     if (D < 0 || D >= Rank) {
       // LibTorch throws: not a value. On a rank that was only stated, the
       // statement says the rank is another one (analyzeFunction tries it).
-      if (const ParmVarDecl *P = unchangedTensorParameter(Obj, Mutated);
-          P && !Caller && StatedRanks.count(P->getName().str()))
-        StatedRankRefuted.insert(P->getName().str());
+      if (const ParmVarDecl *P = unchangedTensorParameter(Obj, FE.Mutated);
+          P && !FE.Caller && FE.StatedRanks.count(P->getName().str()))
+        FE.StatedRankRefuted.insert(P->getName().str());
       return std::nullopt;
     }
     return (*Dims)[D];
@@ -261,7 +263,7 @@ std::optional<SymSize> FunctionEvaluator::symbolicValue(const Expr *E,
   return std::nullopt;
 }
 
-void FunctionEvaluator::learnFacts(const Expr *Cond, bool Holds) {
+void SymbolReader::learnFacts(const Expr *Cond, bool Holds) {
   Cond = unwrapExpect(Cond);
   if (!Cond)
     return;
@@ -274,7 +276,7 @@ void FunctionEvaluator::learnFacts(const Expr *Cond, bool Holds) {
         !MC->getImplicitObjectArgument() ||
         !isa<DeclRefExpr>(strip(MC->getImplicitObjectArgument())))
       return std::nullopt;
-    return intList(X);
+    return FE.args().intList(X);
   };
   if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
       UO && UO->getOpcode() == UO_LNot)
@@ -288,7 +290,7 @@ void FunctionEvaluator::learnFacts(const Expr *Cond, bool Holds) {
       auto A = namedSizes(OCE->getArg(0)), B = namedSizes(OCE->getArg(1));
       if (A && B && A->size() == B->size())
         for (size_t K = 0; K < A->size(); ++K)
-          Env->addFact(SymRelation::eq((*A)[K], (*B)[K]));
+          FE.Env->addFact(SymRelation::eq((*A)[K], (*B)[K]));
     }
     return;
   }
@@ -307,11 +309,11 @@ void FunctionEvaluator::learnFacts(const Expr *Cond, bool Holds) {
     for (auto [X, Y] : {std::pair(BO->getLHS(), BO->getRHS()),
                         std::pair(BO->getRHS(), BO->getLHS())})
       if (const auto *Rem = dyn_cast<BinaryOperator>(ignoreCastsAndParens(X));
-          Rem && Rem->getOpcode() == BO_Rem && foldInteger(Y) == 0) {
+          Rem && Rem->getOpcode() == BO_Rem && FE.args().foldInteger(Y) == 0) {
         auto A = value(Rem->getLHS());
         auto B = A ? value(Rem->getRHS()) : std::nullopt;
         if (A && B) {
-          Env->addFact(SymRelation::multiple(*A, *B));
+          FE.Env->addFact(SymRelation::multiple(*A, *B));
           return;
         }
       }
@@ -320,25 +322,25 @@ void FunctionEvaluator::learnFacts(const Expr *Cond, bool Holds) {
   if (!A || !B || (A->isConstant() && B->isConstant()))
     return;
   switch (Op) {
-  case BO_EQ: Env->addFact(SymRelation::eq(*A, *B)); break;
-  case BO_NE: Env->addFact(SymRelation::ne(*A, *B)); break;
-  case BO_LT: Env->addFact(SymRelation::lt(*A, *B)); break;
-  case BO_LE: Env->addFact(SymRelation::le(*A, *B)); break;
-  case BO_GT: Env->addFact(SymRelation::gt(*A, *B)); break;
-  case BO_GE: Env->addFact(SymRelation::ge(*A, *B)); break;
+  case BO_EQ: FE.Env->addFact(SymRelation::eq(*A, *B)); break;
+  case BO_NE: FE.Env->addFact(SymRelation::ne(*A, *B)); break;
+  case BO_LT: FE.Env->addFact(SymRelation::lt(*A, *B)); break;
+  case BO_LE: FE.Env->addFact(SymRelation::le(*A, *B)); break;
+  case BO_GT: FE.Env->addFact(SymRelation::gt(*A, *B)); break;
+  case BO_GE: FE.Env->addFact(SymRelation::ge(*A, *B)); break;
   default: break;
   }
 }
 
-void FunctionEvaluator::checkedStatement(const Stmt *S, Flow F) {
+void SymbolReader::checkedStatement(const Stmt *S, Flow F) {
   if (F.InBranch || F.InLoop)
     return; // it holds on some paths only
   if (auto C = checkedCondition(S))
     learnFacts(C->first, C->second);
 }
 
-void FunctionEvaluator::declareInteger(const VarDecl *VD, const Expr *Init) {
-  if (Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())))
+void SymbolReader::declareInteger(const VarDecl *VD, const Expr *Init) {
+  if (FE.Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())))
     return;
   auto V = sizeValue(Init);
   if (!V)
@@ -348,9 +350,9 @@ void FunctionEvaluator::declareInteger(const VarDecl *VD, const Expr *Init) {
     if (!V)
       return;
     if (auto Name = V->symbolName())
-      Env->setDisplayName(*Name, VD->getName().str());
+      FE.Env->setDisplayName(*Name, VD->getName().str());
   }
-  IntVars[key(VD)] = *V;
+  FE.IntVars[FE.key(VD)] = *V;
 }
 
 } // namespace tma

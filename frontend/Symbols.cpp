@@ -34,6 +34,9 @@
 // table's tags), this file (declaring the parameters), SymbolicValues.cpp
 // (integer expressions as sizes, facts from checks).
 #include "frontend/SymbolScans.h"
+#include "frontend/CallFollower.h"
+#include "frontend/SymbolReader.h"
+#include "frontend/ArgumentReader.h"
 #include "model/Decide.h"
 #include "model/ShapeEnv.h"
 
@@ -43,7 +46,7 @@ namespace tma {
 
 /// The rank a top-level fact gives a parameter (`x.dim() == 4`), and its
 /// dtype (`x.scalar_type() == at::kFloat`, `x.dtype() == torch::kHalf`).
-void FunctionEvaluator::checkedParameterFacts(
+void SymbolReader::checkedParameterFacts(
     const Expr *Cond, bool Holds,
     std::map<const ParmVarDecl *, std::pair<std::optional<int64_t>,
                                             std::optional<DType>>> &Out) {
@@ -83,11 +86,11 @@ void FunctionEvaluator::checkedParameterFacts(
     if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier() ||
         MC->getMethodDecl()->getName() != "sizes")
       return nullptr;
-    return unchangedTensorParameter(MC->getImplicitObjectArgument(), Mutated);
+    return unchangedTensorParameter(MC->getImplicitObjectArgument(), FE.Mutated);
   };
   if (const ParmVarDecl *A = SizesOf(L))
     if (const ParmVarDecl *B = SizesOf(R)) {
-      SameRank.push_back({A, B});
+      FE.SameRank.push_back({A, B});
       return;
     }
   for (int Side = 0; Side < 2; ++Side, std::swap(L, R)) {
@@ -95,12 +98,12 @@ void FunctionEvaluator::checkedParameterFacts(
     if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier())
       continue;
     const ParmVarDecl *P =
-        unchangedTensorParameter(MC->getImplicitObjectArgument(), Mutated);
+        unchangedTensorParameter(MC->getImplicitObjectArgument(), FE.Mutated);
     if (!P)
       continue;
     StringRef N = MC->getMethodDecl()->getName();
     if (N == "dim" || N == "ndimension") {
-      if (auto K = integer(R); K && *K >= 0 && *K < 64)
+      if (auto K = FE.args().integer(R); K && *K >= 0 && *K < 64)
         Out[P].first = *K;
     } else if (N == "scalar_type" || N == "dtype") {
       // dtype() is a caffe2::TypeMeta compared with a ScalarType; the
@@ -111,7 +114,7 @@ void FunctionEvaluator::checkedParameterFacts(
           break;
         Other = ignoreCastsAndParens(CE->getArg(0));
       }
-      if (auto T = Other ? scalarType(Other) : std::nullopt)
+      if (auto T = Other ? FE.args().scalarType(Other) : std::nullopt)
         Out[P].second = *T;
     }
   }
@@ -120,46 +123,46 @@ void FunctionEvaluator::checkedParameterFacts(
 // A followed call (Calls.cpp): the parameters hold the caller's values, and
 // a value the caller does not know stays unknown (a symbol named after this
 // parameter would mean nothing in the caller's terms).
-void FunctionEvaluator::declareBoundParameters() {
-  for (const ParmVarDecl *P : FD.parameters()) {
+void SymbolReader::declareBoundParameters() {
+  for (const ParmVarDecl *P : FE.FD.parameters()) {
     const std::string Name = P->getName().str();
     const BoundArgument *B = nullptr;
-    if (auto It = Bound.find(P); It != Bound.end())
+    if (auto It = FE.Bound.find(P); It != FE.Bound.end())
       B = &It->second;
     if (isTensorType(P->getType())) {
       ValueId Id =
           B && B->Tensor
-              ? I.external(*B->Tensor, B->StorageBytes)
-              : I.unknown("parameter", "the caller's argument is not followed",
-                          span(P->getSourceRange()),
+              ? FE.I.external(*B->Tensor, B->StorageBytes)
+              : FE.I.unknown("parameter", "the caller's argument is not followed",
+                          FE.span(P->getSourceRange()),
                           Interpreter::Provenance::External);
-      ParameterValues[P] = Id;
-      I.bind(key(P), Name, Id, span(P->getSourceRange()),
-             span(SourceRange(P->getLocation(), P->getLocation())), false,
+      FE.ParameterValues[P] = Id;
+      FE.I.bind(FE.key(P), Name, Id, FE.span(P->getSourceRange()),
+             FE.span(SourceRange(P->getLocation(), P->getLocation())), false,
              /*IsParameter=*/true);
     } else if (B && B->Integer &&
-               !Mutated.count(cast<ValueDecl>(P->getCanonicalDecl()))) {
-      IntVars[key(P)] = *B->Integer;
+               !FE.Mutated.count(cast<ValueDecl>(P->getCanonicalDecl()))) {
+      FE.IntVars[FE.key(P)] = *B->Integer;
     }
   }
 }
 
-void FunctionEvaluator::declareParameters() {
-  const Stmt *Body = FD.getBody();
+void SymbolReader::declareParameters() {
+  const Stmt *Body = FE.FD.getBody();
   MutationSites Sites;
   if (Body) {
-    scanMutations(Body, Mutated, &Sites);
-    scanTuplesChangedInPart(SM, Body, TuplesChangedInPart);
+    scanMutations(Body, FE.Mutated, &Sites);
+    scanTuplesChangedInPart(FE.SM, Body, FE.TuplesChangedInPart);
   }
-  if (Caller)
+  if (FE.Caller)
     return declareBoundParameters();
   // Evidence: the uses, then the top-level checks (which win).
   std::map<const ParmVarDecl *, ParameterEvidence> Evidence;
   if (Body) {
     FollowedCallee Followed = [this](const FunctionDecl *Callee) {
-      return followedDefinition(Callee);
+      return FE.calls().followedDefinition(Callee);
     };
-    Evidence = scanRankEvidence(Ctx, FD, Body, Mutated, Sites, Followed);
+    Evidence = scanRankEvidence(FE.Ctx, FE.FD, Body, FE.Mutated, Sites, Followed);
   }
   std::map<const ParmVarDecl *,
            std::pair<std::optional<int64_t>, std::optional<DType>>>
@@ -190,7 +193,7 @@ void FunctionEvaluator::declareParameters() {
   // A checked a.sizes() == b.sizes() gives a b's rank, and back.
   for (bool Changed = true; Changed;) {
     Changed = false;
-    for (auto [A, B] : SameRank)
+    for (auto [A, B] : FE.SameRank)
       for (int K = 0; K < 2; ++K, std::swap(A, B))
         if (!Evidence[A].ExactRank && Evidence[B].ExactRank) {
           Evidence[A].ExactRank = Evidence[B].ExactRank;
@@ -199,10 +202,10 @@ void FunctionEvaluator::declareParameters() {
         }
   }
 
-  for (const ParmVarDecl *P : FD.parameters()) {
+  for (const ParmVarDecl *P : FE.FD.parameters()) {
     const std::string Name = P->getName().str();
     QualType PT = P->getType().getNonReferenceType();
-    bool Unchanged = !Mutated.count(cast<ValueDecl>(P->getCanonicalDecl()));
+    bool Unchanged = !FE.Mutated.count(cast<ValueDecl>(P->getCanonicalDecl()));
     if (isTensorType(P->getType())) {
       const ParameterEvidence &Ev = Evidence[P];
       // Only exact evidence: code that reads x.size(1) works as well on
@@ -214,7 +217,7 @@ void FunctionEvaluator::declareParameters() {
       // A rank an earlier run showed (a view to its sizes), or the next one
       // tried after a statement refuted the stated one: stated.
       bool AssumedFromView = false;
-      if (auto Hint = RankHints.find(Name); !Rank && Hint != RankHints.end()) {
+      if (auto Hint = FE.RankHints.find(Name); !Rank && Hint != FE.RankHints.end()) {
         Rank = Hint->second;
         AssumedFromView = true;
       }
@@ -236,20 +239,20 @@ void FunctionEvaluator::declareParameters() {
         V.Type = Ev.Type;
         if (!V.Type && !Name.empty()) {
           V.TypeOf = Name;
-          Env->tensorElementSize(Name);
+          FE.Env->tensorElementSize(Name);
         }
       };
       SetDType();
       // Sizes and bytes do not depend on it; answers that do say so.
       V.markUnknown("parameter '" + Name + "': its device is the caller's");
-      auto NoRank = RankUnknown.find(Name);
-      if (NoRank != RankUnknown.end())
+      auto NoRank = FE.RankUnknown.find(Name);
+      if (NoRank != FE.RankUnknown.end())
         Rank = std::nullopt;
       else if (Rank && (AssumedMatrix || AssumedLayerRank || AssumedFromView))
-        StatedRanks[Name] = *Rank;
+        FE.StatedRanks[Name] = *Rank;
       if (Name.empty() || !Rank) {
         V = unknownTensor(
-            NoRank != RankUnknown.end()
+            NoRank != FE.RankUnknown.end()
                 ? "parameter '" + Name + "': " + NoRank->second
                 : "parameter '" + Name +
                       "': its rank is not known (no dim() check, and no op "
@@ -260,39 +263,39 @@ void FunctionEvaluator::declareParameters() {
         // (`x.view({B, T, H, D})`) is answered without its rank.
         if (!Name.empty()) {
           if (Unchanged)
-            UnknownRankParameters.push_back(Name);
-          V.PackedNumel = Env->tensorNumel(Name);
+            FE.UnknownRankParameters.push_back(Name);
+          V.PackedNumel = FE.Env->tensorNumel(Name);
           V.Offset = SymSize(0);
-          Env->assume(Name + ".is_contiguous()");
+          FE.Env->assume(Name + ".is_contiguous()");
           if (auto Item = V.itemBytes())
             Bytes = mulSizes(*V.PackedNumel, *Item);
-          Env->assume(Name + ".storage().nbytes() == " + Name +
+          FE.Env->assume(Name + ".storage().nbytes() == " + Name +
                       ".numel() * " + Name + ".element_size()");
         }
       } else {
         Shape Sizes;
         for (int64_t K = 0; K < *Rank; ++K)
-          Sizes.push_back(Env->tensorSize(Name, K));
+          Sizes.push_back(FE.Env->tensorSize(Name, K));
         V.Sizes = Sizes;
         V.Strides = contiguousStrides(Sizes);
         V.Offset = SymSize(0);
         if (AssumedMatrix || AssumedLayerRank || AssumedFromView ||
             AssumedOnSomePaths)
-          Env->assume(Name + ".dim() == " + std::to_string(*Rank));
-        Env->assume(Name + ".is_contiguous()");
+          FE.Env->assume(Name + ".dim() == " + std::to_string(*Rank));
+        FE.Env->assume(Name + ".is_contiguous()");
         Bytes = V.logicalBytes();
-        Env->assume(Name + ".storage().nbytes() == " + Name +
+        FE.Env->assume(Name + ".storage().nbytes() == " + Name +
                     ".numel() * " + Name + ".element_size()");
       }
-      ValueId Id = I.external(V, Bytes);
-      ParameterValues[P] = Id;
-      I.bind(key(P), Name, Id, span(P->getSourceRange()),
-             span(SourceRange(P->getLocation(), P->getLocation())), false,
+      ValueId Id = FE.I.external(V, Bytes);
+      FE.ParameterValues[P] = Id;
+      FE.I.bind(FE.key(P), Name, Id, FE.span(P->getSourceRange()),
+             FE.span(SourceRange(P->getLocation(), P->getLocation())), false,
              /*IsParameter=*/true);
     } else if (PT->isIntegerType() && !PT->isBooleanType() &&
                !PT->isEnumeralType()) {
       if (Unchanged && !Name.empty() && !PT->isReferenceType())
-        IntVars[key(P)] = Env->integer(Name);
+        FE.IntVars[FE.key(P)] = FE.Env->integer(Name);
     }
   }
 }

@@ -33,6 +33,9 @@
 // totals do not follow (backward's own temporaries included): the totals
 // of a function that calls them are unknown, and the summary has the bytes.
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/StatementWalker.h"
+#include "frontend/TrainingTracker.h"
+#include "frontend/ArgumentReader.h"
 #include "frontend/OptionsChains.h"
 #include "model/Autograd.h"
 
@@ -144,23 +147,23 @@ const char *const OptimizerTypes[] = {"SGD", "Adam", "AdamW", "RMSprop",
 
 } // namespace
 
-bool FunctionEvaluator::isOptimizerType(QualType T) {
+bool TrainingTracker::isOptimizerType(QualType T) {
   return derivesFrom(T.getNonReferenceType()->getAsCXXRecordDecl(),
                      "torch::optim::Optimizer");
 }
 
-void FunctionEvaluator::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
+void TrainingTracker::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
                                          Flow F, bool Insertable) {
   OptimizerValue O;
   O.Name = VD->getName().str();
-  O.Line = span(DS->getSourceRange()).Line;
+  O.Line = FE.span(DS->getSourceRange()).Line;
   std::string Record = recordName(VD->getType());
   O.Type = Record.rfind("torch::optim::", 0) == 0 ? Record.substr(14) : Record;
-  OptimizerOrder.push_back(key(VD));
+  FE.OptimizerOrder.push_back(FE.key(VD));
   auto Done = [&](const std::string &Why) {
     if (!Why.empty() && O.Why.empty())
       O.Why = "optimizer '" + O.Name + "' (" + O.Type + "): " + Why;
-    Optimizers[key(VD)] = O;
+    FE.Optimizers[FE.key(VD)] = O;
   };
   // The parameters() of a module the function builds, and the options.
   const auto *CE = dyn_cast_or_null<CXXConstructExpr>(
@@ -173,12 +176,12 @@ void FunctionEvaluator::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
   const ValueDecl *ModuleDecl = nullptr;
   if (PM && PM->getIdentifier() && PM->getName() == "parameters" &&
       derivesFrom(PM->getParent(), "torch::nn::Module") &&
-      (PC->getNumArgs() == 0 || foldInteger(PC->getArg(0)) == std::optional<int64_t>(1)))
+      (PC->getNumArgs() == 0 || FE.args().foldInteger(PC->getArg(0)) == std::optional<int64_t>(1)))
     ModuleDecl = namedDecl(callObject(PC));
   if (ModuleDecl) {
-    O.ModuleKey = key(ModuleDecl);
-    auto It = Modules.find(O.ModuleKey);
-    if (It == Modules.end())
+    O.ModuleKey = FE.key(ModuleDecl);
+    auto It = FE.Modules.find(O.ModuleKey);
+    if (It == FE.Modules.end())
       return Done("'" + ModuleDecl->getName().str() +
                   "' is not a module the analysis builds");
     if (!It->second.Why.empty())
@@ -193,7 +196,7 @@ void FunctionEvaluator::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
     return;
   }
   OptimizerUses Uses(VD);
-  Uses.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
+  Uses.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
   if (Uses.Mentions != Uses.Harmless)
     return Done("used other than by step() and zero_grad()");
   if (F.InLoop || F.InBranch)
@@ -207,9 +210,9 @@ void FunctionEvaluator::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
     const CXXConstructorDecl *Ctor = CE->getConstructor();
     if (Ctor->getNumParams() >= 2)
       Options = readOptionsFromArguments(
-          *this, Ctor->getParamDecl(1)->getType().getNonReferenceType(), {});
+          FE, Ctor->getParamDecl(1)->getType().getNonReferenceType(), {});
   } else {
-    Options = readOptionsChain(*this, CE->getArg(1));
+    Options = readOptionsChain(FE, CE->getArg(1));
   }
   if (!Options)
     return Done("its options are not read");
@@ -248,21 +251,21 @@ void FunctionEvaluator::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
   } else if (O.Type == "Adagrad") {
     O.PerParameter = 1;
     O.AtConstruction = true;
-    I.totalsUnknown("constructing '" + O.Name + "' (Adagrad) allocates its "
+    FE.I.totalsUnknown("constructing '" + O.Name + "' (Adagrad) allocates its "
                     "state (line " + std::to_string(O.Line) + ")");
   }
   (void)Insertable;
   Done("");
 }
 
-bool FunctionEvaluator::trainingStatement(const Expr *E, const Expr *S, Flow F,
+bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
                                           bool Insertable) {
   const auto *MC = dyn_cast<CXXMemberCallExpr>(S);
   if (!MC || !isTrainingCall(MC))
     return false;
-  TrainingCalls.insert(MC);
+  FE.TrainingCalls.insert(MC);
   std::string Method = MC->getMethodDecl()->getName().str();
-  unsigned Line = span(E->getSourceRange()).Line;
+  unsigned Line = FE.span(E->getSourceRange()).Line;
   std::string At = " (line " + std::to_string(Line) + ")";
   const Expr *Object = callObject(MC);
   // Each parameter's holding, changed by a statement that may not run.
@@ -276,26 +279,26 @@ bool FunctionEvaluator::trainingStatement(const Expr *E, const Expr *S, Flow F,
     }
   };
   if (Method == "backward") {
-    BackwardSeen = true;
-    openStatement(E, F, Insertable);
-    ValueId Loss = tensor(MC->getImplicitObjectArgument());
+    FE.BackwardSeen = true;
+    FE.statements().openStatement(E, F, Insertable);
+    ValueId Loss = FE.tensor(MC->getImplicitObjectArgument());
     std::vector<ValueId> Inputs = {Loss};
     // backward(gradient, retain_graph, create_graph, inputs).
     bool GradientGiven = MC->getNumArgs() > 0 && !isDefaultArg(MC->getArg(0));
     if (GradientGiven && isTensorType(MC->getArg(0)->getType()))
-      Inputs.push_back(tensor(MC->getArg(0)));
+      Inputs.push_back(FE.tensor(MC->getArg(0)));
     OpOutcome Use;
     Use.Kind = OpKind::Use;
     Use.ReadBytes = Use.WrittenBytes = 0;
-    apply("backward", S, Inputs, Use);
-    I.totalsUnknown("backward()" + At + " allocates the gradients and its "
+    FE.apply("backward", S, Inputs, Use);
+    FE.I.totalsUnknown("backward()" + At + " allocates the gradients and its "
                     "own temporaries, which the totals do not follow (the "
                     "module summary has the gradients' bytes)");
-    I.endStatement();
+    FE.I.endStatement();
     std::string Why;
     if (MC->getNumArgs() > 3 && !isDefaultArg(MC->getArg(3)))
       Why = "backward() is given its inputs" + At;
-    const TensorValue &LV = I.value(Loss);
+    const TensorValue &LV = FE.I.value(Loss);
     // Without a gradient the loss must have one element (LibTorch throws
     // "grad can be implicitly created only for scalar outputs").
     if (Why.empty() && !GradientGiven) {
@@ -308,13 +311,13 @@ bool FunctionEvaluator::trainingStatement(const Expr *E, const Expr *S, Flow F,
     }
     GradientReach R;
     if (Why.empty()) {
-      R = gradientReach(I.trace(), Loss);
+      R = gradientReach(FE.I.trace(), Loss);
       if (!R.Uncertain.empty())
         Why = R.Uncertain;
     }
-    for (const std::string &K : ModuleOrder) {
-      auto MIt = Modules.find(K);
-      if (MIt == Modules.end())
+    for (const std::string &K : FE.ModuleOrder) {
+      auto MIt = FE.Modules.find(K);
+      if (MIt == FE.Modules.end())
         continue;
       const ModuleValue &M = MIt->second;
       if (!M.Why.empty() || !M.Local)
@@ -322,7 +325,7 @@ bool FunctionEvaluator::trainingStatement(const Expr *E, const Expr *S, Flow F,
       for (const auto &[P, V] : M.Params) {
         if (M.Buffers.count(P))
           continue;
-        Holding &H = Grads[K][P];
+        Holding &H = FE.Grads[K][P];
         if (R.Reached.count(V))
           Set(H, Holding::Yes, "");
         else if (Why.empty())
@@ -345,45 +348,45 @@ bool FunctionEvaluator::trainingStatement(const Expr *E, const Expr *S, Flow F,
       const Expr *A = MC->getArg(0);
       if (const auto *DA = dyn_cast<CXXDefaultArgExpr>(A))
         A = DA->getExpr();
-      auto V = foldInteger(A);
+      auto V = FE.args().foldInteger(A);
       ToNone = V ? std::optional<bool>(*V != 0) : std::nullopt;
     }
     std::string ModuleKey;
-    if (D && Optimizers.count(key(D)))
-      ModuleKey = Optimizers.at(key(D)).ModuleKey;
-    else if (D && Modules.count(key(D)))
-      ModuleKey = key(D);
+    if (D && FE.Optimizers.count(FE.key(D)))
+      ModuleKey = FE.Optimizers.at(FE.key(D)).ModuleKey;
+    else if (D && FE.Modules.count(FE.key(D)))
+      ModuleKey = FE.key(D);
     if (!ToNone) {
       // Which gradients this clears is known; whether it frees them not.
-      for (auto &[P, H] : Grads[ModuleKey])
+      for (auto &[P, H] : FE.Grads[ModuleKey])
         if (H.H != Holding::No) {
           H.H = Holding::Maybe;
           H.Why = "zero_grad()" + At + ": whether it frees the gradients "
                   "is not known";
         }
     } else if (*ToNone) {
-      for (auto &[P, H] : Grads[ModuleKey])
+      for (auto &[P, H] : FE.Grads[ModuleKey])
         Set(H, Holding::No, "");
     }
     if (ModuleKey.empty())
-      GradsWhy = "zero_grad()" + At + " on an object the analysis does not "
+      FE.GradsWhy = "zero_grad()" + At + " on an object the analysis does not "
                  "follow";
     return true;
   }
   // step(): the first step makes the state of each parameter with a .grad.
-  if (!D || !Optimizers.count(key(D))) {
-    I.totalsUnknown("step()" + At + " of an optimizer the analysis does not "
+  if (!D || !FE.Optimizers.count(FE.key(D))) {
+    FE.I.totalsUnknown("step()" + At + " of an optimizer the analysis does not "
                     "follow allocates its state");
     return true;
   }
-  OptimizerValue &O = Optimizers.at(key(D));
-  I.totalsUnknown("step()" + At + " allocates the optimizer's state, which "
+  OptimizerValue &O = FE.Optimizers.at(FE.key(D));
+  FE.I.totalsUnknown("step()" + At + " allocates the optimizer's state, which "
                   "the totals do not follow (the module summary has its "
                   "bytes)");
   if (!O.Why.empty() || O.AtConstruction)
     return true;
-  auto MIt = Modules.find(O.ModuleKey);
-  if (MIt == Modules.end())
+  auto MIt = FE.Modules.find(O.ModuleKey);
+  if (MIt == FE.Modules.end())
     return true;
   for (const auto &[P, V] : MIt->second.Params) {
     if (MIt->second.Buffers.count(P))
@@ -391,7 +394,7 @@ bool FunctionEvaluator::trainingStatement(const Expr *E, const Expr *S, Flow F,
     Holding &S = O.State[P];
     if (S.H == Holding::Yes)
       continue; // made by an earlier step; kept
-    const Holding &G = Grads[O.ModuleKey][P];
+    const Holding &G = FE.Grads[O.ModuleKey][P];
     if (G.H == Holding::Yes)
       Set(S, Holding::Yes, "");
     else if (G.H == Holding::Maybe) {
@@ -403,35 +406,35 @@ bool FunctionEvaluator::trainingStatement(const Expr *E, const Expr *S, Flow F,
   return true;
 }
 
-std::optional<std::string> FunctionEvaluator::trainingScope() const {
+std::optional<std::string> TrainingTracker::trainingScope() const {
   // Any backward / step / zero_grad the statements did not evaluate (in an
   // expression, a lambda, torch::autograd::backward) may have changed
   // every gradient.
-  std::string Why = GradsWhy;
+  std::string Why = FE.GradsWhy;
   TrainingCallsIn All;
-  All.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
-  bool Any = BackwardSeen || !Optimizers.empty();
+  All.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
+  bool Any = FE.BackwardSeen || !FE.Optimizers.empty();
   for (const Expr *C : All.Calls)
-    if (!TrainingCalls.count(C)) {
+    if (!FE.TrainingCalls.count(C)) {
       Any = true;
       if (Why.empty())
         Why = "a backward(), step() or zero_grad() the analysis does not "
-              "follow (line " + std::to_string(span(C->getSourceRange()).Line) +
+              "follow (line " + std::to_string(FE.span(C->getSourceRange()).Line) +
               ")";
     }
   if (!Any)
     return std::nullopt;
   GradModeGuards Guards;
-  Guards.TraverseStmt(const_cast<Stmt *>(FD.getBody()));
+  Guards.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
   if (Why.empty() && !Guards.Found.empty())
     Why = "the function changes the gradient mode (" + Guards.Found + ")";
   return Why;
 }
 
-void FunctionEvaluator::summarizeTraining(const std::string &Key,
+void TrainingTracker::summarizeTraining(const std::string &Key,
                                           ModuleSummary &S,
                                           const std::string &Why) const {
-  const ModuleValue &M = Modules.at(Key);
+  const ModuleValue &M = FE.Modules.at(Key);
   S.HasGradients = true;
   // The bytes of the parameters that hold a tensor per Held.
   auto Sum = [&](auto Held, std::string &Reason) -> std::optional<SymSize> {
@@ -452,8 +455,8 @@ void FunctionEvaluator::summarizeTraining(const std::string &Key,
     return Bytes;
   };
   auto GradOf = [&](const std::string &P) {
-    auto It = Grads.find(Key);
-    if (It == Grads.end() || !It->second.count(P))
+    auto It = FE.Grads.find(Key);
+    if (It == FE.Grads.end() || !It->second.count(P))
       return Holding{};
     return It->second.at(P);
   };
@@ -465,8 +468,8 @@ void FunctionEvaluator::summarizeTraining(const std::string &Key,
     S.GradientWhy = Why;
   else
     S.GradientBytes = Sum(GradOf, S.GradientWhy);
-  for (const std::string &K : OptimizerOrder) {
-    const OptimizerValue &O = Optimizers.at(K);
+  for (const std::string &K : FE.OptimizerOrder) {
+    const OptimizerValue &O = FE.Optimizers.at(K);
     if (O.ModuleKey != Key)
       continue;
     ModuleSummary::Optimizer Row;

@@ -1,0 +1,44 @@
+// TrainingTracker: backward()'s gradients, optimizers over a module's
+// parameters and their state after step() (Training.cpp). A room of the
+// evaluator: it keeps no state of its own and reads and writes the
+// FunctionEvaluator's (Grads, Optimizers, TrainingCalls, ...; they are
+// part of changeableState(), so loops and branches see them);
+// FunctionEvaluator::training() makes one.
+#pragma once
+
+#include "frontend/FunctionEvaluator.h"
+
+namespace tma {
+
+class TrainingTracker {
+public:
+  explicit TrainingTracker(FunctionEvaluator &FE) : FE(FE) {}
+  using Flow = FunctionEvaluator::Flow;
+  using Holding = FunctionEvaluator::Holding;
+  using ModuleValue = FunctionEvaluator::ModuleValue;
+  using Number = FunctionEvaluator::Number;
+  using OptimizerValue = FunctionEvaluator::OptimizerValue;
+
+  /// Whether T is a torch::optim optimizer (derives from Optimizer).
+  static bool isOptimizerType(QualType T);
+  void declareOptimizer(const VarDecl *VD, const DeclStmt *DS, Flow F,
+                        bool Insertable);
+  /// `loss.backward()`, `opt.step()`, `opt.zero_grad()`,
+  /// `fc->zero_grad()` as a statement: true when handled.
+  bool trainingStatement(const Expr *E, const Expr *S, Flow F,
+                         bool Insertable);
+  /// Whether the function has training code (a backward(), an
+  /// optimizer); then why no gradient is known in it, or "".
+  std::optional<std::string> trainingScope() const;
+  /// Fills the training columns of the summary row S of the module built
+  /// here under Key; Why: trainingScope()'s.
+  void summarizeTraining(const std::string &Key, ModuleSummary &S,
+                         const std::string &Why) const;
+
+private:
+  FunctionEvaluator &FE;
+};
+
+inline TrainingTracker FunctionEvaluator::training() { return TrainingTracker(*this); }
+
+} // namespace tma
