@@ -579,4 +579,25 @@ RuleResult rule_dropout(const OpCall &C) {
   return one(Out, Op);
 }
 
+// atan2 and copysign (BinaryOps.cpp): TensorIterator's
+// build_borrowing_binary_float_op, as true division: the promoted dtype,
+// integral operands computed in the default float dtype. copysign's Scalar
+// overload wraps the scalar (wrapped_scalar_tensor) and calls the Tensor one.
+RuleResult rule_atan2(const OpCall &C) {
+  return binary(C, "atan2", ElemDType::FloatPromote);
+}
+RuleResult rule_copysign(const OpCall &C) {
+  return binary(C, "copysign", ElemDType::FloatPromote);
+}
+
+// hypot and logaddexp (BinaryOps.cpp): build_borrowing_binary_op, so the
+// result type is the promoted one, not made floating; their CPU kernels
+// cover floating types only, so an integral result is left unknown.
+RuleResult rule_hypot(const OpCall &C) {
+  return binary(C, "hypot", ElemDType::FloatOnly);
+}
+RuleResult rule_logaddexp(const OpCall &C) {
+  return binary(C, "logaddexp", ElemDType::FloatOnly);
+}
+
 } // namespace tma

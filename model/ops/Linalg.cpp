@@ -321,4 +321,29 @@ RuleResult rule_linear(const OpCall &C) {
                     C.Version));
 }
 
+// outer (LinearAlgebra.cpp): both operands must be 1-D (check_1d), then
+// `self.reshape({self.size(0), 1}) * vec2`. The reshape of a 1-D tensor is
+// always a view, so the result is mul's: a fresh (n, m) tensor of the
+// promoted dtype, laid out by TensorIterator.
+RuleResult rule_outer(const OpCall &C) {
+  const TensorValue &Self = C.self().TV, &Vec2 = C.arg(1).TV;
+  const std::pair<const TensorValue *, const char *> Operands[] = {
+      {&Self, "self"}, {&Vec2, "vec2"}};
+  for (const auto &[T, Name] : Operands) {
+    auto Rank = T->rank();
+    if (!Rank)
+      return notModelled(C, shapeReason(*T));
+    if (*Rank != 1)
+      return one(throws(std::string("outer: Expected 1-D argument ") + Name +
+                        ", but got " + std::to_string(*Rank) + "-D"));
+  }
+  TensorValue Column = Self;
+  Column.Sizes = Shape{(*Self.Sizes)[0], SymSize(1)};
+  if (Self.Strides)
+    Column.Strides = Shape{(*Self.Strides)[0], (*Self.Strides)[0]};
+  return one(elementwise("mul", {ElemOperand::tensor(Column),
+                                 ElemOperand::tensor(Vec2)},
+                         ElemDType::Promote));
+}
+
 } // namespace tma

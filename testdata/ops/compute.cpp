@@ -201,3 +201,51 @@ void compute_throws_bool_sub() {
   auto m = torch::ones({3}, torch::kBool);
   auto bad = m - 1;
 }
+
+// atan2 and copysign compute in floating point: integral operands give the
+// default float dtype; operands broadcast and promote.
+void atan2_op() {
+  auto x = torch::randn({2, 3});
+  auto y = torch::atan2(x, x);
+  auto i = torch::ones({4, 1, 3}, torch::kInt64);
+  auto z = torch::atan2(i, i);
+  auto d = torch::atan2(x, torch::randn({4, 1, 3}, torch::kFloat64));
+  auto t = torch::atan2(x.t(), x.t());
+}
+
+void copysign_op() {
+  auto x = torch::randn({2, 3});
+  auto y = torch::copysign(x, torch::randn({3}));
+  auto i = torch::ones({5}, torch::kInt32);
+  auto s = torch::copysign(i, -1);
+  auto h = x.copysign(torch::ones({2, 1}, torch::kFloat64));
+}
+
+// hypot and logaddexp keep the promoted dtype (floating types only).
+void hypot_op() {
+  auto x = torch::randn({2, 3});
+  auto y = torch::hypot(x, x);
+  auto d = torch::hypot(x, torch::randn({4, 2, 1}, torch::kFloat64));
+  auto p = x.t().hypot(x.t());
+}
+
+void logaddexp_op() {
+  auto x = torch::randn({2, 3});
+  auto y = torch::logaddexp(x, x);
+  auto b = torch::logaddexp(torch::randn({3}, torch::kFloat64), x);
+}
+
+// outer: a fresh (n, m) product of two 1-D tensors; anything else throws.
+void outer_op() {
+  auto a = torch::randn({4});
+  auto b = torch::randn({3}, torch::kFloat64);
+  auto o = torch::outer(a, b);
+  auto s = a.outer(torch::arange(5));
+  auto strided = torch::randn({8}).slice(0, 0, 8, 2);
+  auto t = torch::outer(strided, a);
+}
+
+void outer_throws_on_2d() {
+  auto m = torch::randn({2, 3});
+  auto bad = torch::outer(m, torch::randn({3}));
+}
