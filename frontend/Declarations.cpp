@@ -133,7 +133,7 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     // `torch::Tensor a;` is an undefined tensor until assigned; the name
     // lives in this scope. `std::vector<torch::Tensor> v;` is empty.
     if (isTensorType(T) && !T->isReferenceType())
-      FE.I.hold(FE.key(VD), FE.I.undefined("'" + Name + "' is an undefined tensor"));
+      FE.I.hold(FE.key(VD), FE.I.undefined("declared without a value"));
     else if (isTensorVectorType(T) && !T->isReferenceType())
       FE.TensorLists[FE.key(VD)] = {};
     return;
@@ -188,7 +188,7 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
           C && C->getQualifiedNameAsString() == "std::move" &&
           CE->getNumArgs() == 1)
         if (auto From = FE.slotOf(CE->getArg(0)); From && From->Known)
-          FE.I.rebind(From->Key, FE.I.undefined("moved from: an undefined tensor"));
+          FE.I.rebind(From->Key, FE.I.undefined("moved from"));
     FE.I.endStatement();
     return;
   }

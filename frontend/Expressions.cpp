@@ -172,7 +172,7 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
       return tensor(CE->getArg(0));
     // `torch::Tensor()`: an undefined tensor, no storage.
     if (CE->getNumArgs() == 0)
-      return I.undefined("an undefined tensor (default-constructed)");
+      return I.undefined("default-constructed");
     return I.unknown("tensor", "constructor not modelled",
                      span(S->getSourceRange()));
   }

@@ -404,9 +404,10 @@ ValueId Interpreter::unknownWith(const std::string &What,
   return Id;
 }
 
-ValueId Interpreter::undefined(const std::string &Reason) {
+ValueId Interpreter::undefined(const std::string &How) {
   ValueInfo VI;
-  VI.Value = unknownTensor(Reason);
+  VI.Value = unknownTensor("an undefined tensor (" + How + ")");
+  VI.UndefinedBy = How;
   Trace.Values.push_back(VI);
   return static_cast<ValueId>(Trace.Values.size() - 1);
 }

@@ -93,9 +93,10 @@ public:
   /// reassigned in a branch to views of the same tensor).
   ValueId unknownOn(const std::string &What, const std::string &Reason,
                     const SourceSpan &Where, StorageId S);
-  /// A value with no storage and nothing known, recorded as no unknown:
-  /// an undefined tensor (default-constructed, moved from).
-  ValueId undefined(const std::string &Reason);
+  /// An undefined tensor (`t.defined()` is false): no storage, recorded as
+  /// no unknown. How: "default-constructed", "moved from". An op on it is
+  /// unknown with the reason "an undefined tensor (How)".
+  ValueId undefined(const std::string &How);
   /// The value a name holds now, or NoValue.
   ValueId lookup(const std::string &Key) const;
   /// The first value of V's C++ tensor (ValueInfo::SameTensorAs).

@@ -10,6 +10,7 @@ const char *rowKindName(RowKind K) {
   case RowKind::Alloc: return "alloc";
   case RowKind::Copy: return "copy";
   case RowKind::View: return "view";
+  case RowKind::Undefined: return "undefined";
   case RowKind::Unknown: break;
   }
   return "";
@@ -54,6 +55,13 @@ std::vector<RowFacts> rowFacts(const FunctionTrace &T) {
     RowFacts R;
     R.B = &B;
     R.Value = &T.value(B.Value);
+    if (const std::string &How = T.Values.at(B.Value).UndefinedBy; !How.empty()) {
+      R.Kind = RowKind::Undefined;
+      R.Owner = StorageOwner::Nothing;
+      R.Note = How;
+      Rows.push_back(std::move(R));
+      continue;
+    }
     const OpEvent *Op = T.producer(B.Value);
     // An op that returns its input itself (`zeros(...).add_(1)`,
     // `linear(x).unsqueeze_(1)`, a contiguous tensor's contiguous()) on a

@@ -28,8 +28,9 @@ enum class RowKind {
   Alloc,   // new storage from a factory
   Copy,    // new storage computed from other tensors
   View,    // shares the storage of another tensor (or of a temporary)
+  Undefined, // no tensor at all: default-constructed or moved from
 };
-/// "alloc", "copy", "view"; "" for Unknown (the JSON report's null).
+/// "alloc", "copy", "view", "undefined"; "" for Unknown (the JSON report's null).
 const char *rowKindName(RowKind K);
 
 /// Who the storage a name keeps alive belongs to.
@@ -38,6 +39,7 @@ enum class StorageOwner {
   Caller,  // not allocated by this function (a parameter's, a member's)
   Unnamed, // this function's, never bound to a name
   Named,   // this function's, first bound to RowFacts::OwnerName
+  Nothing, // an undefined tensor holds no storage
 };
 
 struct RowFacts {

@@ -108,6 +108,10 @@ struct ValueInfo {
   /// One of tensors nobody listed (a name reassigned inside a loop, after
   /// it): it may be any tensor of the function.
   bool MayBeAny = false;
+  /// Non-empty: the value is no tensor at all (`t.defined()` is false), and
+  /// says how it came to be: "default-constructed", "moved from". A known
+  /// state, not an unknown: the row says undefined.
+  std::string UndefinedBy;
 };
 
 struct StorageInfo {

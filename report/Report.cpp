@@ -97,6 +97,8 @@ std::string viewOrCopyText(const RowFacts &R) {
                            : "view of " + R.Base) +
            " (" + R.Op + ")";
     break;
+  case RowKind::Undefined:
+    return "undefined (" + R.Note + ")";
   case RowKind::Unknown:
     return "? (" + (R.Value->UnknownReason.empty() ? std::string("unknown")
                                                     : R.Value->UnknownReason) +
@@ -309,6 +311,7 @@ std::string keepsAliveText(const RowFacts &R, const ShapeEnv *Env) {
   std::string Owner;
   switch (R.Owner) {
   case StorageOwner::Unknown: return "?";
+  case StorageOwner::Nothing: return "nothing";
   case StorageOwner::Caller: Owner = "(caller's storage)"; break;
   case StorageOwner::Unnamed: Owner = "(unnamed)"; break;
   case StorageOwner::Named: Owner = R.OwnerName; break;
@@ -320,6 +323,9 @@ std::string keepsAliveText(const RowFacts &R, const ShapeEnv *Env) {
 }
 
 std::vector<std::string> tableCells(const RowFacts &R, const ShapeEnv *Env) {
+  // No tensor, so no shape, dtype or storage to be unknown.
+  if (R.Kind == RowKind::Undefined)
+    return {R.B->Name, "-", "-", "-", viewOrCopyText(R), keepsAliveText(R, Env)};
   std::string Bytes = bytesText(R.StorageBytes, Env);
   if (R.Kind == RowKind::View && R.StorageBytes)
     Bytes += ", shared";
@@ -452,7 +458,7 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
           {"keeps_alive", keepsAliveText(R, T.Env.get())},
       };
       AddAssumed(O, "storage_bytes", R.StorageBytes);
-      if (!V.UnknownReason.empty())
+      if (!V.UnknownReason.empty() && R.Kind != RowKind::Undefined)
         O["unknown_reason"] = V.UnknownReason;
       if (!R.Note.empty())
         O["note"] = R.Note;

@@ -197,6 +197,30 @@ void compareTensor(const json::Object &P, const json::Object &M,
   std::string Reason = str(P, "unknown_reason");
   std::string ProbeError = str(M, "probe_error");
   bool KindKnown = !isNull(P.get("kind"));
+  // An undefined tensor (`torch::Tensor out;`) has no field to compare:
+  // what the tool claims is that it is not defined, and the probe says
+  // "defined": false exactly then.
+  if (str(P, "kind") == "undefined") {
+    Verdict V;
+    V.File = File;
+    V.Function = Function;
+    V.Name = Name;
+    V.Line = Line;
+    V.Field = "defined";
+    V.Predicted = "false";
+    V.Note = Note;
+    bool MeasuredUndefined = M.getBoolean("defined") == false;
+    V.Measured = MeasuredUndefined ? "false" : "true";
+    if (!ProbeError.empty()) {
+      V.Result = Verdict::Unverified;
+      V.Measured.clear();
+      V.Note = "the probe failed: " + ProbeError;
+    } else {
+      V.Result = MeasuredUndefined ? Verdict::Match : Verdict::Mismatch;
+    }
+    Out.push_back(std::move(V));
+    return;
+  }
   for (llvm::StringRef F : TensorFields) {
     Verdict V;
     V.File = File;

@@ -196,7 +196,8 @@ struct Verdict {
   std::string Function, Name; ///< Name is empty for a function-level verdict
   unsigned Line = 0;
   /// A tensor field (shape strides dtype storage_bytes storage_offset base
-  /// contiguous), "probe" (the binding was never observed), "binding" (an
+  /// contiguous; "defined" for a row the tool says is undefined), "probe"
+  /// (the binding was never observed), "binding" (an
   /// observed tensor the report lacks), or function level: "throws",
   /// "peak_live_bytes" and "allocated_bytes" (CPU runs only).
   std::string Field;

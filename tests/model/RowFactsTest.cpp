@@ -104,6 +104,27 @@ TEST_F(Rows, NoStorageMeansEveryFactIsUnknown) {
   EXPECT_EQ(R[0].PinnedBytes, std::nullopt);
 }
 
+TEST_F(Rows, AnUndefinedTensorIsAKnownStateHoldingNothing) {
+  // `torch::Tensor out;` then `out = zeros(...)`: two rows, the first no
+  // tensor at all (not an unknown), the second the value.
+  bind("out", I.undefined("default-constructed"));
+  bind("out", allocate(2));
+  FunctionTrace T = I.finish();
+  std::vector<RowFacts> R = rowFacts(T);
+  ASSERT_EQ(R.size(), 2u);
+  EXPECT_EQ(R[0].Kind, RowKind::Undefined);
+  EXPECT_EQ(rowKindName(R[0].Kind), std::string("undefined"));
+  EXPECT_EQ(R[0].Note, "default-constructed");
+  EXPECT_EQ(R[0].Owner, StorageOwner::Nothing);
+  EXPECT_EQ(R[0].Storage, nullptr);
+  EXPECT_EQ(R[0].StorageBytes, std::nullopt);
+  EXPECT_EQ(R[1].Kind, RowKind::Alloc);
+  EXPECT_EQ(R[1].StorageBytes, std::optional<int64_t>(32));
+  // An op on it cannot be answered, and says why.
+  EXPECT_EQ(T.value(R[0].B->Value).UnknownReason,
+            "an undefined tensor (default-constructed)");
+}
+
 TEST_F(Rows, AReferenceToATemporaryNamesNoOwner) {
   // note(): a row that holds nothing of its own; the storage stays unnamed.
   ValueId Tmp = allocate(8);

@@ -103,6 +103,20 @@ TEST(Compare, NullBaseIsAnAnswerOnlyWhenTheKindIsKnown) {
   EXPECT_EQ(find(Vs, "u", 5, "base")->Result, Verdict::Unverified); // absent
 }
 
+TEST(Compare, AnUndefinedRowIsCheckedForBeingUndefined) {
+  auto Predicted = parse(R"J({"functions": [{"function": "f", "tensors": [
+      {"name": "a", "line": 2, "kind": "undefined", "shape": null, "base": null},
+      {"name": "b", "line": 3, "kind": "undefined", "shape": null, "base": null}]}]})J");
+  auto Measured = parse(R"J({"functions": [{"function": "f", "tensors": [
+      {"name": "a", "line": 2, "defined": false, "shape": null, "base": null},
+      {"name": "b", "line": 3, "shape": [2], "base": null}]}]})J");
+  auto Vs = compare(Predicted, Measured);
+  EXPECT_EQ(find(Vs, "a", 2, "defined")->Result, Verdict::Match);
+  EXPECT_EQ(find(Vs, "b", 3, "defined")->Result, Verdict::Mismatch);
+  EXPECT_EQ(find(Vs, "b", 3, "defined")->Measured, "true");
+  EXPECT_EQ(find(Vs, "a", 2, "shape"), nullptr); // no field to compare
+}
+
 TEST(Compare, NumbersCompareByValue) {
   auto Predicted = parse(R"J({"functions": [{"function": "f", "tensors": [
       {"name": "t", "line": 1, "storage_bytes": 1024, "shape": [2, 3]}]}]})J");
