@@ -489,7 +489,13 @@ FunctionEvaluator::evaluateTuple(const Expr *S) {
       return std::nullopt;
   }
   std::string Name = calleeName(Callee);
-  auto Values = binder().tableOpValues(Site, Name, Name + ".dim");
+  // The table's tuple entry: "max.dim" beside the reduction "max", or the
+  // op itself where it always returns a tuple (topk, sort).
+  std::string Entry = Name + ".dim";
+  if (!lookupOp(Entry))
+    if (const OpInfo *Op = lookupOp(Name); Op && Op->Result == ResultKind::Tuple)
+      Entry = Name;
+  auto Values = binder().tableOpValues(Site, Name, Entry);
   libTorchWrites(CE, Callee); // max_out(values, indices, x, 1)
   return Values;
 }

@@ -333,4 +333,83 @@ RuleResult rule_cumsum(const OpCall &C) {
                     C.Version));
 }
 
+namespace {
+
+/// Values (self's dtype) and int64 indices of one geometry, as sort and
+/// topk make them. On the CPU their kernels work in the outputs (a copy of
+/// self into values, then per-row work in std::vector buffers): nothing
+/// else is allocated; elsewhere that is not modelled.
+std::vector<OpOutcome> valuesAndIndices(const TensorValue &In,
+                                        const Shape &Sizes,
+                                        const Shape &Strides) {
+  OpOutcome Values = freshContiguous(Sizes, In.Type, In.Dev);
+  Values.Value.Strides = Strides;
+  Values.ReadBytes = In.logicalBytes();
+  bool OnCpu = In.Dev && In.Dev->Kind == DeviceKind::CPU;
+  if (!OnCpu)
+    Values.TransientBytes.reset();
+  OpOutcome Indices = freshContiguous(Sizes, DType::Int64, In.Dev);
+  Indices.Value.Strides = Strides;
+  Indices.ReadBytes = SymSize(0);
+  if (!OnCpu)
+    Indices.TransientBytes.reset();
+  return {Values, Indices};
+}
+
+} // namespace
+
+// topk(k, dim = -1, largest, sorted) (TensorTopK.cpp, meta topk): values
+// and indices of self's sizes with dim's size k, contiguous; k must be in
+// [0, size(dim)] (1 for a 0-dim self).
+RuleResult rule_topk(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  const ArgValue &K = C.arg(1), &D = C.arg(2);
+  if (!K.known() || (D.given() && !D.known()))
+    return notModelled(C, "topk arguments could not be derived");
+  if (!In.Sizes)
+    return notModelled(C, shapeReason(In));
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto Dim = wrapDim(D.given() ? D.Int : -1, Rank);
+  if (!Dim)
+    return one(throws(rangeError(Rank)));
+  Shape Sizes = *In.Sizes;
+  SymSize Limit = Rank > 0 ? Sizes[*Dim] : SymSize(1);
+  auto Max = Limit.constant();
+  if (!Max)
+    return notModelled(C, "topk's k against a symbolic size is not modelled");
+  if (K.Int < 0 || K.Int > *Max)
+    return one(throws("selected index k out of range"));
+  if (Rank > 0)
+    Sizes[*Dim] = K.Int;
+  RuleResult R;
+  R.Outcomes = valuesAndIndices(In, Sizes, contiguousStrides(Sizes));
+  return R;
+}
+
+// sort(dim = -1, descending) (Sorting.cpp, meta sort.stable): values and
+// indices of self's sizes, with self's strides when self is dense
+// (non-overlapping and dense), else at::infer_dense_strides of them.
+RuleResult rule_sort(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  const ArgValue &D = C.arg(1);
+  if ((D.given() && !D.known()) || (C.arg(2).given() && !C.arg(2).known()))
+    return notModelled(C, "sort arguments could not be derived");
+  if (!In.Sizes || !In.Strides)
+    return notModelled(C, shapeReason(In));
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  if (!wrapDim(D.given() ? D.Int : -1, Rank))
+    return one(throws(rangeError(Rank)));
+  std::optional<Shape> Strides;
+  switch (isNonOverlappingAndDense(*In.Sizes, *In.Strides)) {
+  case Tri::True: Strides = *In.Strides; break;
+  case Tri::False: Strides = inferDenseStrides(*In.Sizes, *In.Strides); break;
+  case Tri::Unknown: break;
+  }
+  if (!Strides)
+    return notModelled(C, "the layout of sort's outputs could not be derived");
+  RuleResult R;
+  R.Outcomes = valuesAndIndices(In, *In.Sizes, *Strides);
+  return R;
+}
+
 } // namespace tma

@@ -62,3 +62,32 @@ void reduction_max_dim_get() {
   auto x = torch::randn({2, 3});
   auto values = std::get<0>(x.max(1));
 }
+
+// topk: values and int64 indices with dim's size k, contiguous, through
+// every way C++ takes a tuple apart.
+void topk_op() {
+  auto x = torch::randn({4, 6});
+  auto [v, i] = x.topk(3);
+  auto r = torch::topk(x, 2, 0, false);
+  auto rv = std::get<0>(r);
+  auto ri = std::get<1>(r);
+  torch::Tensor tv, ti;
+  std::tie(tv, ti) = x.t().topk(1, 1);
+  auto d = std::get<0>(torch::randn({5}, torch::kFloat64).topk(5));
+}
+
+void topk_throws_k_out_of_range() {
+  auto x = torch::randn({4, 6});
+  auto bad = x.topk(7);
+}
+
+// sort: self's sizes; self's strides when self is dense, else dense strides
+// in self's dim order.
+void sort_op() {
+  auto x = torch::randn({4, 6});
+  auto [v, i] = x.sort();
+  auto t = std::get<0>(x.t().sort(0, true));
+  auto strided = torch::randn({4, 6}).slice(1, 0, 6, 2);
+  auto s = std::get<1>(strided.sort(0));
+  auto ints = std::get<0>(torch::ones({3, 2}, torch::kInt32).sort(1));
+}
