@@ -238,6 +238,15 @@ std::string calleeName(const FunctionDecl *FD) {
 
 /// Whether E does any tensor work (a tensor-typed subexpression that is not
 /// just a name), so that a statement is worth opening for it.
+bool takesRawPointer(const CXXMemberCallExpr *MC) {
+  const CXXMethodDecl *MD = MC->getMethodDecl();
+  if (!MD || !MD->getIdentifier() ||
+      !isTensorType(MC->getImplicitObjectArgument()->getType()))
+    return false;
+  StringRef N = MD->getName();
+  return N == "data_ptr" || N == "mutable_data_ptr" || N == "const_data_ptr";
+}
+
 bool hasTensorWork(const Expr *E) {
   struct Finder : RecursiveASTVisitor<Finder> {
     bool Found = false;
@@ -248,6 +257,8 @@ bool hasTensorWork(const Expr *E) {
       if (isTensorType(X->getType()) || isTensorVectorType(X->getType()) ||
           isTensorTupleType(X->getType()))
         Found = true;
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(X); MC && takesRawPointer(MC))
+        Found = true; // a use of the tensor the trace records
       return !Found;
     }
   } Find;

@@ -53,6 +53,9 @@ std::string calleeName(const clang::FunctionDecl *FD);
 /// Whether E does any tensor work (a tensor-typed subexpression that is not
 /// just a name), so that a statement is worth opening for it.
 bool hasTensorWork(const clang::Expr *E);
+/// `t.data_ptr<float>()` (and mutable_/const_data_ptr): a raw pointer to
+/// t's memory, which the code past it may read as a flat array.
+bool takesRawPointer(const clang::CXXMemberCallExpr *MC);
 /// A tensor method that changes its object's sizes, strides or storage in
 /// place (`unsqueeze_`, `t_`, `resize_`, `set_`): every handle to that
 /// tensor sees the change.

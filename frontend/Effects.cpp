@@ -128,6 +128,16 @@ void FunctionEvaluator::sideEffects(const Expr *E) {
       continue;
     }
     if (const auto *CE = dyn_cast<CallExpr>(X)) {
+      // `x.data_ptr<float>()`: x's memory read as a flat array by code the
+      // trace does not see (a kernel launcher), recorded as a use of x.
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE); MC && takesRawPointer(MC)) {
+        OpOutcome Use;
+        Use.Kind = OpKind::Use;
+        Use.ReadBytes = Use.WrittenBytes = 0;
+        apply(calleeName(MC->getMethodDecl()), CE,
+              {tensor(MC->getImplicitObjectArgument())}, Use);
+        continue;
+      }
       if (calls().followedEffects(CE))
         continue; // its arguments were evaluated as the call's
       opaqueCallEffects(CE);

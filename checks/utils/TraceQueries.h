@@ -18,9 +18,9 @@ std::vector<const OpEvent *> usesOf(const FunctionTrace &T, ValueId V);
 
 /// The first use of V that needs V's memory laid out as contiguous() lays
 /// it out: an op that raises on other strides (the table's FailsOnStrides:
-/// view, view_as), or a call the analysis does not follow that takes V and
-/// returns no tensor (a kernel launcher, a custom op writing an output),
-/// which may read V's memory as a flat array. Null when no use needs it.
+/// view, view_as), a `V.data_ptr()`, or a call the analysis does not
+/// follow that takes V and returns no tensor (a kernel launcher, a custom
+/// op writing an output): those may read V's memory as a flat array. Null when no use needs it.
 const OpEvent *contiguityNeededBy(const FunctionTrace &T, ValueId V);
 
 /// Bindings (rows) of V.

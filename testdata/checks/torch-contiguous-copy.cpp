@@ -63,6 +63,17 @@ void contiguous_for_a_kernel() {
   launch_kernel(in, out);
 }
 
+// A raw pointer hands the memory to code that reads it as a flat array.
+void scale_rows(float *rows, int64_t n);
+void contiguous_for_a_raw_pointer() {
+  auto x = torch::randn({32, 64});
+  auto in = x.t().contiguous();
+  scale_rows(in.data_ptr<float>(), in.numel());
+  auto other = x.t().contiguous();
+  float *p = other.data_ptr<float>();
+  scale_rows(p, 64);
+}
+
 // Still reported: every use of the copy accepts strided input.
 void contiguous_before_strided_ops() {
   auto y = torch::randn({2, 4, 8, 16});

@@ -114,6 +114,12 @@ def judge_invariants(pf, in_table):
             any(o.get("allocated_bytes", 0) is None for o in ops)):
         wrong.append("an op's allocation is unknown but the totals are not")
     for t in pf.get("tensors", []):
+        if t.get("kind") == "undefined":
+            # No tensor (`torch::Tensor out;`): a known state, saying how.
+            if any(t.get(f) is not None for f in TENSOR_FIELDS) or not t.get("note"):
+                wrong.append("%s (line %d): undefined, yet with fields or no note"
+                             % (t["name"], t["line"]))
+            continue
         if any(t.get(f) is None for f in TENSOR_FIELDS) and not t.get("unknown_reason"):
             wrong.append("%s (line %d): unknown without a reason" % (t["name"], t["line"]))
     return wrong
@@ -166,6 +172,11 @@ def judge_function(pf, mf, in_table):
             continue  # not reached (a branch not taken, a throw, a macro)
         m = obs[occurrence if occurrence < len(obs) else 0]
         if m.get("probe_error"):
+            continue
+        if t.get("kind") == "undefined":
+            if m.get("defined", True) is not False:
+                wrong.append("%s (line %d): predicted undefined, measured a tensor"
+                             % key)
             continue
         for f in TENSOR_FIELDS:
             if t.get(f) is not None and m.get(f) is not None and t[f] != m[f]:
