@@ -442,7 +442,7 @@ void ModuleTracker::declareMemberModules() {
     FE.Modules[FE.key(F)] = M;
     FE.ModuleOrder.push_back(FE.key(F));
   }
-  summarizeObject(RD, Layers, CtorBody);
+  summarizeObject(RD, Layers, Ctor, CtorBody);
 }
 
 // parameters() of the object: the parameters of the layer members its
@@ -452,7 +452,7 @@ void ModuleTracker::declareMemberModules() {
 // unknown, with the reason.
 void ModuleTracker::summarizeObject(
     const CXXRecordDecl *RD, const std::vector<const FieldDecl *> &Layers,
-    const Stmt *CtorBody) {
+    const CXXConstructorDecl *Ctor, const Stmt *CtorBody) {
   ModuleSummary &O = *FE.ObjectModule;
   Registrations Registered;
   if (const auto *CS = dyn_cast_or_null<CompoundStmt>(CtorBody))
@@ -462,6 +462,22 @@ void ModuleTracker::summarizeObject(
   RegisterCalls All;
   if (CtorBody)
     All.TraverseStmt(const_cast<Stmt *>(CtorBody));
+  // `fc(register_module("fc", torch::nn::Linear(4, 8)))` in the initializer
+  // list registers the member before the body runs, on every path.
+  if (Ctor)
+    for (const CXXCtorInitializer *CI : Ctor->inits()) {
+      const Expr *Init = CI->getInit();
+      if (const auto *DI = dyn_cast_or_null<CXXDefaultInitExpr>(Init))
+        Init = DI->getExpr();
+      if (!Init)
+        continue;
+      All.TraverseStmt(const_cast<Expr *>(Init));
+      const ValueDecl *Named = nullptr;
+      if (const FieldDecl *F = CI->getMember();
+          F && std::find(Layers.begin(), Layers.end(), F) != Layers.end() &&
+          registers(Init, Named))
+        Registered.Fields.insert(F);
+    }
   std::string Why;
   for (const CXXBaseSpecifier &B : RD->bases()) {
     const CXXRecordDecl *Base = B.getType()->getAsCXXRecordDecl();

@@ -22,6 +22,7 @@ public:
 
   void summarizeObject(const clang::CXXRecordDecl *RD,
                        const std::vector<const clang::FieldDecl *> &Layers,
+                       const clang::CXXConstructorDecl *Ctor,
                        const Stmt *CtorBody);
   /// The summary rows of the modules, after the body is evaluated.
   std::vector<ModuleSummary> moduleSummaries() const;

@@ -110,6 +110,12 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
     }
     return false;
   }
+  /// E is D's options object (`fc->options`, `this->fc->options`).
+  bool isOptionsOf(const Expr *E) const {
+    const auto *ME = llvm::dyn_cast_or_null<MemberExpr>(strip(E));
+    return ME && ME->getMemberDecl()->getDeclName().isIdentifier() &&
+           ME->getMemberDecl()->getName() == "options" && names(ME->getBase());
+  }
   bool VisitDeclRefExpr(DeclRefExpr *E) {
     Mentions += E->getDecl() == D;
     return true;
@@ -135,6 +141,10 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
     if (readOnlyTensorQuery(MD->getName()) &&
         isTensorType(E->getImplicitObjectArgument()->getType()) &&
         readsMemberOf(E->getImplicitObjectArgument()))
+      ++Harmless;
+    // `fc->options.out_features()`: a getter (TORCH_ARG's, no argument) of
+    // the options the layer was built with; the setters take the value.
+    if (MD->getNumParams() == 0 && isOptionsOf(E->getImplicitObjectArgument()))
       ++Harmless;
     // register_module("fc", fc) registers the holder; nothing changes.
     if (MD->getName() == "register_module" && E->getNumArgs() == 2 &&

@@ -262,3 +262,22 @@ torch::Tensor SequenceClassifierImpl::forward(torch::Tensor x) {
   auto depth_mean = h_n.mean(0);
   return logits + depth_mean.sum();
 }
+
+// A layer's options read through the member (`head->options.out_features()`,
+// a getter) leave the layer as constructed: forward is still followed.
+struct OptionsReaderImpl : torch::nn::Module {
+  explicit OptionsReaderImpl(int64_t features)
+      : head(register_module("head", torch::nn::Linear(features, 2 * features))) {}
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Linear head{nullptr};
+};
+TORCH_MODULE(OptionsReader);
+
+torch::Tensor OptionsReaderImpl::forward(torch::Tensor x) {
+  TORCH_CHECK(x.dim() == 2, "x must be (batch, features)");
+  auto y = head->forward(x);
+  auto width = head->options.out_features();
+  auto scaled = y / static_cast<double>(width);
+  return scaled;
+}
