@@ -412,4 +412,46 @@ RuleResult rule_sort(const OpCall &C) {
   return R;
 }
 
+// kthvalue(k, dim = -1, keepdim) (Sorting.cpp, kthvalue_out_impl_cpu):
+// values and int64 indices reduced over dim (kept as 1 with keepdim),
+// contiguous; 1 <= k <= size(dim). On the CPU it selects in a contiguous
+// clone of self beside an int64 index tensor of self's sizes, both freed
+// before it returns (a 0-dim self is copied directly).
+RuleResult rule_kthvalue(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  const ArgValue &K = C.arg(1), &D = C.arg(2), &Keep = C.arg(3);
+  if (!K.known() || (D.given() && !D.known()) || (Keep.given() && !Keep.known()))
+    return notModelled(C, "kthvalue arguments could not be derived");
+  if (!In.Sizes)
+    return notModelled(C, shapeReason(In));
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto Dim = wrapDim(D.given() ? D.Int : -1, Rank);
+  if (!Dim)
+    return one(throws(rangeError(Rank)));
+  auto Slice = Rank > 0 ? (*In.Sizes)[*Dim].constant() : std::optional<int64_t>(1);
+  auto Count = numel(*In.Sizes).constant();
+  if (!Slice || !Count)
+    return notModelled(C, "kthvalue over symbolic sizes is not modelled");
+  if (*Count == 0)
+    return notModelled(C, "kthvalue of an empty tensor is not modelled");
+  if (K.Int < 1 || K.Int > *Slice)
+    return one(throws("kthvalue(): selected number k out of range for dimension " +
+                      std::to_string(*Dim)));
+  RuleResult R;
+  R.Outcomes = reduceWithIndices(C.Written, In, *Dim, Keep.given() && Keep.Bool);
+  if (R.Outcomes.size() != 2)
+    return R;
+  OpOutcome &Values = R.Outcomes[0];
+  bool OnCpu = In.Dev && In.Dev->Kind == DeviceKind::CPU;
+  auto Copy = In.Type ? denseBytes(*In.Sizes, *In.Type) : std::nullopt;
+  auto Indices = denseBytes(*In.Sizes, DType::Int64);
+  if (Rank == 0)
+    Values.TransientBytes = SymSize(0);
+  else if (OnCpu && Copy && Indices)
+    Values.TransientBytes = *Copy + *Indices;
+  else
+    Values.TransientBytes.reset();
+  return R;
+}
+
 } // namespace tma

@@ -91,3 +91,17 @@ void sort_op() {
   auto s = std::get<1>(strided.sort(0));
   auto ints = std::get<0>(torch::ones({3, 2}, torch::kInt32).sort(1));
 }
+
+// kthvalue: reduced values and int64 indices; on the CPU a contiguous clone
+// of self and an int64 index tensor live inside the op.
+void kthvalue_op() {
+  auto x = torch::randn({4, 6});
+  auto [v, i] = x.kthvalue(2);
+  auto k = std::get<0>(torch::kthvalue(x.t(), 4, 1, true));
+  auto d = std::get<1>(torch::randn({5}, torch::kFloat64).kthvalue(5, 0));
+}
+
+void kthvalue_throws_k_out_of_range() {
+  auto x = torch::randn({4, 6});
+  auto bad = x.kthvalue(7);
+}
