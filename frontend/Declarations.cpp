@@ -182,8 +182,13 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     FE.I.bind(FE.key(VD), Name, V, Where, NameWhere, false);
     if (VD->isStaticLocal())
       FE.I.markStatic();
-    // `auto b = std::move(a);` leaves a an undefined tensor.
-    if (const auto *CE = dyn_cast<CallExpr>(S))
+    // `auto b = std::move(a);` leaves a an undefined tensor. From C++17 on
+    // the initializer is Tensor's move constructor around the call.
+    const Expr *Moving = S;
+    if (const auto *CCE = dyn_cast<CXXConstructExpr>(S);
+        CCE && CCE->getNumArgs() == 1 && CCE->getConstructor()->isMoveConstructor())
+      Moving = strip(CCE->getArg(0));
+    if (const auto *CE = dyn_cast<CallExpr>(Moving))
       if (const FunctionDecl *C = CE->getDirectCallee();
           C && C->getQualifiedNameAsString() == "std::move" &&
           CE->getNumArgs() == 1)

@@ -195,10 +195,7 @@ ValueId FunctionEvaluator::assignment(const Expr *E, const Expr *LHS,
         C && C->getQualifiedNameAsString() == "std::move" && CE->getNumArgs() == 1)
       if (auto From = slotOf(CE->getArg(0)); From && From->Known &&
                                              From->Key != Sl->Key)
-        I.rebind(From->Key, I.unknown(From->Display,
-                                      "moved from: an undefined tensor",
-                                      span(CE->getSourceRange()),
-                                      Interpreter::Provenance::External));
+        I.rebind(From->Key, I.undefined("moved from"));
   return V;
 }
 

@@ -167,3 +167,19 @@ void loop_grows() {
   }
   auto kept = h.t();
 }
+
+// Moving a tensor leaves the name it came from undefined (the TensorImpl
+// goes to the new handle): by move construction, direct initialisation or
+// move assignment alike.
+void moved_from_handles() {
+  auto x = torch::randn({3});
+  auto y = std::move(x);
+  auto z = x;
+  auto a = torch::randn({2, 2});
+  torch::Tensor b(std::move(a));
+  auto c = a;
+  auto d = torch::randn({4});
+  torch::Tensor e;
+  e = std::move(d);
+  auto f = d;
+}
