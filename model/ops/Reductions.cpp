@@ -356,6 +356,35 @@ std::vector<OpOutcome> valuesAndIndices(const TensorValue &In,
   return {Values, Indices};
 }
 
+/// The slice topk and kthvalue select k from: dim (argument 2, default -1)
+/// wrapped, and its length as a constant (1 for a 0-dim self).
+struct Selection {
+  int64_t Dim = 0;
+  int64_t SliceLength = 0;
+};
+
+/// Fills Sel, or gives the result to return instead: k or dim not derived,
+/// self's shape unknown, dim out of range (LibTorch's throw), or the
+/// slice's length symbolic (Symbolic says so).
+std::optional<RuleResult> selection(const OpCall &C, Selection &Sel,
+                                    const std::string &Symbolic) {
+  const TensorValue &In = C.self().TV;
+  const ArgValue &K = C.arg(1), &D = C.arg(2);
+  if (!K.known() || (D.given() && !D.known()))
+    return notModelled(C, C.Written + " arguments could not be derived");
+  if (!In.Sizes)
+    return notModelled(C, shapeReason(In));
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  auto Dim = wrapDim(D.given() ? D.Int : -1, Rank);
+  if (!Dim)
+    return one(throws(rangeError(Rank)));
+  auto Length = Rank > 0 ? (*In.Sizes)[*Dim].constant() : std::optional<int64_t>(1);
+  if (!Length)
+    return notModelled(C, Symbolic);
+  Sel = {*Dim, *Length};
+  return std::nullopt;
+}
+
 } // namespace
 
 // topk(k, dim = -1, largest, sorted) (TensorTopK.cpp, meta topk): values
@@ -363,24 +392,15 @@ std::vector<OpOutcome> valuesAndIndices(const TensorValue &In,
 // [0, size(dim)] (1 for a 0-dim self).
 RuleResult rule_topk(const OpCall &C) {
   const TensorValue &In = C.self().TV;
-  const ArgValue &K = C.arg(1), &D = C.arg(2);
-  if (!K.known() || (D.given() && !D.known()))
-    return notModelled(C, "topk arguments could not be derived");
-  if (!In.Sizes)
-    return notModelled(C, shapeReason(In));
-  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
-  auto Dim = wrapDim(D.given() ? D.Int : -1, Rank);
-  if (!Dim)
-    return one(throws(rangeError(Rank)));
-  Shape Sizes = *In.Sizes;
-  SymSize Limit = Rank > 0 ? Sizes[*Dim] : SymSize(1);
-  auto Max = Limit.constant();
-  if (!Max)
-    return notModelled(C, "topk's k against a symbolic size is not modelled");
-  if (K.Int < 0 || K.Int > *Max)
+  const ArgValue &K = C.arg(1);
+  Selection Sel;
+  if (auto Stop = selection(C, Sel, "topk's k against a symbolic size is not modelled"))
+    return *Stop;
+  if (K.Int < 0 || K.Int > Sel.SliceLength)
     return one(throws("selected index k out of range"));
-  if (Rank > 0)
-    Sizes[*Dim] = K.Int;
+  Shape Sizes = *In.Sizes;
+  if (!Sizes.empty())
+    Sizes[Sel.Dim] = K.Int;
   RuleResult R;
   R.Outcomes = valuesAndIndices(In, Sizes, contiguousStrides(Sizes));
   return R;
@@ -419,33 +439,29 @@ RuleResult rule_sort(const OpCall &C) {
 // before it returns (a 0-dim self is copied directly).
 RuleResult rule_kthvalue(const OpCall &C) {
   const TensorValue &In = C.self().TV;
-  const ArgValue &K = C.arg(1), &D = C.arg(2), &Keep = C.arg(3);
-  if (!K.known() || (D.given() && !D.known()) || (Keep.given() && !Keep.known()))
+  const ArgValue &K = C.arg(1), &Keep = C.arg(3);
+  if (Keep.given() && !Keep.known())
     return notModelled(C, "kthvalue arguments could not be derived");
-  if (!In.Sizes)
-    return notModelled(C, shapeReason(In));
-  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
-  auto Dim = wrapDim(D.given() ? D.Int : -1, Rank);
-  if (!Dim)
-    return one(throws(rangeError(Rank)));
-  auto Slice = Rank > 0 ? (*In.Sizes)[*Dim].constant() : std::optional<int64_t>(1);
+  Selection Sel;
+  if (auto Stop = selection(C, Sel, "kthvalue over symbolic sizes is not modelled"))
+    return *Stop;
   auto Count = numel(*In.Sizes).constant();
-  if (!Slice || !Count)
+  if (!Count)
     return notModelled(C, "kthvalue over symbolic sizes is not modelled");
   if (*Count == 0)
     return notModelled(C, "kthvalue of an empty tensor is not modelled");
-  if (K.Int < 1 || K.Int > *Slice)
+  if (K.Int < 1 || K.Int > Sel.SliceLength)
     return one(throws("kthvalue(): selected number k out of range for dimension " +
-                      std::to_string(*Dim)));
+                      std::to_string(Sel.Dim)));
   RuleResult R;
-  R.Outcomes = reduceWithIndices(C.Written, In, *Dim, Keep.given() && Keep.Bool);
+  R.Outcomes = reduceWithIndices(C.Written, In, Sel.Dim, Keep.given() && Keep.Bool);
   if (R.Outcomes.size() != 2)
     return R;
   OpOutcome &Values = R.Outcomes[0];
   bool OnCpu = In.Dev && In.Dev->Kind == DeviceKind::CPU;
   auto Copy = In.Type ? denseBytes(*In.Sizes, *In.Type) : std::nullopt;
   auto Indices = denseBytes(*In.Sizes, DType::Int64);
-  if (Rank == 0)
+  if (In.Sizes->empty())
     Values.TransientBytes = SymSize(0);
   else if (OnCpu && Copy && Indices)
     Values.TransientBytes = *Copy + *Indices;
