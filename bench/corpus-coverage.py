@@ -13,8 +13,8 @@ listed so a person can judge it.
         [--diagnostics] [--json out.json] [-- extra compiler flags]
 
 Every directory named `include` in the tree is added with -I (how most
-LibTorch example repositories lay out their headers); pass more flags
-after `--`. Nothing is written into the analysed tree.
+LibTorch example repositories lay out their headers), the one nearest
+the file first; pass more flags after `--`. Nothing is written into the analysed tree.
 """
 import argparse
 import collections
@@ -37,6 +37,9 @@ def main():
     ap.add_argument("--diagnostics", action="store_true",
                     help="list every diagnostic")
     ap.add_argument("--json", help="write the per-file results here")
+    ap.add_argument("--unanswered", action="store_true",
+                    help="list every named tensor without a shape, with "
+                         "its line and reason")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--cache-dir",
                     help="the tool's preamble cache (one LibTorch parse shared by the files)")
@@ -48,17 +51,23 @@ def main():
         if os.path.basename(d) == "include":
             includes.append(d)
         files += [os.path.join(d, n) for n in sorted(names) if n.endswith(".cpp")]
-    flags = ["-std=c++17"] + ["-I" + i for i in includes] + extra
+
+    def flags_for(source):
+        # A file's own project's headers first: several examples in one
+        # tree often have headers of the same name (include/nnet.h).
+        def closeness(inc):
+            return -len(os.path.commonpath([source, os.path.dirname(inc)]))
+        return ["-std=c++17"] + ["-I" + i for i in sorted(includes, key=closeness)] + extra
 
     totals = collections.Counter()
     reasons = collections.Counter()
-    diagnostics, per_file = [], []
+    diagnostics, per_file, unanswered = [], [], []
     t0 = time.time()
     for f in files:
         cmd = [args.tool, "--format=json"]
         if args.cache_dir:
             cmd += ["--cache-dir", args.cache_dir]
-        cmd += [f, "--"] + flags
+        cmd += [f, "--"] + flags_for(f)
         try:
             p = subprocess.run(cmd, capture_output=True, text=True,
                                timeout=args.timeout)
@@ -102,6 +111,10 @@ def main():
                 r = t.get("unknown_reason") or t.get("reason")
                 if r and t.get("shape") is None:
                     reasons[r] += 1
+                if t.get("shape") is None:
+                    unanswered.append("%s:%s: %s in %s: %s" % (
+                        f, t.get("line"), t.get("name"), fn.get("function"),
+                        r or "(no reason given)"))
         for d in report.get("diagnostics", []):
             totals["diagnostics"] += 1
             diagnostics.append(d)
@@ -133,6 +146,10 @@ def main():
             print("%s:%s:%s: %s [%s]" % (d.get("file"), d.get("line"),
                                          d.get("column"), d.get("message"),
                                          d.get("check")))
+    if args.unanswered:
+        print("named tensors without a shape:")
+        for u in unanswered:
+            print("  " + u)
     for e in per_file:
         if e["status"] != "ok":
             print("%s: %s (rc %s)" % (e["file"], e["status"], e.get("rc")))
