@@ -88,7 +88,14 @@ void FunctionEvaluator::holdElements(
   }
   Into[Key] = *Elements;
   for (size_t K = 0; K < Elements->size(); ++K)
-    I.hold(Key + "#" + std::to_string(K), (*Elements)[K]);
+    holdElement(Key, K, (*Elements)[K]);
+}
+
+void FunctionEvaluator::holdElement(const std::string &Key, size_t Index,
+                                    ValueId Element) {
+  auto It = ListScopes.find(Key);
+  I.holdInScope(Key + "#" + std::to_string(Index), Element,
+                It == ListScopes.end() ? I.scopeDepth() : It->second);
 }
 
 /// A function-`static` (or `thread_local`) tensor is initialised on the
@@ -134,8 +141,10 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     // lives in this scope. `std::vector<torch::Tensor> v;` is empty.
     if (isTensorType(T) && !T->isReferenceType())
       FE.I.hold(FE.key(VD), FE.I.undefined("declared without a value"));
-    else if (isTensorVectorType(T) && !T->isReferenceType())
+    else if (isTensorVectorType(T) && !T->isReferenceType()) {
       FE.TensorLists[FE.key(VD)] = {};
+      FE.ListScopes[FE.key(VD)] = FE.I.scopeDepth();
+    }
     return;
   }
   if (!T->isReferenceType() && moduleLayer(T)) {
@@ -266,12 +275,14 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     // A std::vector<Tensor> local (chunk/split/unbind results, a braced
     // list): its elements stay alive with it, under hidden names.
     openStatement(DS, F, Insertable);
+    FE.ListScopes[FE.key(VD)] = FE.I.scopeDepth();
     FE.holdElements(FE.key(VD), FE.tensorList(Init), FE.TensorLists);
     FE.I.endStatement();
     return;
   }
   if (isTensorTupleType(T) && !T->isReferenceType()) {
     openStatement(DS, F, Insertable);
+    FE.ListScopes[FE.key(VD)] = FE.I.scopeDepth();
     auto Tuple = FE.tensorTuple(Init);
     FE.holdElements(FE.key(VD), Tuple, FE.TensorTuples);
     if (!Tuple) {
@@ -285,6 +296,7 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   // three tensors (recurrentValues reads them through the name).
   if (!T->isReferenceType() && !isTensorTupleType(T) && FE.modules().recurrentModule(Init)) {
     openStatement(DS, F, Insertable);
+    FE.ListScopes[FE.key(VD)] = FE.I.scopeDepth();
     FE.holdElements(FE.key(VD), FE.modules().recurrentValues(Init), FE.TensorTuples);
     FE.I.endStatement();
     return;

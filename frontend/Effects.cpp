@@ -243,10 +243,30 @@ void FunctionEvaluator::opaqueCallEffects(const CallExpr *CE) {
                     ") is not analysed: what it allocates is unknown");
   unsigned Skip = isa<CXXOperatorCallExpr>(CE) &&
                           isa<CXXMethodDecl>(Callee) ? 1 : 0;
+  // A standard container stores a copy of a handle it is given as an
+  // lvalue (`v.push_back(x)`, `v.emplace_back(x)`, `m.insert({k, x})`):
+  // the caller's tensor is left as it was. What it is given by std::move
+  // is moved from: unknown below.
+  std::string Method = calleeName(Callee);
+  bool StoresCopies = isa<CXXMethodDecl>(Callee) && topNamespace(Callee) == "std" &&
+                      (Method == "push_back" || Method == "emplace_back" ||
+                       Method == "push_front" || Method == "emplace_front" ||
+                       Method == "insert" || Method == "emplace" || Method == "push");
   for (unsigned K = 0; K + Skip < CE->getNumArgs() && K < Callee->getNumParams();
        ++K) {
     QualType PT = Callee->getParamDecl(K)->getType();
     const Expr *A = CE->getArg(K + Skip);
+    if (StoresCopies && A->isLValue() && isTensorType(A->getType())) {
+      // Its storage now lives as long as a container the analysis does
+      // not follow: at least until the function returns, and past that
+      // for all it knows.
+      if (auto Sl = slotOf(A); Sl && Sl->Known)
+        if (ValueId V = I.lookup(Sl->Key); V >= 0)
+          I.holdUntilReturn("stored@" + std::to_string(reinterpret_cast<uintptr_t>(CE)), V);
+      I.totalsUnknown("a tensor is stored in a container the analysis does not "
+                      "follow (line " + std::to_string(span(CE->getSourceRange()).Line) + ")");
+      continue;
+    }
     // Even a `const Tensor &` may be reshaped in place (`unsqueeze_` is a
     // const method), and a by-value Tensor is a handle to the same
     // TensorImpl; a non-const reference or pointer may also be rebound.

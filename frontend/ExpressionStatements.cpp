@@ -108,7 +108,7 @@ FunctionEvaluator::Completion StatementWalker::expressionStatement(const Expr *E
         ValueId V = FE.tensor(MCE->getArg(0));
         size_t N = It->second.size();
         It->second.push_back(V);
-        FE.I.hold(K + "#" + std::to_string(N), V);
+        FE.holdElement(K, N, V);
         FE.I.endStatement();
         return Done;
       }

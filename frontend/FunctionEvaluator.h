@@ -27,6 +27,7 @@
 //   Declarations.cpp   declarations: tensors, lists, tuples, options, ...
 //   Statements.cpp     statement order and control flow, with lifetimes
 //   Invalidation.cpp   what a branch or loop may have changed
+//   LoopCounts.cpp     a counted loop's trips; lists a loop only appends to
 //   Evaluator.cpp      the entry points, per function and per file
 //
 // Design:
@@ -213,6 +214,13 @@ public:
   void holdElements(const std::string &Key,
                     const std::optional<std::vector<ValueId>> &Elements,
                     std::map<std::string, std::vector<ValueId>> &Into);
+  /// Holds the Index-th element of the list or tuple Key for as long as
+  /// the container lives: in the scope it was declared in (ListScopes),
+  /// wherever the element was put in (`{ v.push_back(t); }`).
+  void holdElement(const std::string &Key, size_t Index, ValueId Element);
+  /// The scope (Interpreter::scopeDepth()) each local list or tuple was
+  /// declared in, by key.
+  std::map<std::string, size_t> ListScopes;
   /// Evaluates the tensor work inside an expression that is not itself a
   /// tensor (`int64_t n = x.sum().item<int64_t>()`, a condition, `(void)`).
   void sideEffects(const Expr *E);

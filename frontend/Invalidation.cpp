@@ -4,6 +4,7 @@
 #include "frontend/FunctionEvaluator.h"
 #include "frontend/StatementWalker.h"
 #include "frontend/Invalidation.h"
+#include "frontend/LoopCounts.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 
@@ -300,10 +301,33 @@ StatementWalker::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
   if (FE.FixpointDepth >= 3)
     return std::nullopt;
   AssignedIn Found = assignedIn(Body);
-  // Lists grown and option or device variables set per iteration are not
-  // compared: those loops keep the per-iteration reading.
-  if (!Found.Containers.empty())
-    return std::nullopt;
+  // Lists the body appends to, each once, when the loop is counted: after
+  // it each holds what it held and one iteration's appends per iteration
+  // (a later iteration's are the same tensors or new ones of their
+  // layout: the body reads nothing that changes between iterations).
+  // Other uses of lists and tuples, and option or device variables set per
+  // iteration, are not compared: those loops keep the per-iteration
+  // reading.
+  std::vector<std::string> Grown;
+  std::optional<int64_t> Trips;
+  for (const ValueDecl *VD : Found.Containers) {
+    if (declaredIn(Body, VD))
+      continue; // a fresh list each iteration
+    std::string K = FE.resolveKey(VD);
+    if (std::find(Grown.begin(), Grown.end(), K) != Grown.end())
+      continue;
+    if (!Trips) {
+      const auto *FS = dyn_cast<ForStmt>(Whole);
+      Trips = FS ? constantTripCount(FS, FE) : std::nullopt;
+      if (!Trips || *Trips < 1 || *Trips > MaxElementsBuilt ||
+          mayLeaveIterationEarly(Body))
+        return std::nullopt;
+    }
+    if (!isTensorVectorType(VD->getType()) || !FE.TensorLists.count(K) ||
+        !onlyAppendedIn(Body, VD))
+      return std::nullopt;
+    Grown.push_back(K);
+  }
   for (const VarDecl *VD : Found.Variables)
     if (isOptionsType(VD->getType()) || FE.DeviceVars.count(FE.key(VD)))
       return std::nullopt;
@@ -315,12 +339,17 @@ StatementWalker::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
         return std::nullopt;
       Entry[K] = V;
     }
-  if (Entry.empty())
+  if (Entry.empty() && Grown.empty())
     return std::nullopt;
 
   auto Before = std::apply(
       [](auto &...Field) { return std::make_tuple(Field...); }, FE.changeableState());
   size_t OpsBefore = FE.I.trace().Ops.size();
+  auto ValuesBefore = static_cast<ValueId>(FE.I.trace().Values.size());
+  size_t StoragesBefore = FE.I.trace().Storages.size();
+  std::map<std::string, std::vector<ValueId>> ListsBefore;
+  for (const std::string &K : Grown)
+    ListsBefore[K] = FE.TensorLists.at(K);
   Flow Inner = F;
   Inner.InLoop = true;
   ++FE.FixpointDepth;
@@ -361,8 +390,40 @@ StatementWalker::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
       FE.changeableState() = Before;
       return std::nullopt;
     }
+  std::map<std::string, std::vector<ValueId>> Appended;
+  for (const std::string &K : Grown) {
+    auto Now = FE.TensorLists.find(K);
+    const std::vector<ValueId> &Was = ListsBefore.at(K);
+    if (Now == FE.TensorLists.end() || Now->second.size() <= Was.size() ||
+        !std::equal(Was.begin(), Was.end(), Now->second.begin())) {
+      FE.changeableState() = Before; // appended on some paths only
+      return std::nullopt;
+    }
+    Appended[K].assign(Now->second.begin() + Was.size(), Now->second.end());
+  }
   FE.invalidation().allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
   SourceSpan Where = FE.span(Whole->getSourceRange());
+  // The iterations after the one evaluated append the same tensors (one
+  // from before the loop) or new ones of the same layout: a view of a
+  // storage from before the loop is on that storage, anything else on a
+  // storage of its own.
+  for (const auto &[K, Elements] : Appended) {
+    std::vector<ValueId> &List = FE.TensorLists[K];
+    for (int64_t Iteration = 1; Iteration < *Trips; ++Iteration)
+      for (ValueId E : Elements) {
+        ValueId Next = E;
+        if (E >= ValuesBefore) {
+          StorageId S = FE.I.value(E).Storage;
+          bool Older = S != NoStorage && static_cast<size_t>(S) < StoragesBefore;
+          Next = FE.I.anotherLike(E, Older ? S : NoStorage,
+                                  "appended by iteration " + std::to_string(Iteration + 1) +
+                                      " of the loop at line " + std::to_string(Where.Line) +
+                                      ", as the first iteration appended one of unknown storage");
+        }
+        FE.holdElement(K, List.size(), Next);
+        List.push_back(Next);
+      }
+  }
   for (const std::string &Name : Rebound)
     FE.I.totalsUnknown("'" + Name + "' holds one of several tensors after line " +
                     std::to_string(Where.Line));

@@ -43,17 +43,68 @@ namespace tma {
 
 namespace {
 
+/// Whether C is defined here and does nothing: no statement, and no
+/// member or base initialised other than by default.
+bool buildsNothing(const CXXConstructorDecl *C) {
+  const FunctionDecl *Def = nullptr;
+  if (C->isImplicit() || !C->hasBody(Def) || !Def)
+    return false;
+  const auto *Ctor = cast<CXXConstructorDecl>(Def);
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Ctor->getBody());
+  if (!Body || !Body->body_empty())
+    return false;
+  for (const CXXCtorInitializer *Init : Ctor->inits()) {
+    if (Init->isWritten())
+      return false;
+    // A base of the user's own (not torch::nn::Module or Cloneable) may
+    // build layers in its default constructor.
+    if (Init->isBaseInitializer())
+      if (const CXXRecordDecl *Base = Init->getBaseClass()->getAsCXXRecordDecl();
+          !Base || !isLibTorchDecl(Base))
+        return false;
+  }
+  // Members initialised in the class (`torch::nn::Linear fc{10, 2};`) are
+  // built by every constructor; only `{nullptr}` builds nothing.
+  for (const FieldDecl *F : Ctor->getParent()->fields())
+    if (F->hasInClassInitializer()) {
+      struct NullOnly : RecursiveASTVisitor<NullOnly> {
+        bool Null = false;
+        bool VisitCXXNullPtrLiteralExpr(CXXNullPtrLiteralExpr *) {
+          Null = true;
+          return true;
+        }
+      } Find;
+      Find.TraverseStmt(F->getInClassInitializer());
+      if (!Find.Null && !F->getType()->isFundamentalType())
+        return false;
+    }
+  return true;
+}
+
 /// The class's one constructor that is not a copy or a move, or null
 /// (Why says why).
 const CXXConstructorDecl *theConstructor(const CXXRecordDecl *RD,
                                          std::string &Why) {
   const CXXConstructorDecl *Found = nullptr;
-  unsigned Count = 0;
+  unsigned Count = 0, Building = 0;
+  const CXXConstructorDecl *Builds = nullptr;
   for (const CXXConstructorDecl *C : RD->ctors()) {
     if (C->isCopyOrMoveConstructor() || C->isDeleted())
       continue;
     ++Count;
     Found = C;
+    if (!buildsNothing(C)) {
+      ++Building;
+      Builds = C;
+    }
+  }
+  // `NetImpl() {}` beside `NetImpl(opts)` (TORCH_MODULE wants a default
+  // constructor): an object made by the empty one has empty holders, and
+  // its forward() throws on the first layer it runs, so the one that
+  // builds the layers is the object forward() runs on.
+  if (Count > 1 && Building == 1) {
+    Count = 1;
+    Found = Builds;
   }
   if (Count != 1) {
     Why = Count == 0 ? "the class declares no constructor"

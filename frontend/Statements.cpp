@@ -9,6 +9,7 @@
 #include "frontend/FunctionEvaluator.h"
 #include "frontend/StatementWalker.h"
 #include "frontend/Invalidation.h"
+#include "frontend/LoopCounts.h"
 #include "frontend/ModuleTracker.h"
 #include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
@@ -152,6 +153,10 @@ FunctionEvaluator::Completion StatementWalker::loopBodyOnce(const Stmt *Body,
 }
 
 FunctionEvaluator::Completion StatementWalker::loop(const Stmt *Body, const Stmt *Whole, Flow F) {
+  // `for (int i = 0; i < 0; ++i)`: the body never runs.
+  if (const auto *FS = dyn_cast<ForStmt>(Whole))
+    if (auto Trips = constantTripCount(FS, FE); Trips && *Trips == 0)
+      return {};
   if (auto Done = loopAtFixpoint(Body, Whole, F))
     return *Done;
   // Values carried around the loop change per iteration: forget them

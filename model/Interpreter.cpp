@@ -348,6 +348,11 @@ void Interpreter::rebind(const std::string &Key, ValueId Value) {
   It->second = Value;
 }
 
+void Interpreter::holdInScope(const std::string &Key, ValueId Value,
+                              size_t Depth) {
+  place(Key, Value, Scopes[std::clamp<size_t>(Depth, 1, Scopes.size()) - 1]);
+}
+
 void Interpreter::holdUntilReturn(const std::string &Key, ValueId Value) {
   place(Key, Value, Scopes.front());
 }
@@ -402,6 +407,31 @@ ValueId Interpreter::unknownWith(const std::string &What,
   if (S != NoStorage)
     V.Dev = Dev;
   return Id;
+}
+
+ValueId Interpreter::anotherLike(ValueId Like, StorageId S,
+                                 const std::string &Why) {
+  ValueInfo VI = Trace.Values.at(Like);
+  VI.SameTensorAs = NoValue;
+  VI.MayBe.clear();
+  StorageId Own = VI.Value.Storage;
+  if (S == NoStorage && Own != NoStorage) {
+    // A storage of its own, made by the same op as Like's.
+    StorageInfo Info = Trace.Storages.at(Own);
+    Info.Id = static_cast<StorageId>(Trace.Storages.size());
+    Info.FirstName.clear();
+    Info.ReleasedAfter.reset();
+    Info.ReleasedAtScopeEnd = false;
+    Info.CountedAsUnknown = false;
+    Trace.Storages.push_back(Info);
+    RefCount.push_back(0);
+    S = Info.Id;
+  }
+  VI.Value.Storage = S;
+  if (S == NoStorage)
+    VI.Value.UnknownReason = Why;
+  Trace.Values.push_back(VI);
+  return static_cast<ValueId>(Trace.Values.size() - 1);
 }
 
 ValueId Interpreter::undefined(const std::string &How) {

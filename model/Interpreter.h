@@ -61,6 +61,13 @@ public:
   ValueId unknownWith(const std::string &What, const TensorValue &Layout,
                       const SourceSpan &Where, StorageId S, Provenance From);
 
+  /// Another tensor of Like's layout, dtype and device, made by the same
+  /// op, on storage S (NoStorage: a storage of its own, of the bytes of
+  /// Like's): what a later iteration of a loop appends where the iteration
+  /// the analysis ran appended Like. Why: the reason its storage is not
+  /// known, when Like's is not either.
+  ValueId anotherLike(ValueId Like, StorageId S, const std::string &Why);
+
   /// Binds Key (unique per declaration) to Value; DisplayName is what the
   /// report shows.
   void bind(const std::string &Key, const std::string &DisplayName,
@@ -80,6 +87,12 @@ public:
   /// as its `input = module(input)` loop does). No effect on a storage
   /// that is not a temporary of the statement.
   void dropTemporary(StorageId S);
+  /// The number of scopes open now (1: the function's own).
+  size_t scopeDepth() const { return Scopes.size(); }
+  /// Like hold, but in the Depth-th scope open now (scopeDepth() when it
+  /// was declared): an element of a list declared there lives as long as
+  /// the list, wherever it was appended.
+  void holdInScope(const std::string &Key, ValueId Value, size_t Depth);
   /// Like hold, but the storage stays alive until the function returns
   /// (a heap handle made by `new`), whatever scope is open now.
   void holdUntilReturn(const std::string &Key, ValueId Value);

@@ -281,3 +281,39 @@ torch::Tensor OptionsReaderImpl::forward(torch::Tensor x) {
   auto scaled = y / static_cast<double>(width);
   return scaled;
 }
+
+// A module with an empty default constructor beside the one that builds
+// its layers (the TORCH_MODULE idiom): forward runs on the layers the
+// building one makes, as an object the empty one made throws at its first
+// layer (an empty holder).
+struct TwoConstructorsImpl : torch::nn::Module {
+  TwoConstructorsImpl() {}
+  explicit TwoConstructorsImpl(int64_t width) {
+    proj = register_module("proj", torch::nn::Linear(width, 2 * width));
+  }
+  torch::Tensor forward(torch::Tensor x);
+  torch::nn::Linear proj{nullptr};
+};
+TORCH_MODULE(TwoConstructors);
+
+torch::Tensor TwoConstructorsImpl::forward(torch::Tensor x) {
+  auto y = proj->forward(x);
+  auto z = torch::relu(y);
+  return z;
+}
+
+// Not so when a member is built in the class: the default constructor
+// builds it too, and which constructor made the object is not known.
+struct BuiltInClassImpl : torch::nn::Module {
+  BuiltInClassImpl() {}
+  explicit BuiltInClassImpl(int64_t width) {
+    proj = register_module("proj", torch::nn::Linear(width, 3));
+  }
+  torch::Tensor forward(torch::Tensor x);
+  torch::nn::Linear proj{4, 3};
+};
+
+torch::Tensor BuiltInClassImpl::forward(torch::Tensor x) {
+  auto y = proj->forward(x);
+  return y;
+}

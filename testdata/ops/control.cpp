@@ -183,3 +183,89 @@ void moved_from_handles() {
   e = std::move(d);
   auto f = d;
 }
+
+// A counted loop that appends one tensor per iteration leaves that many in
+// the list: the same tensor each time (a name from before the loop), a
+// new one of the same layout, or a view of a storage from before it.
+void lists_built_in_loops() {
+  auto x = torch::randn({5, 2});
+  std::vector<torch::Tensor> powers;
+  for (int64_t i = 0; i < 4; ++i)
+    powers.push_back(x.pow(i + 1));
+  auto features = torch::cat(powers, 1);
+  auto last = powers[3];
+  std::vector<torch::Tensor> same;
+  same.push_back(x);
+  for (int i = 1; i <= 3; i++)
+    same.push_back(x);
+  auto stacked = torch::stack(same);
+  std::vector<torch::Tensor> views;
+  for (int i = 0; i != 2; i += 1) {
+    std::vector<torch::Tensor> parts;
+    parts.push_back(x.t());
+    views.emplace_back(parts[0]);
+  }
+  auto both = torch::cat(views, 0);
+  auto second = views[1];
+  std::vector<torch::Tensor> none;
+  for (int i = 0; i < 0; ++i)
+    none.push_back(x.exp());
+  none.push_back(x);
+  auto one = torch::stack(none);
+}
+
+// Loops whose appends the analysis cannot count: each list after them is
+// unknown, never a wrong count.
+void lists_loops_cannot_count(int64_t n) {
+  auto x = torch::randn({3, 2});
+  std::vector<torch::Tensor> skipped;
+  for (int i = 0; i < 4; ++i) {
+    if (i == 1)
+      continue;
+    skipped.push_back(x * i);
+  }
+  auto a = torch::cat(skipped);
+  std::vector<torch::Tensor> stepped;
+  for (int i = 0; i < 6; ++i) {
+    stepped.push_back(x + 1);
+    i += 1;
+  }
+  auto b = torch::cat(stepped);
+  std::vector<torch::Tensor> some;
+  for (int i = 0; i < 4; ++i)
+    if (i % 2)
+      some.push_back(x);
+  auto c = torch::cat(some);
+  std::vector<torch::Tensor> doubling;
+  doubling.push_back(x);
+  for (int i = 0; i < 3; ++i)
+    doubling.push_back(torch::cat({doubling.back(), doubling.back()}));
+  auto d = doubling.back();
+  std::vector<torch::Tensor> nested;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      nested.push_back(x.sum(0));
+  auto e = torch::stack(nested);
+  std::vector<torch::Tensor> counted_by_n;
+  for (int64_t i = 0; i < n; ++i)
+    counted_by_n.push_back(x);
+  auto f = torch::cat(counted_by_n);
+  int64_t bound = 3;
+  std::vector<torch::Tensor> moving_bound;
+  for (int64_t i = 0; i < bound; ++i) {
+    moving_bound.push_back(x);
+    bound = 2;
+  }
+  auto g = torch::cat(moving_bound);
+}
+
+// A list keeps what was appended to it in an inner block alive as long as
+// the list lives: the peak at `big` counts t's 400 B.
+void list_outlives_block() {
+  std::vector<torch::Tensor> kept;
+  {
+    auto t = torch::randn({100});
+    kept.push_back(t);
+  }
+  auto big = torch::randn({200});
+}
