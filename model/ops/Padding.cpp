@@ -54,18 +54,15 @@ Tri sizeIsZero(const SymSize &S) { return shapeIsEmpty({S}); }
 //   bfloat16, integers or bool: "not implemented for 'Half'").
 // On the CPU the kernels read input_.contiguous(): a non-contiguous self is
 // copied into a dense tensor freed inside the op.
-RuleResult rule_reflection_pad2d(const OpCall &C) {
-  const OpCode Code = C.Op->Code;
-  bool Reflect = Code == OpCode::reflection_pad2d || Code == OpCode::reflection_pad1d;
-  int64_t Dims = Code == OpCode::reflection_pad2d || Code == OpCode::replication_pad2d
-                     ? 2 : 1;
+namespace {
+
+/// The four ops' rule: Reflect or replicate, over the last Dims (1 or 2)
+/// dims, with this padding.
+RuleResult padLastDims(const OpCall &C, bool Reflect, int64_t Dims,
+                       const std::optional<DimList> &Pad) {
   std::string Kernel = std::string(Reflect ? "reflection_pad" : "replication_pad") +
                        (Dims == 2 ? "2d" : "1d") + (Reflect ? "" : "_cpu");
   const TensorValue &In = C.self().TV;
-  const ArgValue &P = C.arg(1);
-  if (!P.known())
-    return notModelled(C, "padding could not be derived");
-  std::optional<DimList> Pad = P.dims();
   if (!Pad)
     return notModelled(C, "padding could not be derived");
   if (static_cast<int64_t>(Pad->size()) != 2 * Dims) {
@@ -187,6 +184,93 @@ RuleResult rule_reflection_pad2d(const OpCall &C) {
       Out.TransientBytes.reset();
   }
   return one(Out);
+}
+
+} // namespace
+
+RuleResult rule_reflection_pad2d(const OpCall &C) {
+  const OpCode Code = C.Op->Code;
+  bool Reflect = Code == OpCode::reflection_pad2d || Code == OpCode::reflection_pad1d;
+  int64_t Dims = Code == OpCode::reflection_pad2d || Code == OpCode::replication_pad2d
+                     ? 2 : 1;
+  const ArgValue &P = C.arg(1);
+  return padLastDims(C, Reflect, Dims, P.known() ? P.dims() : std::nullopt);
+}
+
+// pad(pad, mode = "constant", value) and torch::nn::functional::pad(x,
+// PadFuncOptions(pad).mode(..).value(..)), which in 1.13 calls
+// at::_pad_enum with the value only when it is not 0 (PadNd.cpp,
+// _pad_enum): the padding's length must be even and at most twice self's
+// rank; "reflect" and "replicate" take no value other than 0 and run
+// reflection_pad1d/2d or replication_pad1d/2d by the padding's length (2
+// for a 2-D or 3-D self, 4 for a 3-D or 4-D one), the rules above; any
+// other pairing throws NotImplementedError. Constant padding
+// (constant_pad_nd), circular padding and the 3d ops are not modelled.
+RuleResult rule_pad(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  std::optional<DimList> Pad;
+  std::optional<std::string> Mode;
+  std::optional<double> Value; // a fill value LibTorch sees, when known
+  bool ValueKnown = true;
+  const ArgValue &A1 = C.arg(1);
+  if (A1.K == ArgValue::Kind::NNOptions) {
+    const ArgValue *P = A1.option("pad"), *M = A1.option("mode"),
+                   *V = A1.option("value");
+    if (!A1.Named->Complete)
+      return notModelled(C, "pad options could not be derived");
+    if (P && P->K == ArgValue::Kind::IntList)
+      Pad = P->dims();
+    if (M && M->K == ArgValue::Kind::Other && M->Str)
+      Mode = *M->Str;
+    if (V && V->K == ArgValue::Kind::Number && V->Number) {
+      if (*V->Number != 0.0)
+        Value = *V->Number;
+    } else if (V && V->K != ArgValue::Kind::Absent) {
+      ValueKnown = false;
+    }
+  } else {
+    if (A1.known())
+      Pad = A1.dims();
+    const ArgValue &M = C.arg(2), &V = C.arg(3);
+    if (M.known() && M.Str)
+      Mode = *M.Str;
+    if (V.given()) {
+      if (V.known() && V.Number)
+        Value = *V.Number;
+      else if (V.K != ArgValue::Kind::Absent)
+        ValueKnown = false;
+    }
+  }
+  if (!Pad)
+    return notModelled(C, "the padding could not be derived");
+  if (!Mode)
+    return notModelled(C, "the padding mode could not be derived");
+  if (!In.Sizes)
+    return notModelled(C, shapeReason(In));
+  int64_t Rank = static_cast<int64_t>(In.Sizes->size());
+  int64_t Length = static_cast<int64_t>(Pad->size());
+  if (Length % 2 != 0)
+    return one(throws("Padding length must be divisible by 2"));
+  if (Length > 2 * Rank)
+    return one(throws("Padding length too large"));
+  if (*Mode == "constant")
+    return notModelled(C, "constant padding (constant_pad_nd) is not modelled");
+  if (*Mode != "reflect" && *Mode != "replicate")
+    return notModelled(C, "'" + *Mode + "' padding is not modelled");
+  if (!ValueKnown)
+    return notModelled(C, "the padding value could not be derived");
+  if (Value && *Value != 0.0)
+    return one(throws("Padding mode \"" + *Mode +
+                      "\" doesn't take in value argument"));
+  bool Reflect = *Mode == "reflect";
+  if (Length == 2 && (Rank == 2 || Rank == 3))
+    return padLastDims(C, Reflect, 1, Pad);
+  if (Length == 4 && (Rank == 3 || Rank == 4))
+    return padLastDims(C, Reflect, 2, Pad);
+  if (Length == 6 && (Rank == 4 || Rank == 5))
+    return notModelled(C, "3-D " + *Mode + " padding is not modelled");
+  return one(throws("Only 2D, 3D, 4D, 5D padding with non-constant padding are "
+                    "supported for now"));
 }
 
 } // namespace tma

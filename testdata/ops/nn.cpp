@@ -196,3 +196,23 @@ void replication_pad1d_throws_padding_size() {
   auto s = torch::randn({2, 3, 8});
   auto bad = torch::replication_pad1d(s, {1, 1, 1});
 }
+
+// F::pad with kReflect / kReplicate reaches reflection_pad1d/2d and
+// replication_pad1d/2d through at::_pad_enum (by the padding's length and
+// self's rank); at::pad spells the mode as a string.
+void pad_functional_op() {
+  auto im = torch::randn({2, 3, 8, 8});
+  auto a = F::pad(im, F::PadFuncOptions({1, 2, 3, 4}).mode(torch::kReflect));
+  auto b = F::pad(im[0], F::PadFuncOptions({2, 2}).mode(torch::kReplicate));
+  auto c = at::pad(im, {1, 1, 1, 1}, "reflect");
+}
+
+void pad_functional_throws_value() {
+  auto im = torch::randn({2, 3, 8, 8});
+  auto bad = F::pad(im, F::PadFuncOptions({1, 1, 1, 1}).mode(torch::kReflect).value(1));
+}
+
+void pad_functional_throws_rank() {
+  auto im = torch::randn({2, 3, 8, 8});
+  auto bad = F::pad(im, F::PadFuncOptions({1, 1}).mode(torch::kReflect));
+}
