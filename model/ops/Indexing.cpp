@@ -10,6 +10,7 @@
 //   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
 //   inputs whose dtype differs from the common dtype).
 #include "model/Ops.h"
+#include "model/ops/LossCommon.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
 
@@ -401,6 +402,87 @@ RuleResult rule_embedding(const OpCall &C) {
     R.Outcomes.push_back(embedding(C.arg(W).TV, C.arg(I).TV));
   }
   return R;
+}
+
+// multinomial(num_samples, replacement, generator) (Distributions.cpp,
+// multinomial and multinomial_out): int64 sample indices, fresh and
+// contiguous, (num_samples) for a 1-D self and (rows, num_samples) for a
+// 2-D one. LibTorch's checks, in its order: self 1-D or 2-D, floating
+// (float16 not on the CPU), num_samples > 0, at most size(-1) samples
+// without replacement, at most 2^24 categories. Which elements are drawn
+// is data; so are the throws for negative, infinite or all-zero
+// probabilities (assumed not to happen), except that zero categories with
+// replacement always sum to zero. Inside the op, the CPU's paths allocate
+// and free several temporaries (a tensor of self's sizes for the
+// exponential draw, 0-dim checks, topk's values): the transient bytes are
+// not modelled.
+RuleResult rule_multinomial(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  const ArgValue &N = C.arg(1), &Replace = C.arg(2);
+  if (!In.Sizes)
+    return notModelled(C, shapeReason(In));
+  size_t Rank = In.Sizes->size();
+  if (Rank != 1 && Rank != 2)
+    return one(throws("prob_dist must be 1 or 2 dim"));
+  if (In.Type && !isFloating(*In.Type))
+    return one(throws("multinomial only supports floating-point dtypes for "
+                      "input, got: " + loss::c10Name(*In.Type)));
+  if (In.Type && *In.Type == DType::Float16) {
+    if (!In.Dev)
+      return notModelled(C, "multinomial of float16 on an unknown device is "
+                            "not modelled");
+    if (In.Dev->Kind == DeviceKind::CPU)
+      return one(throws("multinomial is not implemented for half on CPU"));
+  }
+  if (N.K != ArgValue::Kind::Int)
+    return notModelled(C, "num_samples could not be derived");
+  if (Replace.given() && !Replace.known())
+    return notModelled(C, "replacement could not be derived");
+  bool WithReplacement = Replace.known() && Replace.Bool;
+  if (N.Int <= 0)
+    return one(throws("cannot sample n_sample <= 0 samples"));
+  const SymSize &Categories = In.Sizes->back();
+  if (!WithReplacement) {
+    Tri Fits = requireLe(SymSize(N.Int), Categories);
+    if (Fits == Tri::False)
+      return one(throws("cannot sample n_sample > prob_dist.size(-1) samples "
+                        "without replacement"));
+    if (Fits == Tri::Unknown)
+      return notModelled(C, undecided("<=", SymSize(N.Int), Categories));
+  }
+  const int64_t MaxCategories = int64_t(1) << 24; // FLOAT32_MAX_CONSECUTIVE_INT
+  Tri Few = requireLe(Categories, SymSize(MaxCategories));
+  if (Few == Tri::False)
+    return one(throws("number of categories cannot exceed 2^24"));
+  if (Few == Tri::Unknown)
+    return notModelled(C, undecided("<=", Categories, SymSize(MaxCategories)));
+  Shape Sizes;
+  if (Rank == 2)
+    Sizes.push_back((*In.Sizes)[0]);
+  Sizes.push_back(SymSize(N.Int));
+  // Zero categories with replacement (without, N > 0 has thrown): the
+  // probabilities sum to zero, which throws unless there is no row to
+  // sample (a 2-D self of 0 rows returns its empty result first). A
+  // symbolic number of categories is stated to be positive.
+  if (WithReplacement) {
+    if (auto Count = Categories.constant(); Count && *Count == 0) {
+      Tri NoRows = Rank == 2 ? sizeEq((*In.Sizes)[0], SymSize(0)) : Tri::False;
+      if (NoRows == Tri::False)
+        return one(throws("invalid multinomial distribution (sum of "
+                          "probabilities <= 0)"));
+      if (NoRows == Tri::Unknown)
+        return notModelled(C, "multinomial over zero categories with a "
+                              "symbolic number of rows is not modelled");
+    } else if (!Count && requireLt(SymSize(0), Categories) != Tri::True) {
+      return notModelled(C, undecided("<", SymSize(0), Categories));
+    }
+  }
+  OpOutcome Out = freshContiguous(Sizes, DType::Int64, In.Dev);
+  Out.ReadBytes = In.logicalBytes();
+  Out.TransientBytes.reset();
+  Out.Note = "the temporaries multinomial allocates inside itself are not "
+             "modelled";
+  return one(Out);
 }
 
 } // namespace tma

@@ -11,6 +11,7 @@
 //   inputs whose dtype differs from the common dtype).
 #include "model/Ops.h"
 #include "model/ops/OpCodes.h"
+#include "model/ops/LossCommon.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
 
@@ -468,6 +469,75 @@ RuleResult rule_kthvalue(const OpCall &C) {
   else
     Values.TransientBytes.reset();
   return R;
+}
+
+// norm(p, dim, keepdim[, dtype]) and norm(p[, dtype]) over every dim
+// (ReduceOps.cpp, meta norm.ScalarOpt_dim / norm.ScalarOpt_dim_dtype and
+// impl_func_norm): a structured reduction, fresh and contiguous in the
+// reduced shape, like sum's. Without dtype, self must be floating or
+// complex ("norm(): input dtype should be either floating point or
+// complex"); a complex self gives its real type (complex64 -> float32).
+// dtype= must be floating or complex and is the result's dtype, of any
+// self (an int64 self with dtype=float32 works). A real self whose dtype
+// differs from the result's is read through self.to(dtype), a copy freed
+// inside the op (make_reduction_from_out_ty), as sum's is. A complex self
+// is reduced as it is, except when dtype= casts it or an infinite p on the
+// CPU reduces self.abs(): left unknown there.
+RuleResult rule_norm(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  const ArgValue &P = C.arg(1);
+  std::optional<DimList> ReduceDims = DimList{};
+  bool KeepDim = false;
+  const ArgValue *DTypeArg = nullptr;
+  if (C.arg(2).Type == ArgType::IntList) {
+    const ArgValue &D = C.arg(2), &K = C.arg(3);
+    if (!D.known())
+      return notModelled(C, "norm's dims could not be derived");
+    ReduceDims = D.dims();
+    if (!ReduceDims)
+      return notModelled(C, "norm's dims could not be derived");
+    if (K.given() && !K.known())
+      return notModelled(C, "keepdim could not be derived");
+    KeepDim = K.known() && K.Bool;
+    if (C.arg(4).Type == ArgType::ScalarType)
+      DTypeArg = &C.arg(4);
+  } else if (C.arg(2).Type == ArgType::ScalarType) {
+    DTypeArg = &C.arg(2);
+  }
+  std::optional<DType> Requested;
+  if (DTypeArg) {
+    if (!DTypeArg->known())
+      return notModelled(C, "norm's dtype could not be derived");
+    Requested = DTypeArg->Type_;
+    if (!isFloating(*Requested) && !isComplex(*Requested))
+      return one(throws("norm(): the desired output dtype should be either "
+                        "floating point or complex. Got " +
+                        loss::c10Name(*Requested) + " instead."));
+  } else if (In.Type && !isFloating(*In.Type) && !isComplex(*In.Type)) {
+    return one(throws("norm(): input dtype should be either floating point "
+                      "or complex. Got " + loss::c10Name(*In.Type) + " instead."));
+  }
+  bool ComplexIn = In.Type && isComplex(*In.Type);
+  std::optional<DType> OutType = Requested;
+  if (!OutType && In.Type)
+    OutType = toReal(*In.Type);
+  // A self of a parameter's dtype (no dtype=): the answer follows it where
+  // it is floating, which norm requires (stated by reduce()).
+  OpOutcome Out = reduce(C.Written, In, ReduceDims, KeepDim,
+                         ReduceKind::Sum, OutType);
+  if (Out.Kind == OpKind::Throws)
+    return one(Out);
+  if (ComplexIn) {
+    bool InfiniteP = !P.known() || !P.Number || std::isinf(*P.Number);
+    bool OnCpu = In.Dev && In.Dev->Kind == DeviceKind::CPU;
+    if ((Requested && *Requested != *In.Type) || (InfiniteP && (!In.Dev || OnCpu)))
+      Out.TransientBytes.reset();
+    else
+      Out.TransientBytes = SymSize(0);
+  } else if (!In.Type && !Requested && Out.Value.TypeOf.empty()) {
+    Out.TransientBytes.reset();
+  }
+  return one(Out);
 }
 
 } // namespace tma

@@ -249,3 +249,24 @@ void outer_throws_on_2d() {
   auto m = torch::randn({2, 3});
   auto bad = torch::outer(m, torch::randn({3}));
 }
+
+// multinomial(num_samples, replacement): int64 indices, (num_samples) for a
+// 1-D self and (rows, num_samples) for a 2-D one; the probabilities must
+// be non-negative (rand, softmax), or LibTorch throws on the data.
+void multinomial_op() {
+  auto p = torch::rand({3, 5});
+  auto draws = p.multinomial(4);
+  auto again = torch::multinomial(p, 7, true);
+  auto one = torch::softmax(torch::randn({6}), 0).multinomial(1);
+  auto wide = p.t().to(torch::kFloat64).multinomial(2, true);
+}
+
+void multinomial_throws_too_many() {
+  auto p = torch::rand({3, 5});
+  auto bad = p.multinomial(6);
+}
+
+void multinomial_throws_rank() {
+  auto p = torch::rand({2, 3, 5});
+  auto bad = torch::multinomial(p, 2, true);
+}

@@ -148,3 +148,71 @@ void layer_norm_mismatch() {
   auto x = torch::randn({2, 3, 4});
   auto bad = torch::layer_norm(x, {3});
 }
+
+// reflection_pad2d / replication_pad2d (and the 1d ops): the last dims
+// padded; a fresh contiguous tensor of self's dtype. A non-contiguous self
+// is made contiguous inside the op on the CPU.
+void reflection_pad2d_op() {
+  auto im = torch::randn({2, 3, 8, 8});
+  auto a = torch::reflection_pad2d(im, {1, 2, 3, 4});
+  auto b = torch::reflection_pad2d(im.transpose(2, 3), {7, 7, 0, 0});
+  auto c = torch::reflection_pad2d(im[0], {1, 1, -2, -2});
+  auto d = torch::reflection_pad2d(im.to(torch::kFloat64), {2, 2, 2, 2});
+}
+
+void reflection_pad2d_throws_pad() {
+  auto im = torch::randn({2, 3, 8, 8});
+  auto bad = torch::reflection_pad2d(im, {8, 1, 1, 1});
+}
+
+void reflection_pad2d_throws_rank() {
+  auto im = torch::randn({8, 8});
+  auto bad = torch::reflection_pad2d(im, {1, 1, 1, 1});
+}
+
+void reflection_pad1d_op() {
+  auto s = torch::randn({2, 3, 8});
+  auto a = torch::reflection_pad1d(s, {2, 3});
+  auto b = torch::reflection_pad1d(s[0], {7, 0});
+}
+
+void replication_pad2d_op() {
+  auto im = torch::randn({2, 3, 8, 8});
+  auto a = torch::replication_pad2d(im, {10, 2, 3, -4});
+  auto b = torch::replication_pad2d(im.permute({0, 2, 3, 1}), {1, 1, 1, 1});
+}
+
+void replication_pad2d_throws_dtype() {
+  auto im = torch::randn({2, 3, 8, 8}, torch::kFloat16);
+  auto bad = torch::replication_pad2d(im, {1, 1, 1, 1});
+}
+
+void replication_pad1d_op() {
+  auto s = torch::randn({3, 8});
+  auto a = torch::replication_pad1d(s, {4, 9});
+}
+
+void replication_pad1d_throws_padding_size() {
+  auto s = torch::randn({2, 3, 8});
+  auto bad = torch::replication_pad1d(s, {1, 1, 1});
+}
+
+// F::pad with kReflect / kReplicate reaches reflection_pad1d/2d and
+// replication_pad1d/2d through at::_pad_enum (by the padding's length and
+// self's rank); at::pad spells the mode as a string.
+void pad_functional_op() {
+  auto im = torch::randn({2, 3, 8, 8});
+  auto a = F::pad(im, F::PadFuncOptions({1, 2, 3, 4}).mode(torch::kReflect));
+  auto b = F::pad(im[0], F::PadFuncOptions({2, 2}).mode(torch::kReplicate));
+  auto c = at::pad(im, {1, 1, 1, 1}, "reflect");
+}
+
+void pad_functional_throws_value() {
+  auto im = torch::randn({2, 3, 8, 8});
+  auto bad = F::pad(im, F::PadFuncOptions({1, 1, 1, 1}).mode(torch::kReflect).value(1));
+}
+
+void pad_functional_throws_rank() {
+  auto im = torch::randn({2, 3, 8, 8});
+  auto bad = F::pad(im, F::PadFuncOptions({1, 1}).mode(torch::kReflect));
+}

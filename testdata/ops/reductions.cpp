@@ -105,3 +105,31 @@ void kthvalue_throws_k_out_of_range() {
   auto x = torch::randn({4, 6});
   auto bad = x.kthvalue(7);
 }
+
+// norm(p, dim, keepdim[, dtype]): a reduction like sum's, fresh and
+// contiguous; a complex self gives its real dtype; dtype= casts first.
+void norm_op() {
+  auto x = torch::randn({4, 6});
+  auto rows = x.norm(2, /*dim=*/1);
+  auto kept = torch::norm(x, 2, {1}, true);
+  auto cols = x.t().norm(1, {1});
+  auto all = x.norm();
+  auto both = torch::norm(x, 2, std::vector<int64_t>{0, 1});
+  auto wide = torch::norm(x, 2, {0}, false, torch::kFloat64);
+  auto z = torch::randn({3, 5}, torch::kComplexFloat);
+  auto mag = z.norm(2, {-1});
+  auto d = torch::randn({2, 3, 4}, torch::kFloat64).norm(3, std::vector<int64_t>{0, 2}, true);
+  auto ints = torch::norm(torch::ones({3, 4}, torch::kInt64), 2, {1}, false,
+                          torch::kFloat32);
+}
+
+// norm of an integer tensor throws without dtype=.
+void norm_throws_integer() {
+  auto x = torch::ones({3, 4}, torch::kInt64);
+  auto bad = x.norm(2, {1});
+}
+
+void norm_throws_dim() {
+  auto x = torch::randn({4, 6});
+  auto bad = x.norm(2, {2});
+}
