@@ -420,6 +420,24 @@ ArgumentReader::number(const Expr *E) {
 /// The category of a C++ scalar argument as ATen wraps it: bool -> Bool,
 /// integers -> Int64, floating -> Float64 (a double Scalar).
 std::optional<DType> ArgumentReader::scalarCategory(const Expr *E) {
+  // `b.item()`: a c10::Scalar of b's category (a bool, an int64_t, a
+  // double or a complex<double>), whatever b's value.
+  if (const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(E));
+      MC && MC->getMethodDecl() && MC->getMethodDecl()->getIdentifier() &&
+      MC->getMethodDecl()->getName() == "item" && MC->getNumArgs() == 0 &&
+      isTensorType(MC->getObjectType()) &&
+      recordName(MC->getType()) == "c10::Scalar") {
+    std::optional<DType> Of = FE.I.value(FE.tensor(MC->getImplicitObjectArgument())).Type;
+    if (!Of)
+      return std::nullopt;
+    if (*Of == DType::Bool)
+      return DType::Bool;
+    if (isIntegral(*Of, /*IncludeBool=*/false))
+      return DType::Int64;
+    if (isFloating(*Of))
+      return DType::Float64;
+    return DType::Complex128;
+  }
   E = stripConversions(E, [](const Expr *X) {
     return X->getType()->isArithmeticType();
   });

@@ -270,3 +270,22 @@ void multinomial_throws_rank() {
   auto p = torch::rand({2, 3, 5});
   auto bad = torch::multinomial(p, 2, true);
 }
+
+// A tensor's item() is a Scalar of its category (bool, integer, floating,
+// complex): with a tensor operand, type promotion reads only that.
+void item_scalars() {
+  auto f = torch::randn({3, 2});
+  auto i = torch::arange(6).view({3, 2});
+  auto d = torch::randn({2}, torch::kDouble);
+  auto h = torch::ones({2}, torch::kHalf);
+  auto flag = torch::ones({1}, torch::kBool);
+  auto c = torch::ones({1}, torch::kComplexFloat);
+  auto a = f + d[0].item();
+  auto b = i + d[1].item();
+  auto e = i * i[0][0].item();
+  auto g = h + f[0][0].item();
+  auto k = f - i[1][1].item();
+  auto m = i + flag[0].item();
+  auto n = f * c[0].item();
+  auto p = d.view({2, 1}).mm(d.view({1, 2})) + f[0][1].item();
+}
