@@ -55,6 +55,17 @@ void StatementWalker::declaration(const DeclStmt *DS, Flow F, bool Insertable) {
                        ? FE.tensorTuple(DD->getInit())
                        : std::nullopt;
       auto Bindings = DD->bindings();
+      // `auto [out, state] = lstm->forward(x, hx)`: the output, and the
+      // (h_n, c_n) pair as a tuple of the binding's.
+      std::optional<std::vector<ValueId>> Lstm;
+      if (!Tuple && Bindings.size() == 2)
+        Lstm = FE.modules().recurrentValues(DD->getInit());
+      if (Lstm && Lstm->size() == 3) {
+        Tuple = {(*Lstm)[0]};
+        FE.holdElements(FE.key(Bindings[1]),
+                        std::vector<ValueId>{(*Lstm)[1], (*Lstm)[2]},
+                        FE.TensorTuples);
+      }
       for (size_t K = 0; K < Bindings.size(); ++K) {
         const BindingDecl *B = Bindings[K];
         ValueId V = NoValue;
@@ -69,7 +80,7 @@ void StatementWalker::declaration(const DeclStmt *DS, Flow F, bool Insertable) {
         FE.I.bind(FE.key(B), B->getName().str(), V, FE.span(DS->getSourceRange()),
                FE.span(SourceRange(B->getLocation(), B->getLocation())), false);
       }
-      if (!Tuple)
+      if (!Tuple && !Lstm)
         FE.sideEffects(DD->getInit());
       FE.I.endStatement();
       continue;

@@ -63,6 +63,41 @@ FunctionEvaluator::Completion StatementWalker::expressionStatement(const Expr *E
       FE.I.endStatement();
       return Done;
     }
+    // `std::tie(output, state) = lstm->forward(x, state);`: the output,
+    // and the (h_n, c_n) pair into a std::tuple local.
+    if (const auto *Tie = dyn_cast<CallExpr>(LHS);
+        Tie && Tie->getDirectCallee() &&
+        Tie->getDirectCallee()->getQualifiedNameAsString() == "std::tie" &&
+        Tie->getNumArgs() == 2 && isTensorType(Tie->getArg(0)->getType()) &&
+        isTensorTupleType(Tie->getArg(1)->getType()) &&
+        FE.modules().recurrentModule(OCE->getArg(1))) {
+      openStatement(E, F, Insertable);
+      auto Values = FE.modules().recurrentValues(OCE->getArg(1));
+      const Expr *Output = strip(Tie->getArg(0));
+      std::optional<Slot> Sl = FE.slotOf(Output);
+      if (!Sl)
+        if (const auto *DRE = dyn_cast<DeclRefExpr>(Output)) {
+          Sl = Slot{};
+          Sl->Key = FE.resolveKey(DRE->getDecl());
+          Sl->Display = DRE->getDecl()->getName().str();
+        }
+      bool Three = Values && Values->size() == 3;
+      if (Sl)
+        FE.assignSlot(*Sl, Three ? Values->front()
+                                 : FE.I.unknown("std::tie", "element not followed",
+                                                FE.span(E->getSourceRange())),
+                      FE.span(E->getSourceRange()),
+                      FE.span(Output->getSourceRange()));
+      const auto *State = dyn_cast<DeclRefExpr>(strip(Tie->getArg(1)));
+      if (State)
+        FE.holdElements(FE.resolveKey(State->getDecl()),
+                        Three ? std::optional<std::vector<ValueId>>(
+                                    std::vector<ValueId>{(*Values)[1], (*Values)[2]})
+                              : std::nullopt,
+                        FE.TensorTuples);
+      FE.I.endStatement();
+      return Done;
+    }
     if (isTensorVectorType(LHS->getType())) {
       if (const auto *DRE = dyn_cast<DeclRefExpr>(LHS)) {
         openStatement(E, F, Insertable);

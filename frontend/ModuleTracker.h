@@ -70,11 +70,13 @@ public:
   std::optional<bool> trainingMode(const ModuleValue &M, const Expr *Use,
                                    std::string &Why);
   std::optional<UserObject> userObject(QualType T, const Expr *Init);
-  /// `lstm->forward(x)` / `gru->forward(x)` on a layer this function (or
-  /// the module) builds: output, h_n and (LSTM) c_n; nullopt for any other
+  /// `lstm->forward(x[, hx])` / `gru->forward(x[, h0])` on a layer this
+  /// function (or the module) builds: output, h_n and (LSTM) c_n; an
+  /// LSTMCell's h_1 and c_1, a GRUCell's h_1; nullopt for any other
   /// expression.
   std::optional<std::vector<ValueId>> recurrentValues(const Expr *E);
-  /// The LSTM or GRU module whose forward S calls, or null.
+  /// The LSTM, GRU, LSTMCell or GRUCell module whose forward S calls, or
+  /// null.
   ModuleValue *recurrentModule(const Expr *S);
   /// A layer with trainable parameters run at E with gradients on: autograd
   /// keeps the tensors its backward needs (its input, the intermediates of

@@ -504,6 +504,12 @@ ModuleTracker::moduleForward(const Expr *E, const FunctionDecl *Callee,
     return std::nullopt;
   }
   const ModuleValue &M = *Found;
+  // GRUCell's forward(input[, hx]): one tensor (recurrentValues).
+  if (isLayerKind(M.Layer, LayerKind::RecurrentCell)) {
+    if (auto V = recurrentValues(E); V && V->size() == 1)
+      return V->front();
+    return std::nullopt;
+  }
   if (InputAndTarget != isLayerKind(M.Layer, LayerKind::Loss))
     return std::nullopt;
   ValueId In = FE.tensor(Args[0]);
@@ -526,6 +532,19 @@ ModuleTracker::moduleForward(const Expr *E, const FunctionDecl *Callee,
   return Out;
 }
 
+/// E without the c10::optional (std::optional in 2.x) it is converted to
+/// (an LSTM's hx: `lstm->forward(x, std::make_tuple(h, c))`).
+static const Expr *throughOptional(const Expr *E) {
+  E = strip(E);
+  if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(E);
+      CE && CE->getNumArgs() == 1) {
+    std::string R = recordName(CE->getType());
+    if (R == "c10::optional" || R == "std::optional")
+      return strip(CE->getArg(0));
+  }
+  return E;
+}
+
 FunctionEvaluator::ModuleValue *
 ModuleTracker::recurrentModule(const Expr *S) {
   const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(strip(S));
@@ -538,7 +557,9 @@ ModuleTracker::recurrentModule(const Expr *S) {
     O = strip(OCE->getArg(0));
   const ValueDecl *D = namedDecl(O);
   auto It = D ? FE.Modules.find(FE.key(D)) : FE.Modules.end();
-  if (It == FE.Modules.end() || !isLayerKind(It->second.Layer, LayerKind::Recurrent))
+  if (It == FE.Modules.end() ||
+      (!isLayerKind(It->second.Layer, LayerKind::Recurrent) &&
+       !isLayerKind(It->second.Layer, LayerKind::RecurrentCell)))
     return nullptr;
   return &It->second;
 }
@@ -561,10 +582,33 @@ ModuleTracker::recurrentValues(const Expr *S) {
   if (auto Done = FE.EvaluatedTuples.find(MC); Done != FE.EvaluatedTuples.end())
     return Done->second;
   const ModuleValue &M = *Layer;
-  // (output, (h_n, c_n)) or (output, h_n)
-  size_t Count = recurrentOutputs(*lookupLayer(M.Layer));
+  // (output, (h_n, c_n)) or (output, h_n); a cell's (h_1, c_1) or h_1.
+  const LayerSpec &Spec = *lookupLayer(M.Layer);
+  size_t Count = recurrentOutputs(Spec);
   ValueId In = FE.tensor(MC->getArg(0));
   std::string Module = "module '" + M.Name + "' (" + M.Layer + "): ";
+  // forward(input, hx): an LSTM's (h_0, c_0) as a std::tuple (through the
+  // optional it converts to), a GRU's h_0 as a tensor.
+  std::vector<ValueId> State;
+  std::string StateWhy;
+  if (MC->getNumArgs() > 1 && !isDefaultArg(MC->getArg(1))) {
+    const Expr *H = throughOptional(MC->getArg(1));
+    std::optional<std::vector<ValueId>> Tuple;
+    if (isTensorType(H->getType()))
+      Tuple = std::vector<ValueId>{FE.tensor(H)};
+    else if (isTensorTupleType(H->getType()))
+      Tuple = FE.tensorTuple(H);
+    if (Tuple && std::all_of(Tuple->begin(), Tuple->end(),
+                             [](ValueId V) { return V >= 0; }))
+      State = *Tuple;
+    else
+      StateWhy = Module + "its initial state (hx) is not followed";
+  }
+  std::vector<ValueId> Inputs = {In};
+  Inputs.insert(Inputs.end(), State.begin(), State.end());
+  std::vector<TensorValue> StateValues;
+  for (ValueId V : State)
+    StateValues.push_back(FE.I.value(V));
   // Output, h_n and c_n are distinct tensors whatever is unknown of them:
   // one op, then a value of its own for each other element.
   auto Others = [&](std::vector<ValueId> &Values, const std::string &Why) {
@@ -573,22 +617,25 @@ ModuleTracker::recurrentValues(const Expr *S) {
                                  Why, FE.span(MC->getSourceRange())));
   };
   auto AllUnknown = [&](const std::string &Why) {
-    std::vector<ValueId> Values = {FE.unmodelledCall(M.Layer, MC, {In}, Why)};
+    std::vector<ValueId> Values = {FE.unmodelledCall(M.Layer, MC, Inputs, Why)};
     Others(Values, Why);
     return Values;
   };
   std::optional<RecurrentLayers> R = recurrentLayers(M);
+  std::optional<RecurrentCell> Cell = recurrentCell(Spec, M.Options);
   std::vector<ValueId> Values;
   if (!M.Why.empty()) {
     Values = AllUnknown(M.Why);
-  } else if (MC->getNumArgs() > 1 && !isDefaultArg(MC->getArg(1))) {
-    Values = AllUnknown(Module + "its initial state (hx) is not modelled");
-  } else if (!R) {
+  } else if (!StateWhy.empty()) {
+    Values = AllUnknown(StateWhy);
+  } else if (!R && !Cell) {
     Values = AllUnknown(Module + "its options could not be derived");
   } else {
-    std::vector<OpOutcome> Outs = recurrentForward(FE.I.value(In), *R, FE.Opts.Version);
+    std::vector<OpOutcome> Outs =
+        R ? recurrentForward(FE.I.value(In), *R, FE.Opts.Version, StateValues)
+          : cellForward(FE.I.value(In), *Cell, FE.Opts.Version, StateValues);
     for (const OpOutcome &Out : Outs)
-      Values.push_back(FE.apply(M.Layer, MC, {In}, Out));
+      Values.push_back(FE.apply(M.Layer, MC, Inputs, Out));
     if (Values.size() != Count) { // one Throws or Unknown outcome
       if (Outs.front().Kind == OpKind::Throws)
         Values.assign(Count, Values.front()); // nothing runs after it

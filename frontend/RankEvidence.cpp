@@ -354,6 +354,30 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
       Out[P].Layer = *Layer;
     }
   }
+  /// `lstm->forward(x, std::make_tuple(h, c))`, `gru->forward(x, h)`, a
+  /// cell's forward(x, hx): the input and each state tensor have the
+  /// documented rank of a batch (LibTorch compares the state's sizes with
+  /// (layers * directions, batch, hidden), a cell's with (batch, hidden)).
+  void recurrentState(const Expr *Object, const Expr *Input, const Expr *State) {
+    auto Layer = moduleLayer(Object->getType());
+    if (!Layer || (!isLayerKind(*Layer, LayerKind::Recurrent) &&
+                   !isLayerKind(*Layer, LayerKind::RecurrentCell)))
+      return;
+    layerInput(Object, Input);
+    const Expr *S = strip(State);
+    if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(S);
+        CE && CE->getNumArgs() == 1)
+      S = strip(CE->getArg(0)); // the optional an LSTM's hx converts to
+    if (isTensorType(S->getType())) {
+      layerInput(Object, S);
+      return;
+    }
+    const auto *Make = dyn_cast_or_null<CallExpr>(S);
+    const FunctionDecl *F = Make ? Make->getDirectCallee() : nullptr;
+    if (F && F->getQualifiedNameAsString() == "std::make_tuple")
+      for (const Expr *A : Make->arguments())
+        layerInput(Object, A);
+  }
   bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *OC) {
     if (OC->getOperator() == OO_Call && OC->getNumArgs() == 2)
       layerInput(OC->getArg(0), OC->getArg(1));
@@ -416,13 +440,16 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
       calleeEvidence(MD, Args);
     }
     if (MD && MD->getIdentifier() && MD->getName() == "forward" &&
-        MC->getNumArgs() >= 1 &&
-        std::all_of(MC->arg_begin() + 1, MC->arg_end(),
-                    [](const Expr *A) { return isDefaultArg(A); })) {
+        MC->getNumArgs() >= 1) {
       const Expr *O = strip(MC->getImplicitObjectArgument());
-      if (const auto *Arrow = dyn_cast_or_null<CXXOperatorCallExpr>(O);
-          Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
+      const auto *Arrow = dyn_cast_or_null<CXXOperatorCallExpr>(O);
+      if (Arrow && (Arrow->getOperator() != OO_Arrow || Arrow->getNumArgs() != 1))
+        Arrow = nullptr;
+      if (Arrow && std::all_of(MC->arg_begin() + 1, MC->arg_end(),
+                               [](const Expr *A) { return isDefaultArg(A); }))
         layerInput(Arrow->getArg(0), MC->getArg(0));
+      else if (Arrow && MC->getNumArgs() == 2)
+        recurrentState(Arrow->getArg(0), MC->getArg(0), MC->getArg(1));
     }
     if (!MD || !MD->getIdentifier())
       return true;

@@ -241,11 +241,17 @@ struct TuplePartScan : RecursiveASTVisitor<TuplePartScan> {
       mark(VD->getInit(), VD->getInit());
     return true;
   }
+  /// `std::tie(out, state) = ...` assigns each named tuple as a whole.
+  std::set<const Expr *> AssignedTies;
   bool VisitCallExpr(CallExpr *CE) {
-    if (isStdGet(CE))
+    if (isStdGet(CE) || AssignedTies.count(CE))
       return true;
     const auto *OCE = dyn_cast<CXXOperatorCallExpr>(CE);
     if (OCE && OCE->getOperator() == OO_Equal && OCE->getNumArgs() == 2) {
+      if (const auto *Tie = dyn_cast_or_null<CallExpr>(strip(OCE->getArg(0)));
+          Tie && Tie->getDirectCallee() &&
+          Tie->getDirectCallee()->getQualifiedNameAsString() == "std::tie")
+        AssignedTies.insert(Tie);
       assigned(OCE, OCE->getArg(0));
       return true;
     }

@@ -221,13 +221,28 @@ struct RecurrentLayers {
   SymSize NumLayers = 1;
   bool Bidirectional = false, BatchFirst = false;
 };
-/// LSTM/GRU forward(input) without an initial state (LibTorch's
-/// torch/csrc/api/src/nn/modules/rnn.cpp): output, h_n and (LSTM) c_n, each
-/// a fresh tensor, or one Throws/Unknown outcome. The output is laid out
-/// (seq, batch, D*H) and transposed to (batch, seq, D*H) when batch_first.
+/// LSTM/GRU forward(input[, hx]) (LibTorch's
+/// torch/csrc/api/src/nn/modules/rnn.cpp; model/ops/Recurrent.cpp): output,
+/// h_n and (LSTM) c_n, each a fresh tensor, or one Throws/Unknown outcome.
+/// The output is laid out (seq, batch, D*H) and transposed to (batch, seq,
+/// D*H) when batch_first. State: the h_0 (and c_0) the caller passes, each
+/// checked against (num_layers * D, batch, H) as LibTorch checks it; empty:
+/// none (zeros inside the op).
 std::vector<OpOutcome> recurrentForward(const TensorValue &In,
                                         const RecurrentLayers &R,
-                                        const TorchVersion &Version);
+                                        const TorchVersion &Version,
+                                        const std::vector<TensorValue> &State = {});
+/// An LSTMCell's or a GRUCell's sizes, as their options build them.
+struct RecurrentCell {
+  bool CellState = true; // LSTMCell: (h, c); GRUCell: h
+  SymSize InputSize = 0, HiddenSize = 0;
+};
+/// LSTMCell/GRUCell forward(input[, hx]) over a 2-D batch: (h_1, c_1) or
+/// h_1, each a fresh (batch, H) tensor, or one Throws/Unknown outcome; the
+/// state's batch and hidden sizes are checked as LibTorch 1.13 checks them.
+std::vector<OpOutcome> cellForward(const TensorValue &In, const RecurrentCell &R,
+                                   const TorchVersion &Version,
+                                   const std::vector<TensorValue> &State = {});
 OpOutcome gather(const TensorValue &In, int64_t Dim, const TensorValue &Index);
 OpOutcome cat(const std::vector<TensorValue> &Ins, int64_t Dim);
 OpOutcome stack(const std::vector<TensorValue> &Ins, int64_t Dim);

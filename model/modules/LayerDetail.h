@@ -28,6 +28,7 @@ LayerParameters groupNormParameters(const LayerSpec &, const NamedArgs &);
 LayerParameters embeddingParameters(const LayerSpec &, const NamedArgs &);
 LayerParameters hardtanhParameters(const LayerSpec &, const NamedArgs &);
 LayerParameters recurrentParameters(const LayerSpec &, const NamedArgs &);
+LayerParameters cellParameters(const LayerSpec &, const NamedArgs &);
 
 // forward() per entry (LayerForward.cpp).
 using ForwardFn = LayerForward(const LayerSpec &, const NamedArgs &,

@@ -207,5 +207,23 @@ LayerParameters recurrentParameters(const LayerSpec &L, const NamedArgs &O) {
   return P;
 }
 
+LayerParameters cellParameters(const LayerSpec &L, const NamedArgs &O) {
+  // RNNCellImplBase::reset: weight_ih (G*H, in), weight_hh (G*H, H), and
+  // with bias bias_ih and bias_hh (G*H).
+  auto R = recurrentCell(L, O);
+  auto Bias = flagOption(O, "bias");
+  if (!R || !Bias)
+    return notDerived("its sizes or bias could not be derived");
+  SymSize Rows = SymSize(L.Gates) * R->HiddenSize;
+  LayerParameters P;
+  P.Tensors.push_back({"weight_ih", {Rows, R->InputSize}});
+  P.Tensors.push_back({"weight_hh", {Rows, R->HiddenSize}});
+  if (*Bias) {
+    P.Tensors.push_back({"bias_ih", {Rows}});
+    P.Tensors.push_back({"bias_hh", {Rows}});
+  }
+  return P;
+}
+
 } // namespace layers
 } // namespace tma

@@ -115,6 +115,17 @@ LayerSpec recurrent(const char *Name, const char *Op, unsigned Gates,
   return L;
 }
 
+/// LSTMCell, GRUCell: one step of one layer (RNNCellImplBase); their
+/// forward is run by the frontend (cellForward), as a recurrent layer's.
+LayerSpec cell(const char *Name, const char *Op, unsigned Gates, bool CellState) {
+  LayerSpec L = entry(Name, LayerKind::RecurrentCell, Op,
+                      {req("input_size"), req("hidden_size"), flag("bias", true)},
+                      0, 2, cellParameters, tupleForward);
+  L.Gates = Gates;
+  L.CellState = CellState;
+  return L;
+}
+
 /// A loss: forward(input, target) is its functional op with the module's
 /// options (MSELossImpl::forward calls F::detail::mse_loss(input, target,
 /// options.reduction()), ...).
@@ -204,6 +215,8 @@ std::vector<LayerSpec> buildTable() {
             noParameters, noForward),
       recurrent("LSTM", "lstm", 4, true),
       recurrent("GRU", "gru", 3, false),
+      cell("LSTMCell", "lstm_cell", 4, true),
+      cell("GRUCell", "gru_cell", 3, false),
       loss("MSELoss", "mse_loss", {text("reduction", "mean")}),
       loss("L1Loss", "l1_loss", {text("reduction", "mean")}),
       loss("SmoothL1Loss", "smooth_l1_loss",
@@ -400,7 +413,22 @@ std::optional<RecurrentLayers> recurrentLayers(const LayerSpec &L,
   return R;
 }
 
-size_t recurrentOutputs(const LayerSpec &L) { return L.CellState ? 3 : 2; }
+size_t recurrentOutputs(const LayerSpec &L) {
+  if (L.Kind == LayerKind::RecurrentCell)
+    return L.CellState ? 2 : 1;
+  return L.CellState ? 3 : 2;
+}
+
+std::optional<RecurrentCell> recurrentCell(const LayerSpec &L, const NamedArgs &O) {
+  auto In = sizeOption(O, "input_size"), H = sizeOption(O, "hidden_size");
+  if (L.Kind != LayerKind::RecurrentCell || !In || !H)
+    return std::nullopt;
+  RecurrentCell R;
+  R.CellState = L.CellState;
+  R.InputSize = *In;
+  R.HiddenSize = *H;
+  return R;
+}
 
 namespace layers {
 

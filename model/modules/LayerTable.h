@@ -33,7 +33,8 @@ namespace tma {
 enum class LayerKind {
   Layer,      // forward(input) -> one tensor
   Loss,       // forward(input, target) -> the loss
-  Recurrent,  // forward(input) -> (output, h_n[, c_n])
+  Recurrent,  // forward(input[, hx]) -> (output, h_n[, c_n])
+  RecurrentCell, // forward(input[, hx]) -> (h, c) or h: one step
   Sequential, // its layers run in order (run by the frontend)
 };
 
@@ -107,7 +108,8 @@ struct LayerSpec {
   std::string Op;
   /// The rank of a batch the documentation gives, when it is one rank.
   std::optional<int64_t> BatchedRank;
-  /// Recurrent: gates per layer (LSTM 4, GRU 3), and whether it has c_n.
+  /// Recurrent and RecurrentCell: gates per layer (LSTM 4, GRU 3), and
+  /// whether it has c_n.
   unsigned Gates = 0;
   bool CellState = false;
   std::function<LayerParameters(const LayerSpec &, const NamedArgs &)> Parameters;
@@ -152,6 +154,9 @@ std::optional<RecurrentLayers> recurrentLayers(const LayerSpec &L,
                                                const NamedArgs &O);
 /// How many tensors a recurrent layer's forward returns (LSTM 3, GRU 2).
 size_t recurrentOutputs(const LayerSpec &L);
+/// A recurrent cell's sizes from its options; nullopt for another layer,
+/// or options not derived.
+std::optional<RecurrentCell> recurrentCell(const LayerSpec &L, const NamedArgs &O);
 
 // Argument values as a bound call holds them (shared with the tests).
 ArgValue tensorArgOf(ValueId Id, const TensorValue &V);

@@ -540,4 +540,74 @@ RuleResult rule_norm(const OpCall &C) {
   return one(Out);
 }
 
+// mode(dim = -1, keepdim) (TensorCompare.cpp mode_out, the CPU's
+// mode_kernel_impl): values of self's dtype and int64 indices in the
+// reduced shape, as max.dim gives them; the kernel sorts each slice in a
+// std::vector, not a tensor. Complex inputs have no kernel; an empty slice
+// throws (both left unknown with the reason).
+RuleResult rule_mode(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  const ArgValue &D = C.arg(1), &K = C.arg(2);
+  if ((D.given() && !D.known()) || (K.given() && !K.known()))
+    return notModelled(C, "mode arguments could not be derived");
+  if (In.Type && isComplex(*In.Type))
+    return notModelled(C, "mode of a complex tensor is not modelled");
+  RuleResult R;
+  R.Outcomes = reduceWithIndices(C.Written, In, D.given() ? D.Int : -1,
+                                 K.given() && K.Bool);
+  for (OpOutcome &O : R.Outcomes)
+    if (O.Kind != OpKind::Throws && !In.Dev)
+      O.TransientBytes.reset(); // the kernel is the device's
+  return R;
+}
+
+// std_mean / var_mean (ReduceOps.cpp std_var_mean_out): (std or var,
+// mean), each in the reduced shape of self's dtype, allocated contiguous
+// by make_reduction; dim = None (or left out) reduces every dim. unbiased
+// and correction change the values only. Integral and bool inputs throw;
+// complex (through view_as_real) and reduced-precision inputs are not
+// modelled.
+RuleResult rule_std_mean(const OpCall &C) {
+  const std::string &Name = C.Written;
+  const TensorValue &In = C.self().TV;
+  std::optional<DimList> Dims = DimList{};
+  bool KeepDim = false;
+  if (C.Args.size() > 2) {
+    const ArgValue &D = C.arg(1), &K = C.arg(3);
+    if (D.given() && D.K != ArgValue::Kind::Absent) {
+      if (!D.known())
+        return notModelled(C, "reduction dims could not be derived");
+      Dims = D.dims();
+      if (!Dims)
+        return notModelled(C, "reduction dims could not be derived");
+    }
+    if (!C.arg(2).known() && C.arg(2).given())
+      return notModelled(C, "unbiased / correction could not be derived");
+    if (K.given() && !K.known())
+      return notModelled(C, "keepdim could not be derived");
+    KeepDim = K.given() && K.Bool;
+  }
+  if (!In.Type)
+    return notModelled(C, In.TypeOf.empty() ? "the input's dtype is unknown"
+                                            : "a parameter's dtype is not modelled "
+                                              "for " + Name);
+  if (!isFloating(*In.Type) && !isComplex(*In.Type))
+    return one(throws(Name + " only support floating point and complex dtypes"));
+  if (*In.Type != DType::Float32 && *In.Type != DType::Float64)
+    return notModelled(C, Name + " of a " + std::string(dtypeName(*In.Type)) +
+                              " tensor is not modelled");
+  OpOutcome Spread = reduce(Name, In, Dims, KeepDim, ReduceKind::Same, std::nullopt);
+  if (Spread.Kind == OpKind::Throws)
+    return one(Spread);
+  OpOutcome Mean = Spread;
+  Mean.ReadBytes = SymSize(0); // one pass reads self for both
+  if (!In.Dev) {
+    Spread.TransientBytes.reset();
+    Mean.TransientBytes.reset();
+  }
+  RuleResult R;
+  R.Outcomes = {Spread, Mean};
+  return R;
+}
+
 } // namespace tma

@@ -133,3 +133,35 @@ void norm_throws_dim() {
   auto x = torch::randn({4, 6});
   auto bad = x.norm(2, {2});
 }
+
+// mode(dim = -1, keepdim): values of self's dtype and int64 indices in the
+// reduced shape, as max(dim) gives them.
+void mode_op() {
+  auto x = torch::randint(3, {4, 6});
+  auto [v, i] = x.mode();
+  auto k = std::get<0>(torch::mode(x.t(), 1, true));
+  auto d = std::get<1>(torch::randn({5}, torch::kFloat64).mode(0));
+}
+
+// std_mean / var_mean: (std or var, mean) of self's dtype in the reduced
+// shape; no dims reduces every dim.
+void std_mean_op() {
+  auto x = torch::randn({4, 6, 5});
+  auto [s, m] = torch::std_mean(x, {1}, true, false);
+  auto all = std::get<0>(torch::std_mean(x));
+  auto kept = std::get<1>(torch::std_mean(x.transpose(0, 2), torch::IntArrayRef{0, 2}, false, true));
+  auto d = std::get<0>(torch::std_mean(torch::randn({3, 2}, torch::kFloat64), {-1}, true));
+}
+
+void var_mean_op() {
+  auto x = torch::randn({4, 6});
+  torch::Tensor var, mean;
+  std::tie(var, mean) = torch::var_mean(x, {0}, false);
+  auto v = std::get<0>(torch::var_mean(x, {1}, true, true));
+  auto m = std::get<1>(torch::var_mean(x, false));
+}
+
+void std_mean_throws_on_integers() {
+  auto x = torch::ones({4, 6}, torch::kInt64);
+  auto bad = std::get<0>(torch::std_mean(x, {1}, true));
+}

@@ -116,7 +116,8 @@ TEST(LayerTable, EveryEntryIsComplete) {
     EXPECT_EQ(lookupLayer(L.Name), &L) << L.Name;
     EXPECT_TRUE(L.Parameters && L.Forward) << L.Name;
     // The op forward() calls is one the op table knows.
-    if (!L.Op.empty() && L.Kind != LayerKind::Recurrent)
+    if (!L.Op.empty() && L.Kind != LayerKind::Recurrent &&
+        L.Kind != LayerKind::RecurrentCell)
       EXPECT_NE(lookupOp(L.Op), nullptr) << L.Name << ": " << L.Op;
   }
   EXPECT_EQ(lookupLayer("Bilinear"), nullptr);
@@ -295,4 +296,112 @@ TEST(LayerTable, LossForward) {
   None.K = ArgValue::Kind::Other;
   None.Str = "none";
   EXPECT_EQ(Loss(layerOptions(L, {}, {{"reduction", None}})), "[4, 6] strides [6, 1]");
+}
+
+namespace {
+
+TensorValue cpuFloat(std::vector<int64_t> Sizes, DType Type = DType::Float32) {
+  Shape S;
+  for (int64_t X : Sizes)
+    S.push_back(SymSize(X));
+  return makeContiguous(S, Type, Device{DeviceKind::CPU, -1});
+}
+
+/// "[sizes]" of each outcome, or "throws: message" / "unknown: reason".
+std::string outcomes(const std::vector<OpOutcome> &Outs) {
+  std::string T;
+  for (const OpOutcome &O : Outs) {
+    T += T.empty() ? "" : " ";
+    if (O.Kind == OpKind::Throws)
+      T += "throws: " + O.Error;
+    else if (!O.Value.Sizes)
+      T += "unknown: " + O.Value.UnknownReason;
+    else {
+      std::string Sizes;
+      for (size_t K = 0; K < O.Value.Sizes->size(); ++K)
+        Sizes += (K ? ", " : "") + (*O.Value.Sizes)[K].toCpp();
+      T += "[" + Sizes + "]";
+    }
+  }
+  return T;
+}
+
+} // namespace
+
+// Each expected line as LibTorch 1.13.1 printed it (forward with a state;
+// the state's sizes are checked before the op runs).
+TEST(LayerTable, RecurrentState) {
+  const LayerSpec &LSTM = spec("LSTM");
+  auto R = recurrentLayers(LSTM, layerOptions(LSTM, {intArgOf(5), intArgOf(7)},
+                                              {{"num_layers", intArgOf(2)}}));
+  ASSERT_TRUE(R);
+  TorchVersion V;
+  TensorValue X = cpuFloat({4, 3, 5});
+  // lstm ok: out [4, 3, 7] h [2, 3, 7] c [2, 3, 7]
+  EXPECT_EQ(outcomes(recurrentForward(X, *R, V, {cpuFloat({2, 3, 7}), cpuFloat({2, 3, 7})})),
+            "[4, 3, 7] [2, 3, 7] [2, 3, 7]");
+  // lstm h layers: THROWS Expected hidden[0] size 2 3 7, got [1, 3, 7]
+  EXPECT_EQ(outcomes(recurrentForward(X, *R, V, {cpuFloat({1, 3, 7}), cpuFloat({2, 3, 7})})),
+            "throws: Expected hidden[0] size 2 3 7, got [1, 3, 7]");
+  // lstm c hidden: THROWS Expected hidden[1] size 2 3 7, got [2, 3, 6]
+  EXPECT_EQ(outcomes(recurrentForward(X, *R, V, {cpuFloat({2, 3, 7}), cpuFloat({2, 3, 6})})),
+            "throws: Expected hidden[1] size 2 3 7, got [2, 3, 6]");
+  // lstm h rank2: THROWS Expected hidden[0] size 2 3 7, got [3, 7]
+  EXPECT_EQ(outcomes(recurrentForward(X, *R, V, {cpuFloat({3, 7}), cpuFloat({2, 3, 7})})),
+            "throws: Expected hidden[0] size 2 3 7, got [3, 7]");
+  // lstm h double: THROWS mat1 and mat2 must have the same dtype (not
+  // modelled: unknown)
+  EXPECT_EQ(outcomes(recurrentForward(X, *R, V, {cpuFloat({2, 3, 7}, DType::Float64),
+                                                 cpuFloat({2, 3, 7})})),
+            "unknown: a float64 h_0 with float32 parameters is not modelled");
+  // 2.x words its messages otherwise: unknown there.
+  TorchVersion Two{2, 1};
+  EXPECT_EQ(outcomes(recurrentForward(X, *R, Two, {cpuFloat({1, 3, 7}), cpuFloat({2, 3, 7})}))
+                .rfind("unknown: LibTorch throws here", 0),
+            0u);
+  // gru wrong: THROWS Expected hidden size 2 3 6, got [2, 3, 5]
+  const LayerSpec &GRU = spec("GRU");
+  auto G = recurrentLayers(GRU, layerOptions(GRU, {intArgOf(5), intArgOf(6)},
+                                             {{"num_layers", intArgOf(2)}}));
+  ASSERT_TRUE(G);
+  EXPECT_EQ(outcomes(recurrentForward(X, *G, V, {cpuFloat({2, 3, 5})})),
+            "throws: Expected hidden size 2 3 6, got [2, 3, 5]");
+  EXPECT_EQ(outcomes(recurrentForward(X, *G, V, {cpuFloat({2, 3, 6})})),
+            "[4, 3, 6] [2, 3, 6]");
+}
+
+TEST(LayerTable, RecurrentCells) {
+  const LayerSpec &Cell = spec("LSTMCell");
+  NamedArgs O = layerOptions(Cell, {intArgOf(5), intArgOf(7)});
+  // cell weight_ih [28, 5] weight_hh [28, 7] bias_ih [28] bias_hh [28]
+  EXPECT_EQ(listing(Cell, O),
+            "params: weight_ih[28, 5] weight_hh[28, 7] bias_ih[28] bias_hh[28] buffers:");
+  EXPECT_EQ(recurrentOutputs(Cell), 2u);
+  auto C = recurrentCell(Cell, O);
+  ASSERT_TRUE(C);
+  TorchVersion V;
+  TensorValue X = cpuFloat({3, 5});
+  // cell ok: h [3, 7] c [3, 7]; cell none: h [3, 7]
+  EXPECT_EQ(outcomes(cellForward(X, *C, V, {cpuFloat({3, 7}), cpuFloat({3, 7})})),
+            "[3, 7] [3, 7]");
+  EXPECT_EQ(outcomes(cellForward(X, *C, V)), "[3, 7] [3, 7]");
+  // cell in: THROWS input has inconsistent input_size: got 4 expected 5
+  EXPECT_EQ(outcomes(cellForward(cpuFloat({3, 4}), *C, V)),
+            "throws: input has inconsistent input_size: got 4 expected 5");
+  // cell batch: THROWS Input batch size 3 doesn't match hidden[0] batch size 2
+  EXPECT_EQ(outcomes(cellForward(X, *C, V, {cpuFloat({2, 7}), cpuFloat({3, 7})})),
+            "throws: Input batch size 3 doesn't match hidden[0] batch size 2");
+  // cell c hid: THROWS hidden[1] has inconsistent hidden_size: got 6, expected 7
+  EXPECT_EQ(outcomes(cellForward(X, *C, V, {cpuFloat({3, 7}), cpuFloat({3, 6})})),
+            "throws: hidden[1] has inconsistent hidden_size: got 6, expected 7");
+  // gnb weight_ih [18, 5] weight_hh [18, 6]
+  const LayerSpec &GRUCell = spec("GRUCell");
+  NamedArgs GO = layerOptions(GRUCell, {intArgOf(5), intArgOf(6)}, {{"bias", boolArgOf(false)}});
+  EXPECT_EQ(listing(GRUCell, GO), "params: weight_ih[18, 5] weight_hh[18, 6] buffers:");
+  auto G = recurrentCell(GRUCell, GO);
+  ASSERT_TRUE(G);
+  // gcell hid: THROWS hidden has inconsistent hidden_size: got 7, expected 6
+  EXPECT_EQ(outcomes(cellForward(X, *G, V, {cpuFloat({3, 7})})),
+            "throws: hidden has inconsistent hidden_size: got 7, expected 6");
+  EXPECT_EQ(outcomes(cellForward(X, *G, V, {cpuFloat({3, 6})})), "[3, 6]");
 }
