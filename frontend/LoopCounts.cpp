@@ -122,6 +122,9 @@ bool mayLeaveIterationEarly(const Stmt *Body) {
     bool VisitIndirectGotoStmt(IndirectGotoStmt *) { return !(Found = true); }
     bool VisitCXXThrowExpr(CXXThrowExpr *) { return !(Found = true); }
     bool VisitCoreturnStmt(CoreturnStmt *) { return !(Found = true); }
+    // A label or a case inside may be jumped to from outside the loop.
+    bool VisitLabelStmt(LabelStmt *) { return !(Found = true); }
+    bool VisitSwitchCase(SwitchCase *) { return !(Found = true); }
   } Find;
   Find.TraverseStmt(const_cast<Stmt *>(Body));
   return Find.Found;

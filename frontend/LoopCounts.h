@@ -25,8 +25,10 @@ std::optional<int64_t> constantTripCount(const clang::ForStmt *FS,
                                          FunctionEvaluator &FE);
 
 /// Whether Body may end an iteration or the loop other than by running to
-/// its end: break, continue, return, goto or throw anywhere in it (a
-/// `continue` before a push_back would skip an element).
+/// its end, or be entered other than from its start: break, continue,
+/// return, goto, throw, a label or a case anywhere in it (a `continue`
+/// before a push_back would skip an element; a goto from outside to a
+/// label inside runs the body of a loop that runs zero times).
 bool mayLeaveIterationEarly(const Stmt *Body);
 
 /// Whether every mention of List in Body is the object of a push_back or

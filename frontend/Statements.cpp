@@ -49,6 +49,22 @@ static bool jumpsTo(const Stmt *S, const LabelDecl *L) {
   return Find.Found;
 }
 
+/// Whether S contains the statement labelled L.
+static bool containsLabel(const Stmt *S, const LabelDecl *L) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const LabelDecl *L;
+    bool Found = false;
+    bool VisitLabelStmt(LabelStmt *LS) {
+      Found |= LS->getDecl() == L;
+      return !Found;
+    }
+    bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  } Find;
+  Find.L = L;
+  Find.TraverseStmt(const_cast<Stmt *>(S));
+  return Find.Found;
+}
+
 /// Statements in order. A forward goto skips to its label when the label
 /// is later in this list; a label that a later statement jumps back to
 /// starts a loop that runs to the last statement jumping back.
@@ -106,6 +122,22 @@ FunctionEvaluator::Completion StatementWalker::statementList(llvm::ArrayRef<cons
         K = Target;
         continue;
       }
+      // Into a later statement (a loop's or a branch's body): what runs
+      // from the label on is not followed.
+      for (size_t J = K + 1; J < Body.size(); ++J)
+        if (containsLabel(Body[J], C.Label)) {
+          unsigned From = C.Where ? FE.span(C.Where->getSourceRange()).Line : 0;
+          std::string Why = "the goto at line " + std::to_string(From) +
+                            " jumps into the statement at line " +
+                            std::to_string(FE.span(Body[J]->getSourceRange()).Line) +
+                            ", which the analysis does not follow";
+          StorageSnapshot Nothing;
+          for (size_t After = J; After < Body.size(); ++After)
+            FE.invalidation().invalidateAssignedIn(Body[After], "assigned after " + Why,
+                                                   Body[After]->getSourceRange(), &Nothing);
+          FE.I.totalsUnknown(Why);
+          return {};
+        }
     }
     if (C.abrupt())
       return C;
@@ -155,7 +187,8 @@ FunctionEvaluator::Completion StatementWalker::loopBodyOnce(const Stmt *Body,
 FunctionEvaluator::Completion StatementWalker::loop(const Stmt *Body, const Stmt *Whole, Flow F) {
   // `for (int i = 0; i < 0; ++i)`: the body never runs.
   if (const auto *FS = dyn_cast<ForStmt>(Whole))
-    if (auto Trips = constantTripCount(FS, FE); Trips && *Trips == 0)
+    if (auto Trips = constantTripCount(FS, FE);
+        Trips && *Trips == 0 && !mayLeaveIterationEarly(Body))
       return {};
   if (auto Done = loopAtFixpoint(Body, Whole, F))
     return *Done;

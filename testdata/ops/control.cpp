@@ -269,3 +269,17 @@ void list_outlives_block() {
   }
   auto big = torch::randn({200});
 }
+
+// A goto into a loop's body runs it, even when the loop counts zero
+// trips: what follows the jump is not followed (unknown, never the value
+// before it).
+void goto_into_loop_body() {
+  auto x = torch::randn({2});
+  int i = 0;
+  goto inside;
+  for (i = 0; i < 0; ++i) {
+  inside:
+    x = torch::randn({5});
+  }
+  auto y = x.clone();
+}
