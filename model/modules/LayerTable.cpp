@@ -361,9 +361,15 @@ LayerParameters layerParameters(const LayerSpec &L, const NamedArgs &O) {
 
 LayerForward layerForward(const LayerSpec &L, const NamedArgs &O,
                           const LayerForwardInput &In) {
-  // An `inplace` option writes into the input: not followed.
-  if (const ArgValue *Ip = option(O, "inplace");
-      Ip && (Ip->K != ArgValue::Kind::Bool || Ip->Bool)) {
+  // An `inplace` option writes into the input. ReLU's forward then is
+  // torch::relu_(input) (F::detail::relu); the others are not followed.
+  const ArgValue *Ip = option(O, "inplace");
+  if (Ip && Ip->K == ArgValue::Kind::Bool && Ip->Bool && L.Name == "ReLU") {
+    LayerSpec InPlace = L;
+    InPlace.Op = "relu_";
+    return L.Forward(InPlace, O, In);
+  }
+  if (Ip && (Ip->K != ArgValue::Kind::Bool || Ip->Bool)) {
     LayerForward F;
     F.Why = "in place (inplace(true)) is not modelled";
     return F;

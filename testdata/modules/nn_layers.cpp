@@ -419,3 +419,17 @@ torch::Tensor loss_modules() {
   total.backward();
   return per_element;
 }
+
+// ReLU with inplace(true) is torch::relu_(input): its output is its input,
+// changed in place, inside a Sequential (no buffer for it) or called alone.
+torch::Tensor relu_in_place() {
+  torch::nn::Sequential seq(torch::nn::Linear(4, 8), torch::nn::ReLU(torch::nn::ReLUOptions().inplace(true)),
+                     torch::nn::Linear(8, 2));
+  auto x = torch::randn({3, 4});
+  auto y = seq->forward(x);
+  torch::nn::ReLU act(torch::nn::ReLUOptions(true));
+  auto h = torch::randn({5, 2});
+  auto z = act(h);
+  auto w = act->forward(h.t());
+  return w;
+}

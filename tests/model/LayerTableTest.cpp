@@ -274,9 +274,17 @@ TEST(LayerTable, ParameterlessLayers) {
   EXPECT_EQ(shapeOf(Either), "[4, 6] strides [6, 1]");
   // Identity same storage: 1
   EXPECT_EQ(forward(spec("Identity"), {}, {4, 6}).Out.Kind, OpKind::Self);
-  // inplace(true) writes into its input: not followed.
+  // inplace(true) writes into its input: ReLU's is relu_ (the input
+  // itself, its shape), the others' are not followed.
   const LayerSpec &RL = spec("ReLU");
-  EXPECT_NE(forward(RL, layerOptions(RL, {boolArgOf(true)}), {4, 6}).Why.find("in place"),
+  LayerRun InPlace = forward(RL, layerOptions(RL, {boolArgOf(true)}), {4, 6});
+  EXPECT_EQ(InPlace.Out.Kind, OpKind::InPlace);
+  EXPECT_EQ(shapeOf(InPlace), "[4, 6] strides [6, 1]");
+  EXPECT_EQ(forward(RL, layerOptions(RL, {boolArgOf(false)}), {4, 6}).Out.Kind,
+            OpKind::Copy);
+  const LayerSpec &LR = spec("LeakyReLU");
+  EXPECT_NE(forward(LR, layerOptions(LR, {numberArgOf(0.2), boolArgOf(true)}), {4, 6})
+                .Why.find("in place"),
             std::string::npos);
 }
 
