@@ -164,7 +164,9 @@ CallFollower::userCall(const Expr *E, const FunctionDecl *Callee,
     if (const auto *Arrow = dyn_cast<CXXOperatorCallExpr>(Obj);
         Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
       Obj = strip(Arrow->getArg(0));
-    if (const auto *VD = dyn_cast_or_null<VarDecl>(namedDecl(Obj)))
+    // A local the function constructed, or a member the constructor built.
+    const auto *VD = dyn_cast_or_null<ValueDecl>(namedDecl(Obj));
+    if (VD && (isa<VarDecl>(VD) || isa<FieldDecl>(VD)))
       if (auto It = FE.UserObjects.find(FE.key(VD)); It != FE.UserObjects.end()) {
         const CXXRecordDecl *Class = It->second.Class;
         const CXXRecordDecl *Owner = CalleeMethod->getParent();
@@ -203,6 +205,10 @@ CallFollower::userCall(const Expr *E, const FunctionDecl *Callee,
   } else {
     Result = FE.apply(Name, E, Inputs, Summary.Out);
   }
+  if (!Summary.TotalsWhy.empty())
+    FE.I.totalsUnknown("call to '" + Name + "' (line " +
+                       std::to_string(FE.span(E->getSourceRange()).Line) +
+                       "): " + Summary.TotalsWhy);
   for (const auto &[K, Why] : Summary.Changed)
     FE.forgetObject(Args[K], Why);
   // Tensors it was handed in a container are followed only as far as the
@@ -271,8 +277,10 @@ CallFollower::summarizeCall(const FunctionDecl &Def,
     Written = addSizes(Written, Op.WrittenBytes);
   }
   std::optional<SymSize> Peak = T.Summary.PeakLiveBytes;
-  if (!T.Summary.UnknownTotalsReason.empty())
+  if (!T.Summary.UnknownTotalsReason.empty()) {
     Peak.reset();
+    S.TotalsWhy = T.Summary.UnknownTotalsReason;
+  }
 
   OpOutcome &Out = S.Out;
   Out.ReadBytes = Read;

@@ -387,6 +387,9 @@ public:
     bool ReturnsTuple = false;
     std::vector<OpOutcome> Elements;
     std::vector<std::pair<unsigned, std::string>> Changed; // argument, why
+    /// Why the body's totals are unknown (empty: known): what it allocates
+    /// or keeps alive (autograd's saved tensors) is then not known either.
+    std::string TotalsWhy;
   };
   /// The tensors a followed call returning a std::pair / std::tuple gave,
   /// by call.

@@ -43,6 +43,19 @@ namespace tma {
 
 namespace {
 
+/// Whether an in-class initializer builds nothing: `{nullptr}`.
+bool nullOnly(const Expr *Init) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool Null = false;
+    bool VisitCXXNullPtrLiteralExpr(CXXNullPtrLiteralExpr *) {
+      Null = true;
+      return true;
+    }
+  } Find;
+  Find.TraverseStmt(const_cast<Expr *>(Init));
+  return Find.Null;
+}
+
 /// Whether C is defined here and does nothing: no statement, and no
 /// member or base initialised other than by default.
 bool buildsNothing(const CXXConstructorDecl *C) {
@@ -67,15 +80,7 @@ bool buildsNothing(const CXXConstructorDecl *C) {
   // built by every constructor; only `{nullptr}` builds nothing.
   for (const FieldDecl *F : Ctor->getParent()->fields())
     if (F->hasInClassInitializer()) {
-      struct NullOnly : RecursiveASTVisitor<NullOnly> {
-        bool Null = false;
-        bool VisitCXXNullPtrLiteralExpr(CXXNullPtrLiteralExpr *) {
-          Null = true;
-          return true;
-        }
-      } Find;
-      Find.TraverseStmt(F->getInClassInitializer());
-      if (!Find.Null && !F->getType()->isFundamentalType())
+      if (!nullOnly(F->getInClassInitializer()) && !F->getType()->isFundamentalType())
         return false;
     }
   return true;
@@ -327,17 +332,24 @@ void ModuleTracker::declareMemberModules() {
       isa<CXXDestructorDecl>(MD) || !derivesFromModule(MD->getParent()))
     return;
   const CXXRecordDecl *RD = MD->getParent();
-  std::vector<const FieldDecl *> Layers;
-  for (const FieldDecl *F : RD->fields())
-    if (!F->getType()->isReferenceType() && moduleLayer(F->getType()))
+  std::vector<const FieldDecl *> Layers, UserModules;
+  for (const FieldDecl *F : RD->fields()) {
+    if (F->getType()->isReferenceType())
+      continue;
+    if (moduleLayer(F->getType()))
       Layers.push_back(F);
-  if (Layers.empty())
+    else if (F->getType()->getAsCXXRecordDecl() && !isTensorType(F->getType()))
+      UserModules.push_back(F); // a user module's holder, perhaps
+  }
+  if (Layers.empty() && UserModules.empty())
     return;
   // The object itself: its parameters are its layer members'.
-  FE.ObjectModule = ModuleSummary();
-  FE.ObjectModule->Name = "this";
-  FE.ObjectModule->Layer = RD->getName().str();
-  FE.ObjectModule->Where = FE.span(RD->getSourceRange());
+  if (!Layers.empty()) {
+    FE.ObjectModule = ModuleSummary();
+    FE.ObjectModule->Name = "this";
+    FE.ObjectModule->Layer = RD->getName().str();
+    FE.ObjectModule->Where = FE.span(RD->getSourceRange());
+  }
   auto Unknown = [&](const FieldDecl *F, const std::string &Why) {
     ModuleValue M;
     M.Layer = *moduleLayer(F->getType());
@@ -363,6 +375,9 @@ void ModuleTracker::declareMemberModules() {
       FE.Modules[K] = M;
       FE.ModuleOrder.push_back(K);
     }
+    // Its user-module members, as the caller's constructor built them.
+    for (const auto &[K, Obj] : FE.Caller->UserObjects)
+      FE.UserObjects.emplace(K, Obj);
     return;
   }
   // A followed call's symbols would mean nothing in the caller's terms; the
@@ -381,7 +396,8 @@ void ModuleTracker::declareMemberModules() {
   if (!Ctor) {
     for (const FieldDecl *F : Layers)
       Unknown(F, Why);
-    FE.ObjectModule->Why = Why;
+    if (FE.ObjectModule)
+      FE.ObjectModule->Why = Why;
     return;
   }
 
@@ -427,6 +443,47 @@ void ModuleTracker::declareMemberModules() {
   const FunctionDecl *CtorDef = nullptr;
   const Stmt *CtorBody = Ctor->hasBody(CtorDef) ? CtorDef->getBody() : nullptr;
 
+  // Members that are user modules (`AttentionBlock attention;` built in
+  // the constructor from its arguments): a method of theirs this class
+  // calls (`attention->forward(x)`) is followed with the layers that
+  // construction builds, when the constructor builds the member once, on
+  // every path, and the class only runs it.
+  for (const FieldDecl *F : UserModules) {
+    const Expr *Init = nullptr;
+    for (const CXXCtorInitializer *CI : Ctor->inits())
+      if (CI->getMember() == F && CI->isWritten())
+        Init = throughRegistration(CI->getInit());
+    unsigned Assigned = 0, TopLevel = 0;
+    for (const Stmt *Body : Bodies) {
+      FieldAssignments A(F);
+      A.TraverseStmt(const_cast<Stmt *>(Body));
+      Assigned += A.Count;
+    }
+    if (const auto *CS = dyn_cast_or_null<CompoundStmt>(CtorBody))
+      for (const Stmt *S : CS->body())
+        if (const auto *E = dyn_cast<Expr>(S))
+          if (const Expr *RHS = assignedLayer(E, F)) {
+            Init = RHS;
+            ++TopLevel;
+          }
+    // `Block block{nullptr};` in the class builds nothing; anything else
+    // there would be a second construction.
+    if (!Init || (F->hasInClassInitializer() && Assigned == 0) ||
+        (F->hasInClassInitializer() && !nullOnly(F->getInClassInitializer())) ||
+        Assigned > 1 || Assigned != TopLevel)
+      continue;
+    ModuleUses Uses(F);
+    for (const Stmt *Body : Bodies)
+      Uses.TraverseStmt(const_cast<Stmt *>(Body));
+    if (Uses.Mentions != Uses.Harmless + Assigned)
+      continue;
+    if (auto Obj = userObject(F->getType(), Init)) {
+      FE.UserObjects[FE.key(F)] = *Obj;
+    }
+  }
+
+  if (Layers.empty())
+    return;
   for (const FieldDecl *F : Layers) {
     std::string Name = F->getName().str();
     // The initialiser: the constructor's, or the in-class one.

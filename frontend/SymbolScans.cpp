@@ -135,6 +135,33 @@ struct MutationScan : RecursiveASTVisitor<MutationScan> {
     if (moduleLayer(CE->getType()))
       return true;
     const CXXConstructorDecl *C = CE->getConstructor();
+    // A user module's holder (TORCH_MODULE(Block): ModuleHolder's
+    // forwarding constructor, inherited) passes them on to the Impl's
+    // constructor: what that takes is what may change.
+    if (C->isInheritingConstructor())
+      C = C->getInheritedConstructor().getConstructor();
+    if (const auto *Holder = dyn_cast<ClassTemplateSpecializationDecl>(C->getParent());
+        Holder && Holder->getQualifiedNameAsString() == "torch::nn::ModuleHolder" &&
+        !C->isCopyOrMoveConstructor() && CE->getNumArgs() > 0) {
+      const CXXConstructorDecl *Impl = nullptr;
+      unsigned Fits = 0;
+      if (const CXXRecordDecl *RD =
+              Holder->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl())
+        for (const CXXConstructorDecl *IC : RD->ctors())
+          if (!IC->isCopyOrMoveConstructor() && !IC->isDeleted() &&
+              IC->getMinRequiredArguments() <= CE->getNumArgs() &&
+              CE->getNumArgs() <= IC->getNumParams()) {
+            Impl = IC;
+            ++Fits;
+          }
+      if (Fits != 1) {
+        for (const Expr *A : CE->arguments())
+          if (A->isLValue())
+            mark(A);
+        return true;
+      }
+      C = Impl;
+    }
     for (unsigned K = 0; K < CE->getNumArgs() && K < C->getNumParams(); ++K)
       byReference(C->getParamDecl(K)->getType(), CE->getArg(K));
     return true;

@@ -317,3 +317,37 @@ torch::Tensor BuiltInClassImpl::forward(torch::Tensor x) {
   auto y = proj->forward(x);
   return y;
 }
+
+// A user module as a member of another (`Block block;` built by the
+// outer constructor from its arguments, in the initializer list or the
+// body): the outer forward follows block->forward with the layers that
+// construction builds.
+struct ScaledBlockImpl : torch::nn::Module {
+  ScaledBlockImpl(int64_t in, int64_t out)
+      : fc(register_module("fc", torch::nn::Linear(in, out))) {}
+  torch::Tensor forward(torch::Tensor x);
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(ScaledBlock);
+
+torch::Tensor ScaledBlockImpl::forward(torch::Tensor x) {
+  auto a = fc->forward(x);
+  return a * a;
+}
+
+struct NestedBlocksImpl : torch::nn::Module {
+  explicit NestedBlocksImpl(int64_t width)
+      : first(register_module("first", ScaledBlock(width, 2 * width))) {
+    second = register_module("second", ScaledBlock(2 * width, 3));
+  }
+  torch::Tensor forward(torch::Tensor x);
+  ScaledBlock first;
+  ScaledBlock second{nullptr};
+};
+
+torch::Tensor NestedBlocksImpl::forward(torch::Tensor x) {
+  auto h = first->forward(x);
+  auto y = second->forward(h);
+  auto z = y.sum(1);
+  return z;
+}
