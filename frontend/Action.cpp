@@ -7,13 +7,52 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Sema/Sema.h"
 
 #include <chrono>
 
 using namespace clang;
 
 namespace tma {
+
+bool derivesFromModule(const clang::CXXRecordDecl *RD, int Depth); // Modules.cpp
+
 namespace {
+
+/// The constructors of user module templates (`ResNetImpl<B>::ResNetImpl`,
+/// defined out of the class) that nothing instantiated: a holder
+/// (ModuleHolder's forwarding constructor) and std::make_shared call them,
+/// and those libraries' bodies are skipped, so Sema never saw the use.
+/// Instantiating them gives the analysis the layers they build, as a
+/// compiler would.
+void instantiateModuleConstructors(Sema &S, DeclContext *DC, int Depth = 0) {
+  if (Depth > 8)
+    return;
+  for (Decl *D : DC->decls()) {
+    if (!keepsFunctionBody(D))
+      continue;
+    if (auto *NS = dyn_cast<NamespaceDecl>(D)) {
+      instantiateModuleConstructors(S, NS, Depth + 1);
+      continue;
+    }
+    auto *CT = dyn_cast<ClassTemplateDecl>(D);
+    if (!CT)
+      continue;
+    for (ClassTemplateSpecializationDecl *Spec : CT->specializations()) {
+      if (!Spec->hasDefinition() || !derivesFromModule(Spec, 0))
+        continue;
+      for (CXXConstructorDecl *C : Spec->ctors())
+        if (!C->isImplicit() && !C->hasBody() &&
+            C->getTemplateSpecializationKind() == TSK_ImplicitInstantiation)
+          if (const FunctionDecl *Pattern = C->getTemplateInstantiationPattern();
+              Pattern && Pattern->hasBody())
+            S.InstantiateFunctionDefinition(C->getLocation(), C,
+                                            /*Recursive=*/true,
+                                            /*DefinitionRequired=*/false,
+                                            /*AtEndOfTU=*/true);
+    }
+  }
+}
 
 class AnalysisConsumer : public ASTConsumer {
 public:
@@ -37,6 +76,8 @@ public:
       Results.push_back(std::move(FA));
       return;
     }
+    if (CI.hasSema())
+      instantiateModuleConstructors(CI.getSema(), Ctx.getTranslationUnitDecl());
     AnalysisOptions Opts;
     Opts.DisplayFile = FA.File;
     Opts.Version = detectTorchVersion(CI.getPreprocessor());

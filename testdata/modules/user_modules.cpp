@@ -351,3 +351,38 @@ torch::Tensor NestedBlocksImpl::forward(torch::Tensor x) {
   auto z = y.sum(1);
   return z;
 }
+
+// A module template whose constructor is defined out of the class (as
+// pytorch-cpp's ResNetImpl<Block>), made through its holder: only
+// LibTorch's holder and std::make_shared call the constructor, so the
+// analysis instantiates it itself.
+template <typename Tag>
+struct TemplatedNetImpl : torch::nn::Module {
+  explicit TemplatedNetImpl(int64_t width);
+  torch::Tensor forward(torch::Tensor x);
+  torch::nn::Linear fc{nullptr};
+};
+
+template <typename Tag>
+TemplatedNetImpl<Tag>::TemplatedNetImpl(int64_t width) {
+  fc = register_module("fc", torch::nn::Linear(width, 3));
+}
+
+template <typename Tag>
+torch::Tensor TemplatedNetImpl<Tag>::forward(torch::Tensor x) {
+  return torch::relu(fc->forward(x));
+}
+
+template <typename Tag = int>
+class TemplatedNet : public torch::nn::ModuleHolder<TemplatedNetImpl<Tag>> {
+public:
+  using torch::nn::ModuleHolder<TemplatedNetImpl<Tag>>::ModuleHolder;
+};
+
+torch::Tensor run_templated_net() {
+  TemplatedNet<> net(6);
+  auto x = torch::randn({2, 6});
+  auto y = net->forward(x);
+  auto z = y.sum(0);
+  return z;
+}
