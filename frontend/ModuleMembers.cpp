@@ -172,6 +172,42 @@ struct FieldAssignments : RecursiveASTVisitor<FieldAssignments> {
   }
 };
 
+/// How the constructor builds member F, given its initializer's
+/// construction (Init, or null): an assignment that is a statement of the
+/// constructor's body replaces it. Assigned counts the assignments in the
+/// class's methods (Bodies), TopLevel those that are such statements, and
+/// OnlyRun says whether every other mention is harmless (forward, ...).
+struct MemberConstruction {
+  const Expr *Init = nullptr;
+  unsigned Assigned = 0, TopLevel = 0;
+  bool OnlyRun = false;
+};
+
+MemberConstruction memberConstruction(const FieldDecl *F, const Expr *Init,
+                                      const Stmt *CtorBody,
+                                      const std::vector<const Stmt *> &Bodies) {
+  MemberConstruction M;
+  M.Init = Init;
+  for (const Stmt *Body : Bodies) {
+    FieldAssignments A(F);
+    A.TraverseStmt(const_cast<Stmt *>(Body));
+    M.Assigned += A.Count;
+  }
+  if (const auto *CS = dyn_cast_or_null<CompoundStmt>(CtorBody))
+    for (const Stmt *S : CS->body())
+      if (const auto *E = dyn_cast<Expr>(S))
+        if (const Expr *RHS = assignedLayer(E, F)) {
+          M.Init = RHS;
+          ++M.TopLevel;
+        }
+  ModuleUses Uses(F);
+  for (const Stmt *Body : Bodies)
+    Uses.TraverseStmt(const_cast<Stmt *>(Body));
+  // The assignment itself mentions the member once.
+  M.OnlyRun = Uses.Mentions == Uses.Harmless + M.Assigned;
+  return M;
+}
+
 /// Whether E registers a module, parameter or buffer (register_module,
 /// register_parameter, register_buffer); the field it registers, if it
 /// names one, in Field.
@@ -449,37 +485,19 @@ void ModuleTracker::declareMemberModules() {
   // construction builds, when the constructor builds the member once, on
   // every path, and the class only runs it.
   for (const FieldDecl *F : UserModules) {
-    const Expr *Init = nullptr;
+    const Expr *Written = nullptr;
     for (const CXXCtorInitializer *CI : Ctor->inits())
       if (CI->getMember() == F && CI->isWritten())
-        Init = throughRegistration(CI->getInit());
-    unsigned Assigned = 0, TopLevel = 0;
-    for (const Stmt *Body : Bodies) {
-      FieldAssignments A(F);
-      A.TraverseStmt(const_cast<Stmt *>(Body));
-      Assigned += A.Count;
-    }
-    if (const auto *CS = dyn_cast_or_null<CompoundStmt>(CtorBody))
-      for (const Stmt *S : CS->body())
-        if (const auto *E = dyn_cast<Expr>(S))
-          if (const Expr *RHS = assignedLayer(E, F)) {
-            Init = RHS;
-            ++TopLevel;
-          }
+        Written = throughRegistration(CI->getInit());
+    MemberConstruction M = memberConstruction(F, Written, CtorBody, Bodies);
     // `Block block{nullptr};` in the class builds nothing; anything else
     // there would be a second construction.
-    if (!Init || (F->hasInClassInitializer() && Assigned == 0) ||
+    if (!M.Init || (F->hasInClassInitializer() && M.Assigned == 0) ||
         (F->hasInClassInitializer() && !nullOnly(F->getInClassInitializer())) ||
-        Assigned > 1 || Assigned != TopLevel)
+        M.Assigned > 1 || M.Assigned != M.TopLevel || !M.OnlyRun)
       continue;
-    ModuleUses Uses(F);
-    for (const Stmt *Body : Bodies)
-      Uses.TraverseStmt(const_cast<Stmt *>(Body));
-    if (Uses.Mentions != Uses.Harmless + Assigned)
-      continue;
-    if (auto Obj = userObject(F->getType(), Init)) {
+    if (auto Obj = userObject(F->getType(), M.Init))
       FE.UserObjects[FE.key(F)] = *Obj;
-    }
   }
 
   if (Layers.empty())
@@ -500,30 +518,15 @@ void ModuleTracker::declareMemberModules() {
       Init = throughRegistration(Init);
     // An assignment in the constructor's body replaces it; it must be a
     // statement of its own that runs on every path.
-    unsigned Assigned = 0, TopLevel = 0;
-    for (const Stmt *Body : Bodies) {
-      FieldAssignments A(F);
-      A.TraverseStmt(const_cast<Stmt *>(Body));
-      Assigned += A.Count;
-    }
-    if (const auto *CS = dyn_cast_or_null<CompoundStmt>(CtorBody))
-      for (const Stmt *S : CS->body())
-        if (const auto *E = dyn_cast<Expr>(S))
-          if (const Expr *RHS = assignedLayer(E, F)) {
-            Init = RHS;
-            ++TopLevel;
-          }
-    if (Assigned > 1 || Assigned != TopLevel) {
-      Unknown(F, Assigned > 1 ? "assigned more than once"
-                              : "assigned outside the constructor's body, "
-                                "or in a branch or a loop");
+    MemberConstruction Built = memberConstruction(F, Init, CtorBody, Bodies);
+    Init = Built.Init;
+    if (Built.Assigned > 1 || Built.Assigned != Built.TopLevel) {
+      Unknown(F, Built.Assigned > 1 ? "assigned more than once"
+                                    : "assigned outside the constructor's body, "
+                                      "or in a branch or a loop");
       continue;
     }
-    ModuleUses Uses(F);
-    for (const Stmt *Body : Bodies)
-      Uses.TraverseStmt(const_cast<Stmt *>(Body));
-    // The assignment itself mentions the member once.
-    if (Uses.Mentions != Uses.Harmless + Assigned) {
+    if (!Built.OnlyRun) {
       Unknown(F, "used in the class other than by forward(), so its "
                  "parameters may have changed");
       continue;
