@@ -585,6 +585,13 @@ public:
   std::map<std::string, SymSize> IntVars;
   /// Declarations the body may change after they are declared.
   std::set<const ValueDecl *> Mutated;
+  /// Tensor parameters changed only by whole assignments outside loops
+  /// (parametersOnlyReassigned): while the name holds the caller's tensor,
+  /// its sizes are the caller's.
+  std::set<const clang::ParmVarDecl *> OnlyReassigned;
+  /// The tensor parameter E names while E holds the caller's tensor (the
+  /// value Held): unchanged, or not yet reassigned. Null otherwise.
+  const clang::ParmVarDecl *callerTensorHeld(const Expr *E, ValueId Held) const;
   /// Tuples and structs of tensors changed other than as a whole (`p.second
   /// = y`, `std::get<1>(p) = y`, passed by reference): their elements are
   /// not followed (declareParameters), with the line of the first change.

@@ -7,6 +7,7 @@
 //     every path that goes on.
 #include "frontend/SymbolScans.h"
 
+#include "clang/AST/ParentMap.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/Builtins.h"
 
@@ -425,6 +426,46 @@ checkedCondition(const Stmt *S) {
 void scanMutations(const Stmt *Body, std::set<const ValueDecl *> &Out,
                    MutationSites *Sites) {
   MutationScan(Out, Sites).TraverseStmt(const_cast<Stmt *>(Body));
+}
+
+std::set<const ParmVarDecl *>
+parametersOnlyReassigned(const Stmt *Body, const MutationSites &Sites) {
+  std::set<const ParmVarDecl *> Out;
+  if (!Body)
+    return Out;
+  // A goto back to a label is a loop the parent chain does not show.
+  struct Labels : RecursiveASTVisitor<Labels> {
+    bool Found = false;
+    bool VisitLabelStmt(LabelStmt *) {
+      Found = true;
+      return false;
+    }
+  } L;
+  L.TraverseStmt(const_cast<Stmt *>(Body));
+  if (L.Found)
+    return Out;
+  ParentMap Parents(const_cast<Stmt *>(Body));
+  auto InLoop = [&](const Stmt *S) {
+    for (const Stmt *P = Parents.getParent(S); P; P = Parents.getParent(P))
+      if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt, LambdaExpr>(P))
+        return true;
+    return false;
+  };
+  for (const auto &[D, Where] : Sites) {
+    const auto *P = dyn_cast<ParmVarDecl>(D);
+    if (!P || !isTensorType(P->getType()) || P->getType()->isReferenceType())
+      continue;
+    bool Whole = !Where.empty();
+    for (const Stmt *S : Where) {
+      const auto *OCE = dyn_cast<CXXOperatorCallExpr>(S);
+      Whole = Whole && OCE && OCE->getOperator() == OO_Equal &&
+              OCE->getNumArgs() == 2 &&
+              parameterNamed(OCE->getArg(0)) == P && !InLoop(S);
+    }
+    if (Whole)
+      Out.insert(P);
+  }
+  return Out;
 }
 
 void scanTuplesChangedInPart(const SourceManager &SM, const Stmt *Body,

@@ -33,6 +33,14 @@ using MutationSites = std::map<const clang::ValueDecl *, std::vector<const clang
 void scanMutations(const clang::Stmt *Body, std::set<const clang::ValueDecl *> &Out,
                    MutationSites *Sites = nullptr);
 
+/// The tensor parameters whose every change is a whole assignment
+/// (`x = x.view({x.size(0), -1})`) outside any loop, in a body without
+/// labels: while the name still holds the caller's tensor, what the code
+/// reads of it (x.size(1)) is the caller's tensor's, in every iteration of
+/// any loop.
+std::set<const clang::ParmVarDecl *>
+parametersOnlyReassigned(const clang::Stmt *Body, const MutationSites &Sites);
+
 /// Tuples, pairs and structs of tensors the body changes other than by a
 /// whole assignment, with the line of the first change (TuplePartScan).
 void scanTuplesChangedInPart(const clang::SourceManager &SM, const clang::Stmt *Body,

@@ -20,6 +20,18 @@ namespace tma {
 
 /// V converted to the integer type To: the same value when To holds it
 /// (stated as an assumption when only the facts could not show it).
+const ParmVarDecl *FunctionEvaluator::callerTensorHeld(const Expr *E,
+                                                       ValueId Held) const {
+  if (const ParmVarDecl *P = unchangedTensorParameter(E, Mutated))
+    return P;
+  const ParmVarDecl *P = parameterNamed(E);
+  auto Entry = P ? ParameterValues.find(P) : ParameterValues.end();
+  if (!P || !OnlyReassigned.count(P) || Entry == ParameterValues.end() ||
+      Entry->second != Held)
+    return nullptr;
+  return P;
+}
+
 std::optional<SymSize> SymbolReader::convertInteger(const SymSize &V,
                                                          QualType To) {
   if (V.isConstant() || !To->isIntegerType() || To->isBooleanType())
@@ -227,14 +239,15 @@ std::optional<SymSize> SymbolReader::symbolicValue(const Expr *E,
   // expression there would record its ops in no statement.
   if (!Evaluate && !isa<DeclRefExpr>(strip(Obj)))
     return std::nullopt;
-  const TensorValue &V = FE.I.value(FE.tensor(Obj));
+  ValueId Held = FE.tensor(Obj);
+  const TensorValue &V = FE.I.value(Held);
   if ((N == "size" || N == "stride") && MC->getNumArgs() == 1) {
     auto K = FE.args().foldInteger(MC->getArg(0));
     const std::optional<Shape> &Dims = N == "size" ? V.Sizes : V.Strides;
     // A parameter of unknown rank still has sizes: x.size(1) of the tensor
     // the caller passed, while x still holds it.
     if (K && *K >= 0 && !Dims && N == "size" && !FE.Caller)
-      if (const ParmVarDecl *P = unchangedTensorParameter(Obj, FE.Mutated))
+      if (const ParmVarDecl *P = FE.callerTensorHeld(Obj, Held))
         return FE.Env->tensorSize(P->getName().str(), *K);
     if (!K || !Dims)
       return std::nullopt;

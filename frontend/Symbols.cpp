@@ -152,6 +152,7 @@ void SymbolReader::declareParameters() {
   MutationSites Sites;
   if (Body) {
     scanMutations(Body, FE.Mutated, &Sites);
+    FE.OnlyReassigned = parametersOnlyReassigned(Body, Sites);
     scanTuplesChangedInPart(FE.SM, Body, FE.TuplesChangedInPart);
   }
   if (FE.Caller)

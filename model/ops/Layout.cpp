@@ -95,6 +95,10 @@ OpOutcome reshape(const TensorValue &In, const Shape &Target) {
 // contiguous (TensorProperties.cpp): self when is_contiguous(fmt), else
 // clone(fmt).
 OpOutcome contiguous(const TensorValue &In, MemoryFormat Fmt) {
+  // A packed tensor of unknown rank (a parameter, stated contiguous) is
+  // contiguous whatever its rank: contiguous() returns it.
+  if (Fmt == MemoryFormat::Contiguous && packedAsFlat(In))
+    return selfOf(In, "already contiguous: returns self");
   if (!In.Sizes || !In.Strides) {
     OpOutcome Out = unmodelled("contiguous");
     Out.Value = TensorValue();

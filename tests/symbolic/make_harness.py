@@ -15,7 +15,8 @@ finds binding statements with a line-based scan of the source (the corpus is
 written one statement per line start, braces on every loop body), not with
 the tool's frontend, so a binding the tool misses is still measured and
 counts as unanswered. After each binding statement `auto q = ...;` (or a
-reassignment `h = ...;` of a name declared before) it inserts, on the same
+reassignment `h = ...;` of a name declared before, or of a tensor
+parameter) it inserts, on the same
 line, `::tma_sym::record("fn", "q", line, q);`. record() is a no-op for
 values that are not tensors (sizes, vectors, options), so the C++ compiler,
 not this script, decides which bindings are tensors. After a torch::nn
@@ -119,7 +120,10 @@ def instrument(path, text, wanted):
             m = FUNC.match(line)
             if m:
                 function = m.group(1) if m.group(1) in wanted else None
-                declared = set()
+                # A tensor parameter reassigned (`z = z.view(...)`) is
+                # recorded from then on, as a local is.
+                declared = {p["name"] for p in wanted[function].get("params", [])
+                            if "shape" in p} if function else set()
                 if function:
                     bindings.setdefault(function, [])
             elif line[:1].isalpha() or line[:1] == "_":
