@@ -392,7 +392,7 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
     bool Work = hasTensorWork(Init);
     if (Work)
       openStatement(DS, F, Insertable);
-    FE.symbols().declareInteger(VD, Init);
+    FE.symbols().declareInteger(VD, Init, F);
     if (Work) {
       FE.sideEffects(Init);
       FE.I.endStatement();

@@ -38,7 +38,14 @@ public:
   void learnFacts(const Expr *Cond, bool Holds);
   /// Learns the facts S checks, when it runs on every path.
   void checkedStatement(const Stmt *S, Flow F);
-  void declareInteger(const VarDecl *VD, const Expr *Init);
+  /// An integer local nothing changes after its declaration: its
+  /// initializer's value as a size; one the analysis cannot derive (`auto
+  /// vocab = dict.size()`, `t.item<int64_t>()`) is a symbol named after the
+  /// variable, as PyTorch names a size only a run knows (unbacked), when
+  /// the name means one value: declared outside any loop, in an evaluation
+  /// of its own (not a followed call), by a name no other declaration of
+  /// the function has.
+  void declareInteger(const VarDecl *VD, const Expr *Init, Flow F);
   void checkedParameterFacts(
       const Expr *Cond, bool Holds,
       std::map<const clang::ParmVarDecl *,

@@ -468,6 +468,34 @@ parametersOnlyReassigned(const Stmt *Body, const MutationSites &Sites) {
   return Out;
 }
 
+bool namesOneValue(const FunctionDecl &FD, const VarDecl *VD) {
+  struct Others : RecursiveASTVisitor<Others> {
+    const VarDecl *VD;
+    bool Found = false;
+    bool VisitVarDecl(VarDecl *D) {
+      if (D != VD && D->getIdentifier() && D->getName() == VD->getName())
+        Found = true;
+      return !Found;
+    }
+    bool VisitBindingDecl(BindingDecl *D) {
+      if (D->getIdentifier() && D->getName() == VD->getName())
+        Found = true;
+      return !Found;
+    }
+    bool VisitLabelStmt(LabelStmt *) {
+      Found = true;
+      return false;
+    }
+  } Scan;
+  Scan.VD = VD;
+  for (const ParmVarDecl *P : FD.parameters())
+    if (P != VD && P->getIdentifier() && P->getName() == VD->getName())
+      return false;
+  if (FD.getBody())
+    Scan.TraverseStmt(FD.getBody());
+  return !Scan.Found;
+}
+
 void scanTuplesChangedInPart(const SourceManager &SM, const Stmt *Body,
                              std::map<const ValueDecl *, unsigned> &Out) {
   TuplePartScan(SM, Out).TraverseStmt(const_cast<Stmt *>(Body));

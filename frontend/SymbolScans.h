@@ -41,6 +41,11 @@ void scanMutations(const clang::Stmt *Body, std::set<const clang::ValueDecl *> &
 std::set<const clang::ParmVarDecl *>
 parametersOnlyReassigned(const clang::Stmt *Body, const MutationSites &Sites);
 
+/// Whether VD's name, as a symbol of FD, means VD's one value: no other
+/// declaration of FD (a parameter, a local, a binding) has it, and FD has
+/// no label (a goto back to one would run VD's declaration again).
+bool namesOneValue(const clang::FunctionDecl &FD, const clang::VarDecl *VD);
+
 /// Tuples, pairs and structs of tensors the body changes other than by a
 /// whole assignment, with the line of the first change (TuplePartScan).
 void scanTuplesChangedInPart(const clang::SourceManager &SM, const clang::Stmt *Body,

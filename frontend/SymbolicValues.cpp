@@ -352,12 +352,22 @@ void SymbolReader::checkedStatement(const Stmt *S, Flow F) {
     learnFacts(C->first, C->second);
 }
 
-void SymbolReader::declareInteger(const VarDecl *VD, const Expr *Init) {
+void SymbolReader::declareInteger(const VarDecl *VD, const Expr *Init, Flow F) {
   if (FE.Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())))
     return;
   auto V = sizeValue(Init);
-  if (!V)
+  if (!V) {
+    if (F.InLoop || FE.Caller || !VD->getIdentifier() ||
+        !namesOneValue(FE.FD, VD))
+      return;
+    // A run-time value: its own symbol, >= 0 when its type is unsigned.
+    std::string Name = VD->getName().str();
+    V = FE.Env->integer(Name);
+    if (VD->getType()->isUnsignedIntegerType())
+      FE.Env->addFact(SymRelation::ge(*V, SymSize(0)));
+    FE.IntVars[FE.key(VD)] = *V;
     return;
+  }
   if (V->isSymbolic()) {
     V = convertInteger(*V, VD->getType());
     if (!V)

@@ -49,3 +49,23 @@ torch::Tensor zeros_of_length(int64_t n) {
   auto z = torch::zeros({n});
   return z;
 }
+
+// Sizes only a run knows: an integer read from a tensor's data (item) or
+// from a container the analysis does not follow is a symbol named after
+// its variable (as PyTorch names an unbacked size), so what is made from
+// it has a formula over it.
+torch::Tensor run_time_sizes(const torch::Tensor &lengths, const torch::Tensor &x) {
+  TORCH_CHECK(x.dim() == 2);
+  auto max_len = lengths.max().item<int64_t>();
+  auto padded = torch::zeros({x.size(0), max_len, x.size(1)});
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < x.size(0); ++i) {
+    if (i % 2 == 0) {
+      kept.push_back(i);
+    }
+  }
+  auto count = kept.size();
+  auto rows = torch::empty({static_cast<int64_t>(count), x.size(1)}, x.options());
+  auto joined = torch::cat({padded.flatten(0, 1), rows}, 0);
+  return joined;
+}

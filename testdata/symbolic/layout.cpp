@@ -115,8 +115,9 @@ torch::Tensor flattened_distance(torch::Tensor x1, torch::Tensor x2) {
 }
 
 // Reassigned inside a loop, or changed in place: x.size(0) after that is
-// another tensor's, so nothing is said of the caller's sizes through it.
-// (Unknown on purpose: not in inputs.json, the snapshot keeps them so.)
+// another tensor's, so nothing is said of the caller's sizes through it
+// (x stays unknown; n is a run-time value of its own, the symbol n).
+// Not in inputs.json (x is unknown on purpose); the snapshot keeps them so.
 torch::Tensor reassigned_in_loop(torch::Tensor x, int64_t steps) {
   for (int64_t i = 0; i < steps; ++i) {
     x = x.view({x.size(0), -1}).narrow(1, 0, 1);

@@ -47,6 +47,7 @@ import argparse
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -133,12 +134,14 @@ def draw_once(rng, spec, variant=None):
     return params
 
 
-def environment(params, module=None):
+def environment(params, module=None, integers=None):
     """The names a report's expressions may use: the parameters, the
-    constructor's arguments, and a module method's member tensors as the
+    constructor's arguments, a module method's member tensors as the
     harness measured them after construction ("fc1.weight" is
-    "fc1->weight", as the method's code reaches it)."""
-    env = {}
+    "fc1->weight", as the method's code reaches it), and, after a run, the
+    integer locals it bound (a report names a value only a run knows,
+    `auto n = t.item<int64_t>()`, after its variable)."""
+    env = dict(integers or {})
     for p in params:
         env[p["name"]] = (TensorValue(p["shape"], p["dtype"]) if p["kind"] == "tensor"
                           else p["value"])
@@ -148,6 +151,23 @@ def environment(params, module=None):
     for t in (module or {}).get("parameters", []) + (module or {}).get("buffers", []):
         env.setdefault(t["name"].replace(".", "->"), TensorValue(t["shape"], t["dtype"]))
     return env
+
+
+def run_outside_assumptions(report_fn, params, measured):
+    """The first assumption of the report that names an integer local and
+    does not hold for this run's value of it (the draw could not choose
+    it), or None: the report says nothing of such a run."""
+    integers = measured.get("integers") or {}
+    env = environment(params, measured["module"], integers)
+    for a in (report_fn or {}).get("assumptions", []):
+        if not any(re.search(r"\b%s\b" % re.escape(n), a) for n in integers):
+            continue
+        try:
+            if not evaluate(a, env):
+                return a
+        except ExprError:
+            continue
+    return None
 
 
 def constructor_args(params):
@@ -228,6 +248,10 @@ def draws_for(rng, fn, spec, assumptions, count, problems, probe, notes):
                     ok = False
                     break
             except ExprError as e:
+                # A value only the run knows (an integer local): checked
+                # once the harness has run (run_outside_assumptions).
+                if "unknown name" in str(e):
+                    continue
                 problems.append("%s: assumption %r cannot be evaluated: %s" % (fn, a, e))
                 return out
         if not ok:
@@ -322,7 +346,7 @@ class Comparison:
 
 
 def compare_run(cmp, fn, report_fn, params, measured):
-    env = environment(params, measured["module"])
+    env = environment(params, measured["module"], measured.get("integers"))
     rows = {}
     if report_fn:
         for row in report_fn.get("tensors", []):
@@ -374,7 +398,7 @@ class Training:
                 bad = value + 1 if isinstance(value, int) else "(%s) + 1" % value
                 cmp = Comparison()
                 cmp.scalar("planted", "state_bytes", bad, obs["state_bytes"],
-                           environment(params, measured["module"]))
+                           environment(params, measured["module"], measured.get("integers")))
                 if not cmp.disagreements:
                     return ["a planted wrong optimizer state (%s) was not caught" % bad]
                 print("planted wrong optimizer state caught")
@@ -398,7 +422,7 @@ def optimizer_row(report_fn, name):
 
 
 def compare_layers(cmp, fn, report_fn, params, measured, training):
-    env = environment(params, measured["module"])
+    env = environment(params, measured["module"], measured.get("integers"))
     for obs in measured.get("layers", []):
         key = (fn, obs["name"])
         training.layers.add(key)
@@ -527,7 +551,7 @@ def planted_checks(report_by_fn, results):
                     bad = dict(row)
                     bad[field] = value + 1 if isinstance(value, int) else "(%s) + 1" % value
                 cmp = Comparison()
-                cmp.tensor("planted", bad, obs, environment(params, measured["module"]))
+                cmp.tensor("planted", bad, obs, environment(params, measured["module"], measured.get("integers")))
                 if not cmp.disagreements:
                     failures.append("a planted wrong %s (%s) was not caught" % (field, bad[field]))
                 done.add(field)
@@ -587,6 +611,7 @@ def main():
 
     cmp = Comparison()
     results = []
+    compared_functions = set()
     tensors = {}  # (fn, name, line) -> report row or None
     observed_rows = set()
     observations = {}  # (fn, name, line) -> [(draw, observation)]
@@ -607,10 +632,10 @@ def main():
                 module_bytes_answered.add(fn)
                 cmp.scalar("%s: module summary (draw %d: %s)" % (fn, index, describe(params)),
                            "parameter_bytes", this[0]["parameter_bytes"],
-                           m["module"]["parameter_bytes"], environment(params, m["module"]))
+                           m["module"]["parameter_bytes"], environment(params, m["module"], m.get("integers")))
             # The draw was chosen on the probe's module; the one the method
             # ran with must satisfy the assumptions too.
-            env = environment(params, m["module"])
+            env = environment(params, m["module"], m.get("integers"))
             for a in (report_fn or {}).get("assumptions", []):
                 try:
                     if not evaluate(a, env):
@@ -619,6 +644,12 @@ def main():
                                             fn, index, describe(params), a))
                 except ExprError as e:
                     problems.append("%s: assumption %r cannot be evaluated: %s" % (fn, a, e))
+        outside = run_outside_assumptions(report_fn, params, m)
+        if outside:
+            notes.append("%s (draw %d: %s): not compared, the run is outside the report's "
+                         "assumption %r" % (fn, index, describe(params), outside))
+            continue
+        compared_functions.add(fn)
         compare_layers(cmp, fn, report_fn, params, m, training)
         compare_run(cmp, fn, report_fn, params, m)
         results.append((fn, params, m))
@@ -631,6 +662,12 @@ def main():
             observed_rows.add((fn,) + key)
             observations.setdefault((fn,) + key, []).append((index, obs))
 
+    # A function whose every run fell outside its report's assumptions on
+    # run-time values was not tested: that is a problem, not a pass.
+    for fn in sorted({fn for fn, _, _ in runs} - compared_functions):
+        if all(m["error"] is None for (f, _, _), m in zip(runs, measured) if f == fn):
+            problems.append("%s: no run satisfies the report's assumptions on its run-time "
+                            "values, so none was compared" % fn)
     unobserved = []
     for fn in spec:
         for r in (report_by_fn.get(fn) or {}).get("tensors", []):

@@ -39,7 +39,7 @@ import os
 import re
 import sys
 
-DECL = re.compile(r"^(\s*)(?:const\s+)?(?:auto|at::Tensor|torch::Tensor|Tensor)\s+([A-Za-z_]\w*)\s*=(?!=)")
+DECL = re.compile(r"^(\s*)(?:const\s+)?(?:auto|at::Tensor|torch::Tensor|Tensor|int64_t|int|long|size_t)\s+([A-Za-z_]\w*)\s*=(?!=)")
 UNINITIALISED = re.compile(r"^\s*(?:at::Tensor|torch::Tensor|Tensor)\s+([A-Za-z_]\w*)\s*;")
 ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*)\s*=(?!=)")
 # A torch::nn layer the function declares (`torch::nn::Linear fc(784, 10);`):

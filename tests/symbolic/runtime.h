@@ -24,7 +24,10 @@
 //              the nbytes of the tensors in its state(), its parameters'
 //              gradients, the number of state entries,
 //    "tensors": [{"name", "line", "shape", "strides", "storage_offset",
-//                 "dtype", "storage_bytes", "contiguous", "base"}...]}
+//                 "dtype", "storage_bytes", "contiguous", "base"}...],
+//    "integers": {name: value} each integer local the function binds with
+//              `auto n = ...;` (the last value; a report names a run-time
+//              integer it cannot derive after its variable)}
 // with M = {"name" (dotted, "fc1.weight"), "shape", "dtype", "nbytes",
 // "storage_bytes"}. "module" is null for a free function.
 // "base" is the first probed name (parameters first, in order, then the
@@ -73,6 +76,8 @@ struct Run {
   std::vector<Seen> Storages;
   std::vector<std::string> Tensors;
   std::vector<std::string> Params;
+  /// Integer locals by name, as `"n":5`, the last value of each.
+  std::vector<std::pair<std::string, std::string>> Integers;
   std::string Module = "null"; // recordModule's JSON object
   /// The torch::nn layers the function declares, kept alive past its
   /// return, so their parameters' gradients are read when it has run.
@@ -175,8 +180,25 @@ inline void recordTensor(const char *Name, unsigned Line, const at::Tensor &T) {
 inline void record(const char *, const char *Name, unsigned Line, const at::Tensor &T) {
   recordTensor(Name, Line, T);
 }
+/// An integer local: its value, for the report's symbols named after it.
+template <class T, typename std::enable_if<std::is_integral<T>::value &&
+                                               !std::is_same<T, bool>::value,
+                                           int>::type = 0>
+inline void record(const char *, const char *Name, unsigned, const T &V) {
+  Run *R = current();
+  if (!R)
+    return;
+  std::string Value = std::to_string(V);
+  for (auto &Entry : R->Integers)
+    if (Entry.first == Name) {
+      Entry.second = Value;
+      return;
+    }
+  R->Integers.push_back({Name, Value});
+}
 template <class T, typename std::enable_if<
-                       !std::is_convertible<const T &, const at::Tensor &>::value,
+                       !std::is_convertible<const T &, const at::Tensor &>::value &&
+                           !(std::is_integral<T>::value && !std::is_same<T, bool>::value),
                        int>::type = 0>
 inline void record(const char *, const char *, unsigned, const T &) {}
 
@@ -399,7 +421,10 @@ inline int run(const Entry *Entries, size_t Count) {
       Out += "],\"tensors\":[";
       for (size_t I = 0; I < R.Tensors.size(); ++I)
         Out += (I ? "," : "") + R.Tensors[I];
-      Out += "]}\n";
+      Out += "],\"integers\":{";
+      for (size_t I = 0; I < R.Integers.size(); ++I)
+        Out += (I ? "," : "") + quote(R.Integers[I].first) + ":" + R.Integers[I].second;
+      Out += "}}\n";
       std::fwrite(Out.data(), 1, Out.size(), stdout);
       std::fflush(stdout);
       current() = nullptr;
