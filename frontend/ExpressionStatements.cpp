@@ -21,6 +21,23 @@ FunctionEvaluator::Completion StatementWalker::expressionStatement(const Expr *E
       break;
     S = strip(Cast->getSubExpr());
   }
+  // `N = x.size(0);`, the one assignment of an integer declared without a
+  // value: its value from here on, as an initializer's.
+  if (const auto *BO = dyn_cast<BinaryOperator>(S);
+      BO && BO->getOpcode() == BO_Assign && !F.InLoop && !F.InBranch)
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          VD && FE.AssignedOnce.count(cast<VarDecl>(VD->getCanonicalDecl()))) {
+        bool Work = hasTensorWork(BO->getRHS());
+        if (Work)
+          openStatement(E, F, Insertable);
+        FE.symbols().declareInteger(VD, BO->getRHS(), F);
+        if (Work) {
+          FE.sideEffects(BO->getRHS());
+          FE.I.endStatement();
+        }
+        return Done;
+      }
   if (const auto *TE = dyn_cast<CXXThrowExpr>(S)) {
     if (TE->getSubExpr() && hasTensorWork(TE->getSubExpr())) {
       openStatement(E, F, Insertable);

@@ -589,6 +589,10 @@ public:
   /// (parametersOnlyReassigned): while the name holds the caller's tensor,
   /// its sizes are the caller's.
   std::set<const clang::ParmVarDecl *> OnlyReassigned;
+  /// Integer locals declared without a value and assigned once at the
+  /// body's top level (integersAssignedOnce): that assignment is their
+  /// value, as an initializer would be.
+  std::set<const VarDecl *> AssignedOnce;
   /// The tensor parameter E names while E holds the caller's tensor (the
   /// value Held): unchanged, or not yet reassigned. Null otherwise.
   const clang::ParmVarDecl *callerTensorHeld(const Expr *E, ValueId Held) const;

@@ -468,6 +468,28 @@ parametersOnlyReassigned(const Stmt *Body, const MutationSites &Sites) {
   return Out;
 }
 
+std::set<const VarDecl *> integersAssignedOnce(const Stmt *Body,
+                                               const MutationSites &Sites) {
+  std::set<const VarDecl *> Out;
+  const auto *CS = dyn_cast_or_null<CompoundStmt>(Body);
+  if (!CS)
+    return Out;
+  std::set<const Stmt *> TopLevel(CS->body_begin(), CS->body_end());
+  for (const auto &[D, Where] : Sites) {
+    const auto *VD = dyn_cast<VarDecl>(D);
+    if (!VD || isa<ParmVarDecl>(VD) || VD->hasInit() || !VD->hasLocalStorage() ||
+        !VD->getType()->isIntegerType() || VD->getType()->isBooleanType() ||
+        Where.size() != 1)
+      continue;
+    const auto *BO = dyn_cast<BinaryOperator>(Where.front());
+    if (BO && BO->getOpcode() == BO_Assign && TopLevel.count(BO))
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts());
+          DRE && DRE->getDecl()->getCanonicalDecl() == VD->getCanonicalDecl())
+        Out.insert(cast<VarDecl>(VD->getCanonicalDecl()));
+  }
+  return Out;
+}
+
 bool namesOneValue(const FunctionDecl &FD, const VarDecl *VD) {
   struct Others : RecursiveASTVisitor<Others> {
     const VarDecl *VD;

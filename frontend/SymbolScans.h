@@ -41,6 +41,13 @@ void scanMutations(const clang::Stmt *Body, std::set<const clang::ValueDecl *> &
 std::set<const clang::ParmVarDecl *>
 parametersOnlyReassigned(const clang::Stmt *Body, const MutationSites &Sites);
 
+/// Integer locals declared without a value and assigned once, by a
+/// statement of the body itself (`long N; ... N = x.size(0);`, outside
+/// any branch or loop): that assignment gives the value every later use
+/// reads, as an initializer would (a read before it is undefined).
+std::set<const clang::VarDecl *>
+integersAssignedOnce(const clang::Stmt *Body, const MutationSites &Sites);
+
 /// Whether VD's name, as a symbol of FD, means VD's one value: no other
 /// declaration of FD (a parameter, a local, a binding) has it, and FD has
 /// no label (a goto back to one would run VD's declaration again).

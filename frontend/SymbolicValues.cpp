@@ -353,7 +353,8 @@ void SymbolReader::checkedStatement(const Stmt *S, Flow F) {
 }
 
 void SymbolReader::declareInteger(const VarDecl *VD, const Expr *Init, Flow F) {
-  if (FE.Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())))
+  if (!Init || (FE.Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())) &&
+                !FE.AssignedOnce.count(cast<VarDecl>(VD->getCanonicalDecl()))))
     return;
   auto V = sizeValue(Init);
   if (!V) {

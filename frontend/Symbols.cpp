@@ -153,6 +153,7 @@ void SymbolReader::declareParameters() {
   if (Body) {
     scanMutations(Body, FE.Mutated, &Sites);
     FE.OnlyReassigned = parametersOnlyReassigned(Body, Sites);
+    FE.AssignedOnce = integersAssignedOnce(Body, Sites);
     scanTuplesChangedInPart(FE.SM, Body, FE.TuplesChangedInPart);
   }
   if (FE.Caller)

@@ -69,3 +69,23 @@ torch::Tensor run_time_sizes(const torch::Tensor &lengths, const torch::Tensor &
   auto joined = torch::cat({padded.flatten(0, 1), rows}, 0);
   return joined;
 }
+
+// Integers declared first and assigned once at the top level, C style
+// (`long int N, H, W;` then `N = key.size(0);`): the assignment is their
+// value from then on. One assigned in a branch or twice has none.
+torch::Tensor declared_then_assigned(torch::Tensor query, torch::Tensor key, bool wide) {
+  long int N, H, W, C;
+  torch::Tensor query_flat, out, grid;
+  N = key.size(0);
+  H = key.size(2);
+  W = key.size(3);
+  query_flat = query.view({N, query.size(1), -1}).transpose(1, 2).contiguous();
+  out = torch::zeros({N, H, W});
+  if (wide) {
+    C = 2 * W;
+  } else {
+    C = W;
+  }
+  grid = torch::ones({N, C});
+  return out;
+}

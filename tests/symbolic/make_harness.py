@@ -40,7 +40,8 @@ import re
 import sys
 
 DECL = re.compile(r"^(\s*)(?:const\s+)?(?:auto|at::Tensor|torch::Tensor|Tensor|int64_t|int|long|size_t)\s+([A-Za-z_]\w*)\s*=(?!=)")
-UNINITIALISED = re.compile(r"^\s*(?:at::Tensor|torch::Tensor|Tensor)\s+([A-Za-z_]\w*)\s*;")
+UNINITIALISED = re.compile(r"^\s*(?:at::Tensor|torch::Tensor|Tensor|long int|long|int64_t|int|size_t)\s+"
+                           r"([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*;")
 ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*)\s*=(?!=)")
 # A torch::nn layer the function declares (`torch::nn::Linear fc(784, 10);`):
 # the harness keeps the module to read its parameters and their gradients
@@ -148,9 +149,9 @@ def instrument(path, text, wanted):
             name = None
             bare = UNINITIALISED.match(line)
             if bare:
-                # `torch::Tensor y;`: undefined until a later `y = ...;`,
-                # which is recorded.
-                declared.add(bare.group(1))
+                # `torch::Tensor y, z;` (or an integer `long N;`): undefined
+                # until a later `y = ...;`, which is recorded.
+                declared.update(n.strip() for n in bare.group(1).split(","))
             if m:
                 name = m.group(2)
                 declared.add(name)
