@@ -124,39 +124,6 @@ std::string constructedModule(QualType T, const Expr *Init) {
   return RD->getName().str();
 }
 
-std::optional<std::string> sequentialFirstLayer(const Expr *Object) {
-  const ValueDecl *D = namedDecl(strip(Object));
-  const Expr *Init = nullptr;
-  if (const auto *VD = dyn_cast_or_null<VarDecl>(D))
-    Init = VD->getInit();
-  else if (const auto *F = dyn_cast_or_null<FieldDecl>(D)) {
-    Init = F->getInClassInitializer();
-    // Or the member initialiser of the class's one constructor with one.
-    unsigned Found = 0;
-    for (const CXXConstructorDecl *C :
-         cast<CXXRecordDecl>(F->getParent())->ctors()) {
-      const FunctionDecl *Def = nullptr;
-      if (C->isCopyOrMoveConstructor() || !C->hasBody(Def))
-        continue;
-      for (const CXXCtorInitializer *CI :
-           cast<CXXConstructorDecl>(Def)->inits())
-        if (CI->isWritten() && CI->getMember() == F) {
-          Init = CI->getInit();
-          ++Found;
-        }
-    }
-    if (Found > 1)
-      return std::nullopt;
-  }
-  const CXXConstructExpr *CE = holderConstruction(Init);
-  if (!CE || CE->getNumArgs() == 0 || isDefaultArg(CE->getArg(0)))
-    return std::nullopt;
-  auto First = moduleLayer(CE->getArg(0)->getType());
-  if (First && isLayerKind(*First, LayerKind::Sequential))
-    return std::nullopt;
-  return First;
-}
-
 std::optional<std::string> moduleLayer(QualType T) {
   const auto *Base = moduleHolderBase(T);
   if (!Base)

@@ -433,3 +433,24 @@ torch::Tensor relu_in_place() {
   auto w = act->forward(h.t());
   return w;
 }
+
+// The rank of forward()'s input, from the layer a Sequential member's
+// constructor builds first by a statement of its body (an assignment, or
+// the first push_back): Conv2d's batch is 4-d, stated as `x.dim() == 4`.
+struct BodyBuiltBlockImpl : torch::nn::Module {
+  torch::nn::Sequential layers;
+  BodyBuiltBlockImpl(int64_t channels) {
+    this->layers = torch::nn::Sequential(
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, channels, 3).padding(1)),
+        torch::nn::ReLU());
+    register_module("layers", this->layers);
+  }
+  torch::Tensor forward(torch::Tensor x);
+};
+
+torch::Tensor BodyBuiltBlockImpl::forward(torch::Tensor x) {
+  auto out = this->layers->forward(x);
+  auto skip = x * 2;
+  auto sum = out + skip;
+  return sum;
+}
