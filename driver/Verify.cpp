@@ -49,6 +49,10 @@ std::string fieldLabel(const std::string &Field) {
     return "peak live bytes";
   if (Field == "allocated_bytes")
     return "allocated bytes";
+  if (Field == "cuda_peak_allocated_bytes")
+    return "CUDA caching allocator, peak allocated bytes";
+  if (Field == "cuda_peak_reserved_bytes")
+    return "CUDA caching allocator, peak reserved bytes";
   return Field;
 }
 

@@ -6,6 +6,7 @@
 #include "frontend/Invalidation.h"
 #include "frontend/ModuleTracker.h"
 #include "frontend/SymbolReader.h"
+#include "model/CudaMemory.h"
 #include "model/Decide.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -69,6 +70,7 @@ FunctionTrace FunctionEvaluator::run() {
   FunctionTrace Done = I.finish();
   Done.Modules = modules().moduleSummaries();
   simplifySizes(Done);
+  summarizeCudaAllocator(Done);
   return Done;
 }
 

@@ -97,6 +97,7 @@ void Interpreter::retain(StorageId S) {
   // Held again after a release: its lifetime is open once more.
   Trace.Storages[S].ReleasedAfter.reset();
   Trace.Storages[S].ReleasedAtScopeEnd = false;
+  Trace.StorageEvents.push_back({StorageEvent::Allocated, S});
   auto Bytes = Trace.Storages[S].Bytes;
   // A sum past int64 is as unknown as an unknown size: counted as such.
   auto Sum = addSizes(LiveBytes, Bytes);
@@ -114,6 +115,7 @@ void Interpreter::release(StorageId S, bool AtScopeEnd) {
     return;
   Trace.Storages[S].ReleasedAfter = currentStatement();
   Trace.Storages[S].ReleasedAtScopeEnd = AtScopeEnd;
+  Trace.StorageEvents.push_back({StorageEvent::Released, S});
   if (!Trace.Storages[S].CountedAsUnknown)
     LiveBytes -= *Trace.Storages[S].Bytes;
   else

@@ -187,6 +187,17 @@ struct DeviceMention {
   Device Named;
 };
 
+/// What the CUDA caching allocator would hold for the function's own
+/// allocations (model/CudaMemory.h): torch.cuda.max_memory_allocated()
+/// and max_memory_reserved() over the call, starting from an empty cache.
+/// Present only for a function with a tensor on CUDA.
+struct CudaAllocatorSummary {
+  std::optional<int64_t> PeakAllocatedBytes;
+  std::optional<int64_t> PeakReservedBytes;
+  /// Why the figures are unknown, when they are.
+  std::string UnknownReason;
+};
+
 struct TraceSummary {
   std::optional<SymSize> LiveBytesNothingFreed;
   std::optional<SymSize> PeakLiveBytes;
@@ -198,6 +209,16 @@ struct TraceSummary {
   std::vector<StorageId> PeakLive;
   std::string UnknownTotalsReason;
   int Unknowns = 0;
+  std::optional<CudaAllocatorSummary> CudaAllocator;
+};
+
+/// A storage's lifetime opening or closing, in the order the ledger saw
+/// them (the CUDA caching allocator's answer depends on that order, not
+/// only on what is live at the peak).
+struct StorageEvent {
+  enum Kind { Allocated, Released };
+  Kind What = Allocated;
+  StorageId Storage = NoStorage;
 };
 
 /// A torch::nn module the function builds, or the object a module's method
@@ -277,6 +298,9 @@ struct FunctionTrace {
   std::vector<Binding> Bindings;
   std::vector<Unknown> Unknowns;
   std::vector<DeviceMention> Devices;
+  /// Every storage of this function the ledger retained for the first
+  /// time or released for the last, in order.
+  std::vector<StorageEvent> StorageEvents;
   /// Values that leave the function (returned), so they outlive it.
   std::vector<ValueId> Returned;
   /// Non-empty when the function certainly throws at run time.

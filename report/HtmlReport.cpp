@@ -261,6 +261,11 @@ void functionSection(Markup &M, const FunctionTrace &T, const std::string &Id,
   M.leaf("span", {{"class", "where"}}, " line " + num(T.Where.Line));
   M.close("h3");
   M.leaf("p", {{"class", "facts"}}, factsLine(T));
+  if (const auto &Cuda = T.Summary.CudaAllocator)
+    M.leaf("p", {{"class", "facts"}},
+           cudaAllocatorText(*Cuda) +
+               (Cuda->UnknownReason.empty() ? ""
+                                            : " \u00b7 ? " + Cuda->UnknownReason));
   if (!T.Throws.empty())
     M.leaf("p", {{"class", "facts"}}, "throws at run time: " + T.Throws);
   M.open("div", {{"class", "row"}});

@@ -87,6 +87,14 @@ template <typename T> llvm::json::Value optJSON(const std::optional<T> &V) {
   return *V;
 }
 
+llvm::json::Object cudaAllocatorJSON(const CudaAllocatorSummary &S) {
+  llvm::json::Object O{{"peak_allocated_bytes", optJSON(S.PeakAllocatedBytes)},
+                       {"peak_reserved_bytes", optJSON(S.PeakReservedBytes)}};
+  if (!S.UnknownReason.empty())
+    O["unknown_reason"] = S.UnknownReason;
+  return O;
+}
+
 std::string viewOrCopyText(const RowFacts &R) {
   std::string Text;
   switch (R.Kind) {
@@ -334,6 +342,12 @@ std::vector<std::string> tableCells(const RowFacts &R, const ShapeEnv *Env) {
           viewOrCopyText(R), keepsAliveText(R, Env)};
 }
 
+std::string cudaAllocatorText(const CudaAllocatorSummary &S) {
+  return "CUDA caching allocator: peak allocated " +
+         formatBytes(S.PeakAllocatedBytes) + ", peak reserved " +
+         formatBytes(S.PeakReservedBytes);
+}
+
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces) {
   bool First = true;
   for (const FunctionTrace &T : Traces) {
@@ -366,6 +380,11 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
     if (!S.UnknownTotalsReason.empty() &&
         (!S.LiveBytesNothingFreed || !S.PeakLiveBytes))
       OS << "    ? " << S.UnknownTotalsReason << "\n";
+    if (S.CudaAllocator) {
+      OS << "  " << cudaAllocatorText(*S.CudaAllocator) << "\n";
+      if (!S.CudaAllocator->UnknownReason.empty())
+        OS << "    ? " << S.CudaAllocator->UnknownReason << "\n";
+    }
     std::vector<StatementTraffic> Traffic = statementTraffic(T);
     if (!Traffic.empty()) {
       OS << "  bytes moved:\n";
@@ -522,6 +541,8 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
     if (!T.Summary.UnknownTotalsReason.empty() &&
         (!T.Summary.LiveBytesNothingFreed || !T.Summary.PeakLiveBytes))
       Summary["unknown_reason"] = T.Summary.UnknownTotalsReason;
+    if (T.Summary.CudaAllocator)
+      Summary["cuda_allocator"] = cudaAllocatorJSON(*T.Summary.CudaAllocator);
     llvm::json::Object F{{"file", T.File},
                          {"function", T.Name},
                          {"line", T.Where.Line},

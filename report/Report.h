@@ -55,6 +55,10 @@ std::vector<StatementTraffic> statementTraffic(const FunctionTrace &T);
 /// statement's traffic is unknown.
 std::optional<SymSize> bytesMoved(const FunctionTrace &T);
 
+/// "CUDA caching allocator: peak allocated 1 MiB, peak reserved 22 MiB"
+/// ('?' for an unknown figure; the reason is the summary's).
+std::string cudaAllocatorText(const CudaAllocatorSummary &S);
+
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces);
 /// The JSON report; "failed_files" lists Failures (empty: every file was
 /// analysed).

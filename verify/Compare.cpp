@@ -35,6 +35,14 @@
 //     predicted + ScalarSlack x (allocations LibTorch made). Less than
 //     predicted is always a mismatch. tests/hostile/check_corpus.py uses the
 //     same rule.
+//  7. The CUDA caching allocator, on a plain CUDA run that returned (mode
+//     "cuda"), for a function whose report has summary.cuda_allocator:
+//     its peak_allocated_bytes and peak_reserved_bytes against
+//     getDeviceStats' allocated_bytes and reserved_bytes peaks over the
+//     call, exactly (a scalar operand's wrapper is a CPU tensor, so no
+//     slack). The reserved peak is unverified when the run started with
+//     segments held (its inputs'): the function may carve blocks from them,
+//     where the prediction starts from an empty cache.
 #include "verify/Harness.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -332,6 +340,63 @@ void compareTotal(const std::string &File, const std::string &Function, unsigned
   Out.push_back(std::move(V));
 }
 
+/// Rule 7 for one figure.
+void compareCudaFigure(const std::string &File, const std::string &Function,
+                       unsigned Line, llvm::StringRef Field,
+                       const json::Value *Predicted, const std::string &UnknownReason,
+                       std::optional<int64_t> Measured, const std::string &Unverifiable,
+                       std::vector<Verdict> &Out) {
+  if (!Measured)
+    return;
+  Verdict V;
+  V.File = File;
+  V.Function = Function;
+  V.Line = Line;
+  V.Field = Field.str();
+  V.Measured = std::to_string(*Measured);
+  std::optional<int64_t> P = Predicted ? Predicted->getAsInteger() : std::nullopt;
+  V.Predicted = P ? std::to_string(*P) : "null";
+  if (!P) {
+    V.Result = Verdict::Unverified;
+    V.Note = UnknownReason.empty() ? "the tool reported this figure as unknown"
+                                   : "unknown to the tool: " + UnknownReason;
+  } else if (!Unverifiable.empty()) {
+    V.Result = Verdict::Unverified;
+    V.Note = Unverifiable;
+  } else if (*P == *Measured) {
+    V.Result = Verdict::Match;
+  } else {
+    V.Result = Verdict::Mismatch;
+    V.Note = *Measured < *P ? "the caching allocator held less than predicted"
+                            : "the caching allocator held more than predicted";
+  }
+  Out.push_back(std::move(V));
+}
+
+/// Rule 7.
+void compareCudaAllocator(const json::Object &PF, const json::Object &MF,
+                          std::vector<Verdict> &Out) {
+  const json::Object *Summary = PF.getObject("summary");
+  const json::Object *Cuda = Summary ? Summary->getObject("cuda_allocator") : nullptr;
+  if (!Cuda)
+    return;
+  std::string File = str(PF, "file"), Function = str(PF, "function");
+  std::string Reason = str(*Cuda, "unknown_reason");
+  compareCudaFigure(File, Function, line(PF), "cuda_peak_allocated_bytes",
+                    Cuda->get("peak_allocated_bytes"), Reason,
+                    integer(&MF, "cuda_peak_allocated_bytes"), "", Out);
+  int64_t HeldAtStart = integer(&MF, "cuda_reserved_at_start_bytes").value_or(0);
+  std::string Unverifiable =
+      HeldAtStart == 0
+          ? ""
+          : "the run started with " + std::to_string(HeldAtStart) +
+                " B of segments held (its inputs'), which the function may carve "
+                "blocks from; the prediction starts from an empty cache";
+  compareCudaFigure(File, Function, line(PF), "cuda_peak_reserved_bytes",
+                    Cuda->get("peak_reserved_bytes"), Reason,
+                    integer(&MF, "cuda_peak_reserved_bytes"), Unverifiable, Out);
+}
+
 void compareFunction(const json::Object &PF, const json::Object *MF,
                      llvm::StringRef MeasuredMode, std::vector<Verdict> &Out) {
   std::string Function = str(PF, "function");
@@ -449,6 +514,9 @@ void compareFunction(const json::Object &PF, const json::Object *MF,
                    Allocations, Out);
     }
   }
+  if (MF && !PredictsThrow && !Threw && MeasuredMode == "cuda" &&
+      str(*MF, "device") == "cuda" && !MF->get("fallback_reason"))
+    compareCudaAllocator(PF, *MF, Out);
   if (!MF || (!PredictsThrow && !Threw))
     return;
   Verdict V;

@@ -199,7 +199,8 @@ struct Verdict {
   /// contiguous; "defined" for a row the tool says is undefined), "probe"
   /// (the binding was never observed), "binding" (an
   /// observed tensor the report lacks), or function level: "throws",
-  /// "peak_live_bytes" and "allocated_bytes" (CPU runs only).
+  /// "peak_live_bytes" and "allocated_bytes" (CPU runs only),
+  /// "cuda_peak_allocated_bytes" and "cuda_peak_reserved_bytes" (CUDA runs).
   std::string Field;
   /// The draw of inputs the function ran with ("draw" in both reports);
   /// -1 for a function called without arguments.

@@ -254,17 +254,45 @@ inline void install_counting_allocator() {
 }
 
 // ---------------------------------------------------------------- CUDA statistics
+/// DeviceStats' allocated_bytes and reserved_bytes (StatType::AGGREGATE, [0])
+/// as plain numbers: what a run reports is computed alike with or without CUDA.
+struct CudaByteStats {
+  int64_t AllocatedNow = 0, AllocatedPeak = 0, ReservedNow = 0, ReservedPeak = 0;
+};
+/// A function's peaks over what was held when it started (its inputs'), and
+/// the segments held then, which it may carve its own blocks from.
+struct CudaRunFigures {
+  int64_t PeakAllocated = 0, PeakReserved = 0, ReservedAtStart = 0;
+};
+constexpr CudaRunFigures cuda_run_figures(const CudaByteStats &Start,
+                                          const CudaByteStats &End) {
+  return CudaRunFigures{End.AllocatedPeak - Start.AllocatedNow,
+                        End.ReservedPeak - Start.ReservedNow, Start.ReservedNow};
+}
+/// The function fields of the harness's output for those figures.
+inline std::string cuda_run_fields(const CudaRunFigures &F) {
+  return ",\"cuda_peak_allocated_bytes\":" + std::to_string(F.PeakAllocated) +
+         ",\"cuda_peak_reserved_bytes\":" + std::to_string(F.PeakReserved) +
+         ",\"cuda_reserved_at_start_bytes\":" + std::to_string(F.ReservedAtStart);
+}
 #if defined(TMA_PROBE_CUDA_STATS)
-inline int64_t cuda_allocated_now() {
+inline CudaByteStats cuda_byte_stats() {
   auto S = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
-  return static_cast<int64_t>(S.allocated_bytes[0].current); // [0]: AGGREGATE
+  CudaByteStats B;
+  B.AllocatedNow = static_cast<int64_t>(S.allocated_bytes[0].current);
+  B.AllocatedPeak = static_cast<int64_t>(S.allocated_bytes[0].peak);
+  B.ReservedNow = static_cast<int64_t>(S.reserved_bytes[0].current);
+  B.ReservedPeak = static_cast<int64_t>(S.reserved_bytes[0].peak);
+  return B;
 }
-inline int64_t cuda_allocated_peak() {
-  auto S = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
-  return static_cast<int64_t>(S.allocated_bytes[0].peak);
-}
-inline void cuda_reset_peak() {
+/// Starts measuring a function: segments cached by what ran before go back
+/// to the driver (emptyCache), so the function starts from nothing cached
+/// as the prediction does, and only then are the peaks reset (resetting
+/// first would leave the peak at the segments just released).
+inline CudaByteStats cuda_start_measuring() {
+  c10::cuda::CUDACachingAllocator::emptyCache();
   c10::cuda::CUDACachingAllocator::resetPeakStats(c10::cuda::current_device());
+  return cuda_byte_stats();
 }
 #endif
 
@@ -282,7 +310,7 @@ struct RunState {
   int64_t Probes = 0, Dropped = 0;
   std::vector<Probed> Seen;        // this run's probed storages, in order
   c10::DeviceType Device = c10::DeviceType::Meta;
-  int64_t CudaBaseline = 0;
+  CudaByteStats CudaStart;         // the allocator when the function started
   int64_t PeakBaseline = 0;        // live CPU bytes not the function's own
 };
 inline RunState &state() {
@@ -415,7 +443,7 @@ inline void record(const char *Function, const char *Name, unsigned Line,
   }
 #if defined(TMA_PROBE_CUDA_STATS)
   if (S.Device == c10::DeviceType::CUDA)
-    J += ",\"cuda_allocated_bytes\":" + std::to_string(cuda_allocated_now() - S.CudaBaseline);
+    J += ",\"cuda_allocated_bytes\":" + std::to_string(cuda_byte_stats().AllocatedNow - S.CudaStart.AllocatedNow);
 #endif
   emit("T " + J + "}");
 }
@@ -442,10 +470,8 @@ inline void inputs_ready() {
     C.Bytes = C.Calls = C.SinceBytes = C.SinceCalls = 0;
   }
 #if defined(TMA_PROBE_CUDA_STATS)
-  if (S.Device == c10::DeviceType::CUDA) {
-    cuda_reset_peak();
-    S.CudaBaseline = cuda_allocated_now();
-  }
+  if (S.Device == c10::DeviceType::CUDA)
+    S.CudaStart = cuda_start_measuring();
 #endif
 }
 
@@ -477,7 +503,8 @@ struct RunResult {
   bool OutOfAddressSpace = false;
   std::string Error;
   int64_t Peak = 0, Bytes = 0, Calls = 0;
-  int64_t CudaPeak = -1;
+  bool HasCudaFigures = false;
+  CudaRunFigures Cuda;
 };
 
 /// Reason: why this run is not on the requested device (empty if it is);
@@ -511,10 +538,8 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
   if (Dev != c10::DeviceType::CUDA && S.MaxLiveBytes > 0)
     limit_address_space(S.MaxLiveBytes);
 #if defined(TMA_PROBE_CUDA_STATS)
-  if (Dev == c10::DeviceType::CUDA) {
-    cuda_reset_peak();
-    S.CudaBaseline = cuda_allocated_now();
-  }
+  if (Dev == c10::DeviceType::CUDA)
+    S.CudaStart = cuda_start_measuring();
 #endif
   RunResult R;
   try {
@@ -549,8 +574,10 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
     R.Calls = C.Calls;
   }
 #if defined(TMA_PROBE_CUDA_STATS)
-  if (Dev == c10::DeviceType::CUDA)
-    R.CudaPeak = cuda_allocated_peak() - S.CudaBaseline;
+  if (Dev == c10::DeviceType::CUDA) {
+    R.HasCudaFigures = true;
+    R.Cuda = cuda_run_figures(S.CudaStart, cuda_byte_stats());
+  }
 #endif
   R.Dropped = S.Dropped;
   S.Seen.clear();
@@ -599,8 +626,8 @@ inline RunResult run_once(const Entry &E, c10::DeviceType Dev,
          ",\"allocations\":" + std::to_string(R.Calls);
   if (R.Dropped > 0)
     F += ",\"dropped_probes\":" + std::to_string(R.Dropped);
-  if (R.CudaPeak >= 0)
-    F += ",\"cuda_peak_allocated_bytes\":" + std::to_string(R.CudaPeak);
+  if (R.HasCudaFigures)
+    F += cuda_run_fields(R.Cuda);
 #if !defined(TMA_PROBE_CUDA_STATS)
   if (Dev == c10::DeviceType::CUDA)
     F += ",\"cuda_stats\":\"not compiled in (needs TMA_PROBE_HAS_CUDA and the CUDA "

@@ -210,6 +210,9 @@ COMMANDS = {
             Covered("verify_safety", "it builds an emitted harness against LibTorch"),
         "./build/harness --mode cuda --function-timeout 60 --max-live-bytes 1073741824 > measured.json":
             NotRunnable("needs a CUDA GPU; verify_safety runs a harness on the CPU"),
+        "bash scripts/device-verify-cuda.sh":
+            NotRunnable("needs a CUDA GPU and a CUDA LibTorch; the allocator model's unit "
+                        "tests and cuda_allocator_tests run here"),
         "tensor-accountant --compare-measured=measured.json model.cpp":
             Covered("verify_emit_and_compare", "needs a measured.json from a GPU; that test compares a checked-in one"),
     },

@@ -386,6 +386,95 @@ TEST(CompareTotals, AFunctionStoppedAtTheMemoryLimitIsNeitherMatchNorMismatch) {
   EXPECT_EQ(count(Vs, Verdict::Mismatch), 0u);
 }
 
+// ---- The CUDA caching allocator (issue 37) -------------------------------
+// A function whose report predicts 1 MiB + 1024 B allocated at the peak in
+// 22 MiB of segments, and what a CUDA run's statistics said (the harness's
+// fields from getDeviceStats, fake here: no GPU in the test).
+std::string predictedCuda(const char *Allocated, const char *Reserved) {
+  return std::string(R"J({"version": 1, "functions": [{
+    "file": "g.cpp", "function": "on_gpu", "line": 3, "tensors": [], "ops": [],
+    "summary": {"peak_live_bytes": 1049604, "cuda_allocator": {
+      "peak_allocated_bytes": )J") + Allocated + R"J(, "peak_reserved_bytes": )J" +
+         Reserved + R"J(, "unknown_reason": "x's storage is symbolic"}}}]})J";
+}
+std::string measuredCuda(const char *Mode, const char *Allocated, const char *Reserved,
+                         const char *Extra = "", const char *HeldAtStart = "0") {
+  return std::string(R"J({"mode": ")J") + Mode + R"J(", "functions": [{
+    "file": "g.cpp", "function": "on_gpu", "device": ")J" + Mode +
+         R"J(", "cuda_peak_allocated_bytes": )J" + Allocated +
+         R"J(, "cuda_peak_reserved_bytes": )J" + Reserved +
+         R"J(, "cuda_reserved_at_start_bytes": )J" + HeldAtStart + Extra +
+         R"J(, "tensors": []}]})J";
+}
+
+TEST(CompareCudaAllocator, ExactFiguresMatch) {
+  auto Vs = compare(parse(predictedCuda("1049600", "23068672").c_str()),
+                    parse(measuredCuda("cuda", "1049600", "23068672").c_str()));
+  const Verdict *A = find(Vs, "", 3, "cuda_peak_allocated_bytes");
+  const Verdict *R = find(Vs, "", 3, "cuda_peak_reserved_bytes");
+  ASSERT_TRUE(A && R);
+  EXPECT_EQ(A->Result, Verdict::Match);
+  EXPECT_EQ(R->Result, Verdict::Match);
+  EXPECT_EQ(R->Predicted, "23068672");
+}
+
+TEST(CompareCudaAllocator, AnyDifferenceIsAMismatch) {
+  // One 512-byte block more than predicted; one 2 MiB segment less.
+  auto Vs = compare(parse(predictedCuda("1049600", "23068672").c_str()),
+                    parse(measuredCuda("cuda", "1050112", "20971520").c_str()));
+  const Verdict *A = find(Vs, "", 3, "cuda_peak_allocated_bytes");
+  const Verdict *R = find(Vs, "", 3, "cuda_peak_reserved_bytes");
+  ASSERT_TRUE(A && R);
+  EXPECT_EQ(A->Result, Verdict::Mismatch);
+  EXPECT_NE(A->Note.find("more than predicted"), std::string::npos) << A->Note;
+  EXPECT_EQ(R->Result, Verdict::Mismatch);
+  EXPECT_NE(R->Note.find("less than predicted"), std::string::npos) << R->Note;
+}
+
+TEST(CompareCudaAllocator, UnknownFiguresAreUnverifiedWithTheReason) {
+  auto Vs = compare(parse(predictedCuda("null", "null").c_str()),
+                    parse(measuredCuda("cuda", "1049600", "23068672").c_str()));
+  const Verdict *A = find(Vs, "", 3, "cuda_peak_allocated_bytes");
+  ASSERT_TRUE(A);
+  EXPECT_EQ(A->Result, Verdict::Unverified);
+  EXPECT_NE(A->Note.find("x's storage is symbolic"), std::string::npos) << A->Note;
+}
+
+TEST(CompareCudaAllocator, SegmentsHeldAtTheStartLeaveReservedUnverified) {
+  // An input held one 2 MiB segment; the function's blocks fit beside it.
+  const std::string Measured = measuredCuda("cuda", "1049600", "20971520", "", "2097152");
+  auto Vs = compare(parse(predictedCuda("1049600", "23068672").c_str()),
+                    parse(Measured.c_str()));
+  EXPECT_EQ(find(Vs, "", 3, "cuda_peak_allocated_bytes")->Result, Verdict::Match);
+  const Verdict *R = find(Vs, "", 3, "cuda_peak_reserved_bytes");
+  ASSERT_TRUE(R);
+  EXPECT_EQ(R->Result, Verdict::Unverified);
+  EXPECT_NE(R->Note.find("2097152 B of segments"), std::string::npos) << R->Note;
+}
+
+TEST(CompareCudaAllocator, OnlyPlainCudaRunsAreCompared) {
+  // A run that fell back to meta, one on the CPU, and one that threw say
+  // nothing about the caching allocator.
+  for (const std::string &Measured :
+       {measuredCuda("cuda", "0", "0", R"J(, "fallback_reason": "no CUDA")J"),
+        measuredCuda("cpu", "0", "0"),
+        measuredCuda("cuda", "0", "0", R"J(, "error": "boom")J")}) {
+    auto Vs = compare(parse(predictedCuda("1049600", "23068672").c_str()),
+                      parse(Measured.c_str()));
+    EXPECT_FALSE(find(Vs, "", 3, "cuda_peak_allocated_bytes")) << Measured;
+    EXPECT_FALSE(find(Vs, "", 3, "cuda_peak_reserved_bytes")) << Measured;
+  }
+}
+
+TEST(CompareCudaAllocator, AFunctionWithoutTheFieldGetsNoVerdict) {
+  const char *Predicted = R"J({"version": 1, "functions": [{
+    "file": "g.cpp", "function": "on_gpu", "line": 3, "tensors": [], "ops": [],
+    "summary": {"peak_live_bytes": 0}}]})J";
+  auto Vs = compare(parse(Predicted),
+                    parse(measuredCuda("cuda", "0", "0").c_str()));
+  EXPECT_FALSE(find(Vs, "", 3, "cuda_peak_allocated_bytes"));
+}
+
 TEST(Compare, BindingsWithoutAProbeOrInABranchNotTakenAreUnverified) {
   const char *Predicted = R"J({"version": 1, "functions": [{
     "file": "s.cpp", "function": "f", "line": 1, "tensors": [
