@@ -30,6 +30,12 @@ public:
   /// and parameter shapes, or Why.
   ModuleValue layerFromConstruction(QualType Holder, const Expr *Init,
                                     const std::string &Name);
+  /// Appends the layer Layer constructs to the Sequential M as its next
+  /// child ("0", "1", ... as push_back names them), its parameters under
+  /// that name; or M's reason it is unknown (NotLayer when Layer is no
+  /// torch::nn layer).
+  std::string appendSequentialLayer(ModuleValue &M, const Expr *Layer,
+                                    const std::string &NotLayer);
   /// A layer a helper of this file returns (`conv1(conv3x3(in, out,
   /// stride))`, the helper `return torch::nn::Conv2d(options...);`): its
   /// return expression read with the helper's integer parameters bound to

@@ -167,4 +167,25 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
   }
 };
 
+/// The calls on D of the methods Names (eval, train; push_back).
+struct CallsOn : clang::RecursiveASTVisitor<CallsOn> {
+  const ValueDecl *D;
+  std::set<std::string> Names;
+  std::vector<const CXXMemberCallExpr *> Calls;
+  CallsOn(const ValueDecl *D, std::set<std::string> Names)
+      : D(D), Names(std::move(Names)) {}
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
+    const CXXMethodDecl *MD = E->getMethodDecl();
+    if (!MD || !MD->getIdentifier() || !Names.count(MD->getName().str()))
+      return true;
+    const Expr *O = strip(E->getImplicitObjectArgument());
+    if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(O);
+        OCE && OCE->getOperator() == clang::OO_Arrow && OCE->getNumArgs() == 1)
+      O = strip(OCE->getArg(0));
+    if (O && namedDecl(O) == D)
+      Calls.push_back(E);
+    return true;
+  }
+};
+
 } // namespace tma

@@ -223,29 +223,16 @@ ModuleTracker::layerFromConstruction(QualType Holder, const Expr *Init,
     // SequentialImpl(Modules&&... modules): each argument a layer, named
     // "0", "1", ... as push_back names them; their parameters are the
     // Sequential's, under those names.
-    for (size_t K = 0; K < Args.size(); ++K) {
-      std::string Index = std::to_string(K);
-      if (!moduleLayer(Args[K]->getType()))
-        return Unknown("its argument " + Index + " is not a torch::nn "
-                       "layer the analysis reads (a named or AnyModule "
-                       "list)");
-      ModuleValue Child = layerFromConstruction(
-          Args[K]->getType(), Args[K], Name + "[" + Index + "]");
-      if (!Child.Why.empty()) {
-        M.Why = Child.Why;
+    for (size_t K = 0; K < Args.size(); ++K)
+      if (std::string Why = appendSequentialLayer(
+              M, Args[K],
+              "its argument " + std::to_string(K) +
+                  " is not a torch::nn layer the analysis reads (a named or "
+                  "AnyModule list)");
+          !Why.empty()) {
+        M.Why = Why;
         return M;
       }
-      if (!Child.ParamsWhy.empty() && M.ParamsWhy.empty())
-        M.ParamsWhy = "its layer " + Index + " (" + Child.Layer + "): " + Child.ParamsWhy;
-      for (const auto &[P, Sizes] : Child.ParamShapes) {
-        M.ParamShapes.push_back({Index + "." + P, Sizes});
-        if (Child.Buffers.count(P))
-          M.Buffers.insert(Index + "." + P);
-        if (Child.paramType(P) != DType::Float32)
-          M.ParamTypes[Index + "." + P] = Child.paramType(P);
-      }
-      M.Children.push_back(std::move(Child));
-    }
     return M;
   }
   if (OptionsType.isNull() && Args.empty())
@@ -277,6 +264,29 @@ ModuleTracker::layerFromConstruction(QualType Holder, const Expr *Init,
         N && FE.Env->info(*N) && FE.Env->info(*N)->Kind == SymbolKind::Integer)
       FE.Env->markSizeLike(*N);
   return M;
+}
+
+std::string ModuleTracker::appendSequentialLayer(ModuleValue &M,
+                                                 const Expr *Layer,
+                                                 const std::string &NotLayer) {
+  std::string Index = std::to_string(M.Children.size());
+  if (!moduleLayer(Layer->getType()))
+    return "module '" + M.Name + "' (" + M.Layer + "): " + NotLayer;
+  ModuleValue Child = layerFromConstruction(Layer->getType(), Layer,
+                                            M.Name + "[" + Index + "]");
+  if (!Child.Why.empty())
+    return Child.Why;
+  if (!Child.ParamsWhy.empty() && M.ParamsWhy.empty())
+    M.ParamsWhy = "its layer " + Index + " (" + Child.Layer + "): " + Child.ParamsWhy;
+  for (const auto &[P, Sizes] : Child.ParamShapes) {
+    M.ParamShapes.push_back({Index + "." + P, Sizes});
+    if (Child.Buffers.count(P))
+      M.Buffers.insert(Index + "." + P);
+    if (Child.paramType(P) != DType::Float32)
+      M.ParamTypes[Index + "." + P] = Child.paramType(P);
+  }
+  M.Children.push_back(std::move(Child));
+  return "";
 }
 
 std::optional<FunctionEvaluator::ModuleValue>
@@ -320,27 +330,6 @@ ModuleTracker::layerFromHelper(QualType Holder, const Expr *Init,
     M.Why += " (in '" + Def->getNameAsString() + "')";
   return M;
 }
-
-/// The calls on D of the methods Names (eval, train; push_back).
-struct CallsOn : RecursiveASTVisitor<CallsOn> {
-  const ValueDecl *D;
-  std::set<std::string> Names;
-  std::vector<const CXXMemberCallExpr *> Calls;
-  CallsOn(const ValueDecl *D, std::set<std::string> Names)
-      : D(D), Names(std::move(Names)) {}
-  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
-    const CXXMethodDecl *MD = E->getMethodDecl();
-    if (!MD || !MD->getIdentifier() || !Names.count(MD->getName().str()))
-      return true;
-    const Expr *O = strip(E->getImplicitObjectArgument());
-    if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(O);
-        OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
-      O = strip(OCE->getArg(0));
-    if (O && namedDecl(O) == D)
-      Calls.push_back(E);
-    return true;
-  }
-};
 
 void ModuleTracker::declareModule(const VarDecl *VD, const DeclStmt *DS,
                                       Flow F, bool Insertable) {
