@@ -207,7 +207,7 @@ MemberConstruction memberConstruction(const FieldDecl *F, const Expr *Init,
         }
   ModuleUses Uses(F);
   for (const Stmt *Body : Bodies)
-    Uses.TraverseStmt(const_cast<Stmt *>(Body));
+    Uses.body(Body);
   // The assignment itself mentions the member once, and so does each
   // push_back onto a Sequential (Pushes: judged by the caller).
   M.OnlyRun = Uses.Mentions == Uses.Harmless + M.Assigned + Pushes;

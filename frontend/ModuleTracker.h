@@ -76,6 +76,9 @@ public:
   std::optional<bool> trainingMode(const ModuleValue &M, const Expr *Use,
                                    std::string &Why);
   std::optional<UserObject> userObject(QualType T, const Expr *Init);
+  /// `fc->weight`, `this->fc->bias`: the parameter of a layer this function
+  /// or the constructor builds, when it is known; nullopt otherwise.
+  std::optional<ValueId> parameterRead(const clang::MemberExpr *ME);
   /// `lstm->forward(x[, hx])` / `gru->forward(x[, h0])` on a layer this
   /// function (or the module) builds: output, h_n and (LSTM) c_n; an
   /// LSTMCell's h_1 and c_1, a GRUCell's h_1; nullopt for any other

@@ -331,6 +331,21 @@ ModuleTracker::layerFromHelper(QualType Holder, const Expr *Init,
   return M;
 }
 
+std::optional<ValueId> ModuleTracker::parameterRead(const MemberExpr *ME) {
+  const auto *Arrow = dyn_cast_or_null<CXXOperatorCallExpr>(strip(ME->getBase()));
+  if (!Arrow || Arrow->getOperator() != OO_Arrow || Arrow->getNumArgs() != 1 ||
+      !ME->getMemberDecl()->getIdentifier())
+    return std::nullopt;
+  const ValueDecl *D = namedDecl(Arrow->getArg(0));
+  auto It = D ? FE.Modules.find(FE.key(D)) : FE.Modules.end();
+  if (It == FE.Modules.end() || !It->second.Why.empty())
+    return std::nullopt;
+  auto P = It->second.Params.find(ME->getMemberDecl()->getName().str());
+  if (P == It->second.Params.end())
+    return std::nullopt;
+  return P->second;
+}
+
 void ModuleTracker::declareModule(const VarDecl *VD, const DeclStmt *DS,
                                       Flow F, bool Insertable) {
   std::string Name = VD->getName().str();
@@ -357,7 +372,7 @@ void ModuleTracker::declareModule(const VarDecl *VD, const DeclStmt *DS,
   if (F.InLoop || F.InBranch)
     return Unknown("constructed in a loop or a branch");
   ModuleUses Uses(VD);
-  Uses.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
+  Uses.body(FE.FD.getBody());
   if (Uses.Mentions != Uses.Harmless) {
     CallsOn PushBacks(VD, {"push_back", "extend", "insert"});
     PushBacks.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
