@@ -564,11 +564,14 @@ void ModuleTracker::declareMemberModules() {
                  "parameters may have changed");
       continue;
     }
+    // `this->model = seq;` after `seq->push_back(...)` on a local.
+    if (const auto *Local = dyn_cast_or_null<VarDecl>(namedDecl(Init));
+        Local && isLayerKind(*moduleLayer(F->getType()), LayerKind::Sequential)) {
+      Unknown(F, "assigned from '" + Local->getNameAsString() +
+                     "', whose layers are not followed");
+      continue;
+    }
     ModuleValue M = layerFromConstruction(F->getType(), Init, Name);
-    if (M.Why.empty() && Pushes && isa_and_nonnull<DeclRefExpr>(throughCopies(Init)))
-      M.Why = "module '" + Name + "' (" + M.Layer + "): assigned from '" +
-              namedDecl(throughCopies(Init))->getNameAsString() +
-              "', whose layers are not followed";
     for (const CXXMemberCallExpr *Push : Run) {
       if (!M.Why.empty())
         break;

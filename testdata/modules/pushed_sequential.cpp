@@ -159,3 +159,21 @@ torch::Tensor GrowingImpl::forward(torch::Tensor x) {
   auto y = body->forward(x);
   return y;
 }
+
+// Layers pushed onto a local Sequential the member is then assigned: not
+// followed.
+struct LocalBuiltImpl : torch::nn::Module {
+  torch::nn::Sequential model;
+  explicit LocalBuiltImpl(int64_t width) {
+    torch::nn::Sequential seq;
+    seq->push_back(torch::nn::Linear(width, 3));
+    this->model = seq;
+    register_module("model", this->model);
+  }
+  torch::Tensor forward(torch::Tensor x);
+};
+
+torch::Tensor LocalBuiltImpl::forward(torch::Tensor x) {
+  auto y = model->forward(x);
+  return y;
+}
