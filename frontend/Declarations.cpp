@@ -412,7 +412,7 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
       // parameters(), train(), to(device)): a name rebound, a module
       // converted to another dtype or loaded from disk is not this one.
       ModuleUses Uses(VD);
-      Uses.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
+      Uses.body(FE.FD.getBody());
       if (auto Obj = FE.modules().userObject(T, Init)) {
         // Not followed, and the callee says why rather than only that its
         // object's construction is unknown.

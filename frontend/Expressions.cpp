@@ -150,6 +150,10 @@ ValueId FunctionEvaluator::evaluate(const Expr *S) {
           Field->getFieldIndex() < It->second.size())
         return It->second[Field->getFieldIndex()];
     }
+    // `fc->weight` of a layer built here or by the constructor: the
+    // parameter itself (ModuleUses judged that nothing changes it).
+    if (auto P = modules().parameterRead(ME))
+      return *P;
     return I.unknown(Name,
                      "member '" + Name + "': its value is not known here",
                      span(S->getSourceRange()),

@@ -17,7 +17,10 @@
 // initialiser, or one assignment in the constructor's body
 // (`fc1 = register_module("fc1", torch::nn::Linear(in, 500))`). The
 // constructor's integer parameters are symbols of the method (`in`,
-// `classes`), so its tables are in terms of how the module was built.
+// `classes`), so its tables are in terms of how the module was built. A
+// Sequential member is also built by the constructor's push_back calls
+// (SequentialPushes.cpp); when the caller constructed the object, its
+// flags are known too and decide the branches they sit in.
 //
 // Design:
 // - Only what the translation unit shows is used: one constructor, defined
@@ -34,6 +37,7 @@
 #include "frontend/ModuleTracker.h"
 #include "frontend/SymbolReader.h"
 #include "frontend/ModuleUses.h"
+#include "frontend/SequentialPushes.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 
@@ -185,7 +189,8 @@ struct MemberConstruction {
 
 MemberConstruction memberConstruction(const FieldDecl *F, const Expr *Init,
                                       const Stmt *CtorBody,
-                                      const std::vector<const Stmt *> &Bodies) {
+                                      const std::vector<const Stmt *> &Bodies,
+                                      unsigned Pushes = 0) {
   MemberConstruction M;
   M.Init = Init;
   for (const Stmt *Body : Bodies) {
@@ -202,9 +207,10 @@ MemberConstruction memberConstruction(const FieldDecl *F, const Expr *Init,
         }
   ModuleUses Uses(F);
   for (const Stmt *Body : Bodies)
-    Uses.TraverseStmt(const_cast<Stmt *>(Body));
-  // The assignment itself mentions the member once.
-  M.OnlyRun = Uses.Mentions == Uses.Harmless + M.Assigned;
+    Uses.body(Body);
+  // The assignment itself mentions the member once, and so does each
+  // push_back onto a Sequential (Pushes: judged by the caller).
+  M.OnlyRun = Uses.Mentions == Uses.Harmless + M.Assigned + Pushes;
   return M;
 }
 
@@ -357,6 +363,12 @@ ModuleTracker::userObject(QualType T, const Expr *Init) {
     if (A && PT->isIntegerType() && !PT->isBooleanType())
       if ((V = FE.symbols().sizeValue(A)))
         V = FE.symbols().convertInteger(*V, PT);
+    // A flag (`ConvBlock(64, 128, 3, 1, 1, /*BN=*/true, ...)`): 1 or 0,
+    // when the argument is a known constant; it decides the constructor's
+    // branches (`if (BN) sq->push_back(...)`) and options (`.bias(bias)`).
+    if (A && PT->isBooleanType())
+      if (std::optional<int64_t> C = FE.args().integer(A))
+        V = SymSize(*C != 0 ? 1 : 0);
     Obj.Integers.push_back(V);
   }
   return Obj;
@@ -450,9 +462,12 @@ void ModuleTracker::declareMemberModules() {
     const ParmVarDecl *P = Ctor->getParamDecl(K);
     QualType PT = P->getType().getNonReferenceType();
     std::string Name = P->getName().str();
-    if (Name.empty() || !PT->isIntegerType() || PT->isBooleanType() ||
-        PT->isEnumeralType() ||
+    if (Name.empty() || !PT->isIntegerType() || PT->isEnumeralType() ||
         CtorMutated.count(cast<ValueDecl>(P->getCanonicalDecl())))
+      continue;
+    // A flag is known only from the construction the caller made; it is
+    // no size, so never a symbol.
+    if (PT->isBooleanType() && !FE.Construction)
       continue;
     // Constructed by the caller: the arguments' values, in its terms.
     if (FE.Construction) {
@@ -518,7 +533,18 @@ void ModuleTracker::declareMemberModules() {
       Init = throughRegistration(Init);
     // An assignment in the constructor's body replaces it; it must be a
     // statement of its own that runs on every path.
-    MemberConstruction Built = memberConstruction(F, Init, CtorBody, Bodies);
+    // A Sequential's layers pushed by the constructor (`sq->push_back(
+    // torch::nn::Conv2d(...))`, perhaps under `if (BN)`) are judged here,
+    // not as uses.
+    unsigned Pushes = 0;
+    if (isLayerKind(*moduleLayer(F->getType()), LayerKind::Sequential))
+      for (const Stmt *Body : Bodies) {
+        CallsOn Calls(F, {"push_back"});
+        Calls.TraverseStmt(const_cast<Stmt *>(Body));
+        Pushes += Calls.Calls.size();
+      }
+    MemberConstruction Built =
+        memberConstruction(F, Init, CtorBody, Bodies, Pushes);
     Init = Built.Init;
     if (Built.Assigned > 1 || Built.Assigned != Built.TopLevel) {
       Unknown(F, Built.Assigned > 1 ? "assigned more than once"
@@ -526,12 +552,41 @@ void ModuleTracker::declareMemberModules() {
                                       "or in a branch or a loop");
       continue;
     }
+    std::vector<const CXXMemberCallExpr *> Run;
+    if (Pushes)
+      if (std::string Why = pushedLayers(FE, F, Ctor, CtorBody, Pushes, Run);
+          !Why.empty()) {
+        Unknown(F, Why);
+        continue;
+      }
     if (!Built.OnlyRun) {
       Unknown(F, "used in the class other than by forward(), so its "
                  "parameters may have changed");
       continue;
     }
+    // `this->model = seq;` after `seq->push_back(...)` on a local.
+    if (const auto *Local = dyn_cast_or_null<VarDecl>(namedDecl(Init));
+        Local && isLayerKind(*moduleLayer(F->getType()), LayerKind::Sequential)) {
+      Unknown(F, "assigned from '" + Local->getNameAsString() +
+                     "', whose layers are not followed");
+      continue;
+    }
     ModuleValue M = layerFromConstruction(F->getType(), Init, Name);
+    for (const CXXMemberCallExpr *Push : Run) {
+      if (!M.Why.empty())
+        break;
+      std::string Line = std::to_string(FE.span(Push->getSourceRange()).Line);
+      if (Push->getNumArgs() != 1) {
+        M.Why = "module '" + Name + "' (" + M.Layer + "): a named push_back "
+                "(line " + Line + ") is not followed yet";
+        break;
+      }
+      M.Why = appendSequentialLayer(
+          M, throughCopies(Push->getArg(0)),
+          "the module pushed at line " + Line +
+              " is not a torch::nn layer the analysis reads (a user module, "
+              "an AnyModule, a shared_ptr)");
+    }
     if (!M.Why.empty()) {
       M.Why = "member " + M.Why.substr(std::string("module ").size());
       FE.Modules[FE.key(F)] = M;

@@ -30,6 +30,12 @@ public:
   /// and parameter shapes, or Why.
   ModuleValue layerFromConstruction(QualType Holder, const Expr *Init,
                                     const std::string &Name);
+  /// Appends the layer Layer constructs to the Sequential M as its next
+  /// child ("0", "1", ... as push_back names them), its parameters under
+  /// that name; or M's reason it is unknown (NotLayer when Layer is no
+  /// torch::nn layer).
+  std::string appendSequentialLayer(ModuleValue &M, const Expr *Layer,
+                                    const std::string &NotLayer);
   /// A layer a helper of this file returns (`conv1(conv3x3(in, out,
   /// stride))`, the helper `return torch::nn::Conv2d(options...);`): its
   /// return expression read with the helper's integer parameters bound to
@@ -70,6 +76,9 @@ public:
   std::optional<bool> trainingMode(const ModuleValue &M, const Expr *Use,
                                    std::string &Why);
   std::optional<UserObject> userObject(QualType T, const Expr *Init);
+  /// `fc->weight`, `this->fc->bias`: the parameter of a layer this function
+  /// or the constructor builds, when it is known; nullopt otherwise.
+  std::optional<ValueId> parameterRead(const clang::MemberExpr *ME);
   /// `lstm->forward(x[, hx])` / `gru->forward(x[, h0])` on a layer this
   /// function (or the module) builds: output, h_n and (LSTM) c_n; an
   /// LSTMCell's h_1 and c_1, a GRUCell's h_1; nullopt for any other

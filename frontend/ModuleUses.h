@@ -76,6 +76,65 @@ inline bool userMethodLeavesModule(const clang::CXXMethodDecl *MD, int Depth = 0
   return Calls.Harmless;
 }
 
+/// A tensor method that leaves the tensor's geometry and dtype as they
+/// are: a description (sizes(), grad()), or a method that makes a new
+/// handle (t(), clone(), to(kDouble)). An in-place op (normal_(),
+/// unsqueeze_()), set_data, swap and anything returning a reference may
+/// change it.
+inline bool readOnlyTensorMethod(const clang::CXXMethodDecl *MD) {
+  if (!MD || !MD->getDeclName().isIdentifier() || !isLibTorchDecl(MD))
+    return false;
+  llvm::StringRef N = MD->getName();
+  return readOnlyTensorQuery(N) ||
+         (!N.endswith("_") && N != "set_data" && N != "swap" &&
+          !MD->getReturnType()->isReferenceType());
+}
+
+/// Whether argument K of call E is passed to LibTorch by const reference
+/// (at::matmul(const Tensor &, ...), Tensor::add(const Tensor &, ...)).
+inline bool readOnlyArgument(const clang::CallExpr *E, unsigned K) {
+  const clang::FunctionDecl *Callee = E->getDirectCallee();
+  if (!Callee || !isLibTorchDecl(Callee))
+    return false;
+  // A member operator's object is its argument 0.
+  unsigned Shift = llvm::isa<CXXOperatorCallExpr>(E) && llvm::isa<CXXMethodDecl>(Callee);
+  if (K < Shift || K - Shift >= Callee->getNumParams())
+    return false;
+  clang::QualType PT = Callee->getParamDecl(K - Shift)->getType();
+  return PT->isReferenceType() && PT->getPointeeType().isConstQualified();
+}
+
+/// Whether every mention of local V in Body only reads the tensor it
+/// holds: the object of a readOnlyTensorMethod, or an argument LibTorch
+/// takes by const reference (printing included). An assignment, an
+/// in-place op, a call of the file's own functions (which may change it
+/// through a by-value handle), a return: not.
+inline bool handleOnlyRead(const clang::VarDecl *V, const clang::Stmt *Body) {
+  struct Reads : clang::RecursiveASTVisitor<Reads> {
+    const clang::VarDecl *V;
+    unsigned Mentions = 0, Read = 0;
+    bool VisitDeclRefExpr(DeclRefExpr *E) {
+      Mentions += E->getDecl() == V;
+      return true;
+    }
+    bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
+      if (namedDecl(E->getImplicitObjectArgument()) == V &&
+          readOnlyTensorMethod(E->getMethodDecl()))
+        ++Read;
+      return true;
+    }
+    bool VisitCallExpr(clang::CallExpr *E) {
+      for (unsigned K = 0; K < E->getNumArgs(); ++K)
+        if (namedDecl(E->getArg(K)) == V && readOnlyArgument(E, K))
+          ++Read;
+      return true;
+    }
+  } R;
+  R.V = V;
+  R.TraverseStmt(const_cast<clang::Stmt *>(Body));
+  return R.Mentions == R.Read;
+}
+
 /// Whether every mention of D (a local module, or a member of the class
 /// being analysed) in the statements traversed is a call of a harmless
 /// method (fc->forward(x), fc(x), fc->parameters(), register_module("fc",
@@ -83,7 +142,23 @@ inline bool userMethodLeavesModule(const clang::CXXMethodDecl *MD, int Depth = 0
 struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
   const ValueDecl *D;
   unsigned Mentions = 0, Harmless = 0, DeviceMoves = 0;
+  /// The body traversed by body(): where a local holding a parameter's
+  /// handle (`auto w = fc->weight;`) is judged.
+  const clang::Stmt *Body = nullptr;
   explicit ModuleUses(const ValueDecl *D) : D(D) {}
+  /// Traverses a function's body.
+  void body(const clang::Stmt *B) {
+    if (!B)
+      return;
+    Body = B;
+    TraverseStmt(const_cast<clang::Stmt *>(B));
+    Body = nullptr;
+  }
+  /// E reads a tensor member through D (`fc->weight`, `net->fc1->bias`).
+  bool readsTensorMember(const Expr *E) const {
+    return E && isTensorType(E->getType().getNonReferenceType()) &&
+           readsMemberOf(E);
+  }
   bool names(const Expr *E) const {
     E = strip(E);
     if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(E);
@@ -137,10 +212,12 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
         ++Harmless;
     }
     // A parameter's or a gradient's description read through the module
-    // (`net->conv1->bias.grad()`, `net->fc->weight.sizes()`).
-    if (readOnlyTensorQuery(MD->getName()) &&
-        isTensorType(E->getImplicitObjectArgument()->getType()) &&
-        readsMemberOf(E->getImplicitObjectArgument()))
+    // (`net->conv1->bias.grad()`, `net->fc->weight.sizes()`), or a tensor
+    // method that makes a new handle (`fc->weight.t()`, `.clone()`): an
+    // in-place op (`fc->weight.normal_()`), set_data and swap may change
+    // the parameter.
+    if (readOnlyTensorMethod(MD) &&
+        readsTensorMember(E->getImplicitObjectArgument()))
       ++Harmless;
     // `fc->options.out_features()`: a getter (TORCH_ARG's, no argument) of
     // the options the layer was built with; the setters take the value.
@@ -150,6 +227,26 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
     if (MD->getName() == "register_module" && E->getNumArgs() == 2 &&
         names(E->getArg(1)))
       ++Harmless;
+    return true;
+  }
+  /// `auto w = fc->weight;`: a handle on the parameter itself, harmless
+  /// when every mention of w only reads it (handleOnlyRead).
+  bool VisitVarDecl(clang::VarDecl *VD) {
+    if (Body && VD->hasInit() && !VD->getType()->isReferenceType() &&
+        readsTensorMember(throughCopies(VD->getInit())) &&
+        handleOnlyRead(VD, Body))
+      ++Harmless;
+    return true;
+  }
+  /// `torch::matmul(x, fc->weight)`, `x * fc->weight`: passed to LibTorch
+  /// by const reference.
+  bool VisitCallExpr(clang::CallExpr *E) {
+    if (const auto *OCE = llvm::dyn_cast<CXXOperatorCallExpr>(E);
+        OCE && OCE->getOperator() == clang::OO_LessLess)
+      return true; // printed: VisitCXXOperatorCallExpr
+    for (unsigned K = 0; K < E->getNumArgs(); ++K)
+      if (readsTensorMember(E->getArg(K)) && readOnlyArgument(E, K))
+        ++Harmless;
     return true;
   }
   bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *E) {
@@ -163,6 +260,27 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
         (names(E->getArg(1)) ||
          (isTensorType(E->getArg(1)->getType()) && readsMemberOf(E->getArg(1)))))
       ++Harmless;
+    return true;
+  }
+};
+
+/// The calls on D of the methods Names (eval, train; push_back).
+struct CallsOn : clang::RecursiveASTVisitor<CallsOn> {
+  const ValueDecl *D;
+  std::set<std::string> Names;
+  std::vector<const CXXMemberCallExpr *> Calls;
+  CallsOn(const ValueDecl *D, std::set<std::string> Names)
+      : D(D), Names(std::move(Names)) {}
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
+    const CXXMethodDecl *MD = E->getMethodDecl();
+    if (!MD || !MD->getIdentifier() || !Names.count(MD->getName().str()))
+      return true;
+    const Expr *O = strip(E->getImplicitObjectArgument());
+    if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(O);
+        OCE && OCE->getOperator() == clang::OO_Arrow && OCE->getNumArgs() == 1)
+      O = strip(OCE->getArg(0));
+    if (O && namedDecl(O) == D)
+      Calls.push_back(E);
     return true;
   }
 };

@@ -190,29 +190,16 @@ ModuleTracker::layerFromConstruction(QualType Holder, const Expr *Init,
     // SequentialImpl(Modules&&... modules): each argument a layer, named
     // "0", "1", ... as push_back names them; their parameters are the
     // Sequential's, under those names.
-    for (size_t K = 0; K < Args.size(); ++K) {
-      std::string Index = std::to_string(K);
-      if (!moduleLayer(Args[K]->getType()))
-        return Unknown("its argument " + Index + " is not a torch::nn "
-                       "layer the analysis reads (a named or AnyModule "
-                       "list)");
-      ModuleValue Child = layerFromConstruction(
-          Args[K]->getType(), Args[K], Name + "[" + Index + "]");
-      if (!Child.Why.empty()) {
-        M.Why = Child.Why;
+    for (size_t K = 0; K < Args.size(); ++K)
+      if (std::string Why = appendSequentialLayer(
+              M, Args[K],
+              "its argument " + std::to_string(K) +
+                  " is not a torch::nn layer the analysis reads (a named or "
+                  "AnyModule list)");
+          !Why.empty()) {
+        M.Why = Why;
         return M;
       }
-      if (!Child.ParamsWhy.empty() && M.ParamsWhy.empty())
-        M.ParamsWhy = "its layer " + Index + " (" + Child.Layer + "): " + Child.ParamsWhy;
-      for (const auto &[P, Sizes] : Child.ParamShapes) {
-        M.ParamShapes.push_back({Index + "." + P, Sizes});
-        if (Child.Buffers.count(P))
-          M.Buffers.insert(Index + "." + P);
-        if (Child.paramType(P) != DType::Float32)
-          M.ParamTypes[Index + "." + P] = Child.paramType(P);
-      }
-      M.Children.push_back(std::move(Child));
-    }
     return M;
   }
   if (OptionsType.isNull() && Args.empty())
@@ -244,6 +231,29 @@ ModuleTracker::layerFromConstruction(QualType Holder, const Expr *Init,
         N && FE.Env->info(*N) && FE.Env->info(*N)->Kind == SymbolKind::Integer)
       FE.Env->markSizeLike(*N);
   return M;
+}
+
+std::string ModuleTracker::appendSequentialLayer(ModuleValue &M,
+                                                 const Expr *Layer,
+                                                 const std::string &NotLayer) {
+  std::string Index = std::to_string(M.Children.size());
+  if (!moduleLayer(Layer->getType()))
+    return "module '" + M.Name + "' (" + M.Layer + "): " + NotLayer;
+  ModuleValue Child = layerFromConstruction(Layer->getType(), Layer,
+                                            M.Name + "[" + Index + "]");
+  if (!Child.Why.empty())
+    return Child.Why;
+  if (!Child.ParamsWhy.empty() && M.ParamsWhy.empty())
+    M.ParamsWhy = "its layer " + Index + " (" + Child.Layer + "): " + Child.ParamsWhy;
+  for (const auto &[P, Sizes] : Child.ParamShapes) {
+    M.ParamShapes.push_back({Index + "." + P, Sizes});
+    if (Child.Buffers.count(P))
+      M.Buffers.insert(Index + "." + P);
+    if (Child.paramType(P) != DType::Float32)
+      M.ParamTypes[Index + "." + P] = Child.paramType(P);
+  }
+  M.Children.push_back(std::move(Child));
+  return "";
 }
 
 std::optional<FunctionEvaluator::ModuleValue>
@@ -288,26 +298,20 @@ ModuleTracker::layerFromHelper(QualType Holder, const Expr *Init,
   return M;
 }
 
-/// The calls on D of the methods Names (eval, train; push_back).
-struct CallsOn : RecursiveASTVisitor<CallsOn> {
-  const ValueDecl *D;
-  std::set<std::string> Names;
-  std::vector<const CXXMemberCallExpr *> Calls;
-  CallsOn(const ValueDecl *D, std::set<std::string> Names)
-      : D(D), Names(std::move(Names)) {}
-  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *E) {
-    const CXXMethodDecl *MD = E->getMethodDecl();
-    if (!MD || !MD->getIdentifier() || !Names.count(MD->getName().str()))
-      return true;
-    const Expr *O = strip(E->getImplicitObjectArgument());
-    if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(O);
-        OCE && OCE->getOperator() == OO_Arrow && OCE->getNumArgs() == 1)
-      O = strip(OCE->getArg(0));
-    if (O && namedDecl(O) == D)
-      Calls.push_back(E);
-    return true;
-  }
-};
+std::optional<ValueId> ModuleTracker::parameterRead(const MemberExpr *ME) {
+  const auto *Arrow = dyn_cast_or_null<CXXOperatorCallExpr>(strip(ME->getBase()));
+  if (!Arrow || Arrow->getOperator() != OO_Arrow || Arrow->getNumArgs() != 1 ||
+      !ME->getMemberDecl()->getIdentifier())
+    return std::nullopt;
+  const ValueDecl *D = namedDecl(Arrow->getArg(0));
+  auto It = D ? FE.Modules.find(FE.key(D)) : FE.Modules.end();
+  if (It == FE.Modules.end() || !It->second.Why.empty())
+    return std::nullopt;
+  auto P = It->second.Params.find(ME->getMemberDecl()->getName().str());
+  if (P == It->second.Params.end())
+    return std::nullopt;
+  return P->second;
+}
 
 void ModuleTracker::declareModule(const VarDecl *VD, const DeclStmt *DS,
                                       Flow F, bool Insertable) {
@@ -335,7 +339,7 @@ void ModuleTracker::declareModule(const VarDecl *VD, const DeclStmt *DS,
   if (F.InLoop || F.InBranch)
     return Unknown("constructed in a loop or a branch");
   ModuleUses Uses(VD);
-  Uses.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
+  Uses.body(FE.FD.getBody());
   if (Uses.Mentions != Uses.Harmless) {
     CallsOn PushBacks(VD, {"push_back", "extend", "insert"});
     PushBacks.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
