@@ -361,8 +361,11 @@ void SymbolReader::declareInteger(const VarDecl *VD, const Expr *Init, Flow F) {
     if (F.InLoop || FE.Caller || !VD->getIdentifier() ||
         !namesOneValue(FE.FD, VD))
       return;
-    // A run-time value: its own symbol, >= 0 when its type is unsigned.
+    // A run-time value: its own symbol, >= 0 when its type is unsigned;
+    // never one the function already has (a module constructor's `width`).
     std::string Name = VD->getName().str();
+    if (FE.Env->info(Name))
+      return;
     V = FE.Env->integer(Name);
     if (VD->getType()->isUnsignedIntegerType())
       FE.Env->addFact(SymRelation::ge(*V, SymSize(0)));

@@ -454,3 +454,20 @@ torch::Tensor BodyBuiltBlockImpl::forward(torch::Tensor x) {
   auto sum = out + skip;
   return sum;
 }
+
+// A run-time integer local named like a constructor argument is not that
+// argument's symbol (`width` in forward() is 3 here, whatever the module
+// was built with): it stays unknown rather than borrow the name.
+struct LocalNamedLikeArgImpl : torch::nn::Module {
+  torch::nn::Linear fc{nullptr};
+  LocalNamedLikeArgImpl(int64_t width) : fc(width, 2) { register_module("fc", fc); }
+  torch::Tensor forward(torch::Tensor x);
+};
+
+torch::Tensor LocalNamedLikeArgImpl::forward(torch::Tensor x) {
+  std::vector<int64_t> picked(3);
+  auto width = static_cast<int64_t>(picked.size());
+  auto y = fc->forward(x);
+  auto pad = torch::zeros({width, 2});
+  return y;
+}
