@@ -389,14 +389,7 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   // An integer: its value as a size when nothing changes it later
   // (`auto B = x.size(0)`, `int64_t hd = C / n_heads`).
   if (T->isIntegerType() && !T->isBooleanType() && !T->isReferenceType()) {
-    bool Work = hasTensorWork(Init);
-    if (Work)
-      openStatement(DS, F, Insertable);
-    FE.symbols().declareInteger(VD, Init, F);
-    if (Work) {
-      FE.sideEffects(Init);
-      FE.I.endStatement();
-    }
+    bindInteger(DS, VD, Init, F, Insertable);
     return;
   }
   // A module the analysis does not build (a user module, a layer holder

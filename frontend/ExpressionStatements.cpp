@@ -11,6 +11,18 @@ using namespace clang;
 
 namespace tma {
 
+void StatementWalker::bindInteger(const Stmt *At, const VarDecl *VD,
+                                  const Expr *Init, Flow F, bool Insertable) {
+  bool Work = Init && hasTensorWork(Init);
+  if (Work)
+    openStatement(At, F, Insertable);
+  FE.symbols().declareInteger(VD, Init, F);
+  if (Work) {
+    FE.sideEffects(Init);
+    FE.I.endStatement();
+  }
+}
+
 FunctionEvaluator::Completion StatementWalker::expressionStatement(const Expr *E, Flow F,
                                                   bool Insertable) {
   const Expr *S = strip(E);
@@ -28,14 +40,7 @@ FunctionEvaluator::Completion StatementWalker::expressionStatement(const Expr *E
     if (const auto *DRE = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
       if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
           VD && FE.AssignedOnce.count(cast<VarDecl>(VD->getCanonicalDecl()))) {
-        bool Work = hasTensorWork(BO->getRHS());
-        if (Work)
-          openStatement(E, F, Insertable);
-        FE.symbols().declareInteger(VD, BO->getRHS(), F);
-        if (Work) {
-          FE.sideEffects(BO->getRHS());
-          FE.I.endStatement();
-        }
+        bindInteger(E, VD, BO->getRHS(), F, Insertable);
         return Done;
       }
   if (const auto *TE = dyn_cast<CXXThrowExpr>(S)) {

@@ -121,6 +121,12 @@ const ValueDecl *namedDecl(const Expr *E);
 const Expr *throughCopies(const Expr *E);
 /// The construction of the holder E makes or copies, or null.
 const clang::CXXConstructExpr *holderConstruction(const Expr *E);
+/// A layer's construction with a register_module("fc", ...) around it
+/// looked through (ModuleMembers.cpp).
+const Expr *throughRegistration(const Expr *E);
+/// `fc = ...` (a statement of a constructor's body): the assigned
+/// expression, a register_module around it looked through; else null.
+const Expr *assignedLayer(const Expr *E, const clang::FieldDecl *Field);
 
 /// Adds the declarations Body may change (assign, increment, take the
 /// address of, bind to a non-const reference) to Out.

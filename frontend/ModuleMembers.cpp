@@ -45,6 +45,41 @@ using namespace clang;
 
 namespace tma {
 
+/// A layer's construction with a register_module("fc", ...) around it
+/// looked through (register_module returns a shared_ptr<Impl>, made a
+/// holder again).
+const Expr *throughRegistration(const Expr *E) {
+  const Expr *RHS = throughCopies(E);
+  auto Registration = [](const Expr *X) -> const Expr * {
+    const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(X);
+    if (MC && MC->getMethodDecl() && MC->getMethodDecl()->getIdentifier() &&
+        MC->getMethodDecl()->getName() == "register_module" &&
+        MC->getNumArgs() == 2)
+      return MC->getArg(1);
+    return nullptr;
+  };
+  // Only a register_module call is looked through: a holder constructed
+  // from an options chain (`LSTMOptions(...).batch_first(true)`) is the
+  // layer's own construction.
+  if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(RHS);
+      CE && CE->getNumArgs() == 1)
+    if (const Expr *Layer = Registration(strip(CE->getArg(0))))
+      return Layer;
+  if (const Expr *Layer = Registration(RHS))
+    return Layer;
+  return RHS;
+}
+
+/// `fc = ...` in the constructor's body: the assigned expression, with a
+/// register_module("fc", ...) around it looked through.
+const Expr *assignedLayer(const Expr *E, const FieldDecl *Field) {
+  const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(strip(E));
+  if (!OCE || OCE->getOperator() != OO_Equal || OCE->getNumArgs() != 2 ||
+      namedDecl(OCE->getArg(0)) != Field)
+    return nullptr;
+  return throughRegistration(OCE->getArg(1));
+}
+
 namespace {
 
 /// Whether an in-class initializer builds nothing: `{nullptr}`.
@@ -128,41 +163,6 @@ const CXXConstructorDecl *theConstructor(const CXXRecordDecl *RD,
   }
   return Found->isImplicit() ? Found
                              : cast<CXXConstructorDecl>(Def);
-}
-
-/// A layer's construction with a register_module("fc", ...) around it
-/// looked through (register_module returns a shared_ptr<Impl>, made a
-/// holder again).
-const Expr *throughRegistration(const Expr *E) {
-  const Expr *RHS = throughCopies(E);
-  auto Registration = [](const Expr *X) -> const Expr * {
-    const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(X);
-    if (MC && MC->getMethodDecl() && MC->getMethodDecl()->getIdentifier() &&
-        MC->getMethodDecl()->getName() == "register_module" &&
-        MC->getNumArgs() == 2)
-      return MC->getArg(1);
-    return nullptr;
-  };
-  // Only a register_module call is looked through: a holder constructed
-  // from an options chain (`LSTMOptions(...).batch_first(true)`) is the
-  // layer's own construction.
-  if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(RHS);
-      CE && CE->getNumArgs() == 1)
-    if (const Expr *Layer = Registration(strip(CE->getArg(0))))
-      return Layer;
-  if (const Expr *Layer = Registration(RHS))
-    return Layer;
-  return RHS;
-}
-
-/// `fc = ...` in the constructor's body: the assigned expression, with a
-/// register_module("fc", ...) around it looked through.
-const Expr *assignedLayer(const Expr *E, const FieldDecl *Field) {
-  const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(strip(E));
-  if (!OCE || OCE->getOperator() != OO_Equal || OCE->getNumArgs() != 2 ||
-      namedDecl(OCE->getArg(0)) != Field)
-    return nullptr;
-  return throughRegistration(OCE->getArg(1));
 }
 
 /// Assignments to Field anywhere in S.

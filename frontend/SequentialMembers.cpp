@@ -6,29 +6,14 @@
 // rank that layer documents for a batch.
 #include "frontend/FunctionEvaluator.h"
 #include "frontend/ModuleTracker.h"
+#include "frontend/ModuleUses.h"
 
-#include "clang/AST/RecursiveASTVisitor.h"
 
 using namespace clang;
 
 namespace tma {
 
 namespace {
-
-/// `F->push_back(layer)` (or `this->F->push_back`): the layer pushed.
-const Expr *pushedOnto(const Stmt *S, const FieldDecl *F) {
-  const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(S);
-  const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
-  if (!MD || !MD->getIdentifier() || MD->getName() != "push_back" ||
-      MC->getNumArgs() != 1)
-    return nullptr;
-  const auto *Arrow =
-      dyn_cast_or_null<CXXOperatorCallExpr>(strip(MC->getImplicitObjectArgument()));
-  if (!Arrow || Arrow->getOperator() != OO_Arrow || Arrow->getNumArgs() != 1 ||
-      namedDecl(strip(Arrow->getArg(0))) != F)
-    return nullptr;
-  return MC->getArg(0);
-}
 
 /// The layer a constructor's body makes F's first, by a statement of the
 /// body itself: `F = Sequential(first, ...)` (a register_module around it
@@ -38,43 +23,25 @@ const Expr *firstBuiltInBody(const CompoundStmt *Body, const FieldDecl *F,
                              unsigned &Assignments) {
   const Expr *First = nullptr;
   for (const Stmt *S : Body->body()) {
-    if (const auto *E = dyn_cast<Expr>(S))
-      S = strip(E); // the full expression's cleanups
-    if (const auto *OCE = dyn_cast<CXXOperatorCallExpr>(S);
-        OCE && OCE->getOperator() == OO_Equal && OCE->getNumArgs() == 2 &&
-        namedDecl(strip(OCE->getArg(0))) == F) {
+    const auto *E = dyn_cast<Expr>(S);
+    if (const Expr *RHS = E ? assignedLayer(E, F) : nullptr) {
       ++Assignments;
-      const Expr *RHS = throughCopies(OCE->getArg(1));
-      if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(RHS);
-          CE && CE->getNumArgs() == 1)
-        if (const auto *Reg = dyn_cast<CXXMemberCallExpr>(strip(CE->getArg(0)));
-            Reg && Reg->getNumArgs() == 2)
-          RHS = throughCopies(Reg->getArg(1)); // register_module("m", Sequential(...))
       const CXXConstructExpr *Made = holderConstruction(RHS);
       First = Made && Made->getNumArgs() > 0 && !isDefaultArg(Made->getArg(0))
                   ? Made->getArg(0)
                   : nullptr;
       continue;
     }
-    if (const Expr *Pushed = pushedOnto(S, F)) {
-      if (!First && Assignments == 0)
-        return Pushed;
+    CallsOn Pushes(F, {"push_back"});
+    Pushes.TraverseStmt(const_cast<Stmt *>(S));
+    if (Pushes.Calls.empty() || First || Assignments > 0)
       continue;
-    }
-    // A push_back to F inside a branch or a loop before the first one at
-    // the top level: which layer is first depends on the path.
-    struct PushScan : RecursiveASTVisitor<PushScan> {
-      const FieldDecl *F;
-      bool Found = false;
-      bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
-        Found = Found || pushedOnto(MC, F);
-        return true;
-      }
-    } Scan;
-    Scan.F = F;
-    Scan.TraverseStmt(const_cast<Stmt *>(S));
-    if (Scan.Found && !First && Assignments == 0)
-      return nullptr;
+    // The statement is the push itself; a push_back to F inside a branch
+    // or a loop before it means which layer is first depends on the path.
+    const CXXMemberCallExpr *Push = Pushes.Calls.front();
+    if (Pushes.Calls.size() == 1 && E && strip(E) == Push && Push->getNumArgs() == 1)
+      return Push->getArg(0);
+    return nullptr;
   }
   return First;
 }

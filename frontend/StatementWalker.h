@@ -37,6 +37,11 @@ public:
                    bool Insertable);
   Completion expressionStatement(const Expr *E, Flow F, bool Insertable);
   void openStatement(const Stmt *S, Flow F, bool Insertable);
+  /// Statement At gives integer VD its value Init (a declaration, or the
+  /// one assignment of one declared without a value): evaluates what
+  /// tensor work Init does, in a statement of its own.
+  void bindInteger(const Stmt *At, const VarDecl *VD, const Expr *Init, Flow F,
+                   bool Insertable);
   /// An if's or a switch's initializer, condition variable and the tensor
   /// work in its condition, each its own statement.
   void conditionPrologue(const Stmt *Init, const DeclStmt *CondVar,

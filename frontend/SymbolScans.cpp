@@ -428,12 +428,8 @@ void scanMutations(const Stmt *Body, std::set<const ValueDecl *> &Out,
   MutationScan(Out, Sites).TraverseStmt(const_cast<Stmt *>(Body));
 }
 
-std::set<const ParmVarDecl *>
-parametersOnlyReassigned(const Stmt *Body, const MutationSites &Sites) {
-  std::set<const ParmVarDecl *> Out;
-  if (!Body)
-    return Out;
-  // A goto back to a label is a loop the parent chain does not show.
+/// Whether Body has a label (a goto may run what follows it again).
+static bool hasLabel(const Stmt *Body) {
   struct Labels : RecursiveASTVisitor<Labels> {
     bool Found = false;
     bool VisitLabelStmt(LabelStmt *) {
@@ -442,7 +438,16 @@ parametersOnlyReassigned(const Stmt *Body, const MutationSites &Sites) {
     }
   } L;
   L.TraverseStmt(const_cast<Stmt *>(Body));
-  if (L.Found)
+  return L.Found;
+}
+
+std::set<const ParmVarDecl *>
+parametersOnlyReassigned(const Stmt *Body, const MutationSites &Sites) {
+  std::set<const ParmVarDecl *> Out;
+  if (!Body)
+    return Out;
+  // A goto back to a label is a loop the parent chain does not show.
+  if (hasLabel(Body))
     return Out;
   ParentMap Parents(const_cast<Stmt *>(Body));
   auto InLoop = [&](const Stmt *S) {
@@ -504,18 +509,15 @@ bool namesOneValue(const FunctionDecl &FD, const VarDecl *VD) {
         Found = true;
       return !Found;
     }
-    bool VisitLabelStmt(LabelStmt *) {
-      Found = true;
-      return false;
-    }
   } Scan;
   Scan.VD = VD;
   for (const ParmVarDecl *P : FD.parameters())
     if (P != VD && P->getIdentifier() && P->getName() == VD->getName())
       return false;
-  if (FD.getBody())
-    Scan.TraverseStmt(FD.getBody());
-  return !Scan.Found;
+  if (!FD.getBody())
+    return true;
+  Scan.TraverseStmt(FD.getBody());
+  return !Scan.Found && !hasLabel(FD.getBody());
 }
 
 void scanTuplesChangedInPart(const SourceManager &SM, const Stmt *Body,
