@@ -127,16 +127,26 @@ std::optional<SymSize> checkedStorageBytes(const Shape &Sizes,
   }
   // Packed strides from offset 0 span numel elements, empty or not: no
   // size needs to be assumed non-empty (zeros({n}) is 4·n bytes at n = 0).
-  if (Offset.constant() == 0) {
-    Shape Packed = packedStridesOfNonEmpty(Sizes);
-    bool IsPacked = true;
-    for (size_t I = 0; I < Sizes.size() && IsPacked; ++I)
-      IsPacked = Strides[I].identical(Packed[I]);
-    if (IsPacked) {
-      SymSize Bytes = numel(Sizes) * ItemSize;
-      if (!Bytes.isError())
-        return Bytes;
-    }
+  // So do packed strides in another dim order (nonzero()'s column-major
+  // [u, k], strides (1, u)): a dense permutation of the sizes.
+  if (Offset.constant() == 0 && Sizes.size() <= 4) {
+    std::vector<size_t> Order(Sizes.size());
+    std::iota(Order.begin(), Order.end(), 0);
+    do {
+      Shape Permuted;
+      for (size_t D : Order)
+        Permuted.push_back(Sizes[D]);
+      Shape Packed = packedStridesOfNonEmpty(Permuted);
+      bool IsPacked = true;
+      for (size_t I = 0; I < Order.size() && IsPacked; ++I)
+        IsPacked = Strides[Order[I]].identical(Packed[I]);
+      if (IsPacked) {
+        SymSize Bytes = numel(Sizes) * ItemSize;
+        if (!Bytes.isError())
+          return Bytes;
+        break;
+      }
+    } while (std::next_permutation(Order.begin(), Order.end()));
   }
   SymSize Size = 1;
   for (size_t I = 0; I < Sizes.size(); ++I) {

@@ -196,6 +196,29 @@ SymSize ShapeEnv::tensorElementSize(const std::string &Tensor) {
 SymSize ShapeEnv::tensorStorageBytes(const std::string &Tensor) {
   return declare(Tensor + ".storage().nbytes()", SymbolKind::Bytes);
 }
+SymSize ShapeEnv::dataDependentSize(const std::string &Op,
+                                    const SymSize &AtMost) {
+  auto Ours = [&](const std::string &Name) {
+    return std::find_if(DataDependent.begin(), DataDependent.end(),
+                        [&](const DataDependentSize &D) {
+                          return D.Name == Name;
+                        });
+  };
+  std::string Name;
+  for (;; ++DataDependentMade) {
+    Name = "u" + std::to_string(DataDependentMade);
+    // A parameter of that name is the caller's value, not this count.
+    if (!Symbols.count(Name) || Ours(Name) != DataDependent.end())
+      break;
+  }
+  ++DataDependentMade;
+  SymSize U = declare(Name, SymbolKind::Size);
+  if (Ours(Name) == DataDependent.end())
+    DataDependent.push_back({Name, Op, AtMost});
+  addFactImpl(SymRelation::le(U, AtMost), /*Log=*/false);
+  return U;
+}
+
 SymSize ShapeEnv::integer(const std::string &Name) {
   return declare(Name, SymbolKind::Integer);
 }

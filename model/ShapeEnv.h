@@ -101,6 +101,21 @@ public:
   /// The table's name for a symbol (`B` for x.size(0)); the first wins.
   void setDisplayName(const std::string &Name, const std::string &Display);
   const SymbolInfo *info(const std::string &Name) const;
+  /// A size only a run knows: how many elements nonzero(), masked_select()
+  /// or a boolean mask finds. A fresh size symbol named as PyTorch names an
+  /// unbacked size (`u0`, `u1`, ... in the order made; a name the function
+  /// already uses is skipped), with 0 <= u <= AtMost as facts the op
+  /// guarantees, not facts the code states (facts() leaves them out).
+  SymSize dataDependentSize(const std::string &Op, const SymSize &AtMost);
+  struct DataDependentSize {
+    std::string Name;  ///< `u0`
+    std::string Op;    ///< what finds it: `nonzero`, `a boolean mask`
+    SymSize AtMost;    ///< the count it cannot exceed (the mask's numel)
+  };
+  /// In the order made.
+  const std::vector<DataDependentSize> &dataDependentSizes() const {
+    return DataDependent;
+  }
   /// In declaration order.
   std::vector<const SymbolInfo *> symbolsInOrder() const;
 
@@ -261,6 +276,10 @@ private:
   std::vector<SymSize> NonZero;                 ///< each != 0
   std::vector<std::pair<SymSize, SymSize>> Multiples; ///< first % second == 0
   std::vector<SymRelation> FactLog;
+  std::vector<DataDependentSize> DataDependent;
+  /// How many dataDependentSize() made in this analysis: an environment
+  /// seeded from an earlier one makes the same names again.
+  size_t DataDependentMade = 0;
   std::vector<Assumption> Assumptions;
   SymBindings Bound;
   bool FactAgainstAssumption = false;

@@ -193,6 +193,13 @@ void ShapeEnv::seedFacts(const ShapeEnv &From) {
       if (S->SizeLike)
         markSizeLike(S->Name);
     }
+  // The sizes only a run knows keep their names: the code's facts about
+  // them name them.
+  for (const DataDependentSize &D : From.DataDependent)
+    if (Used.count(D.Name)) {
+      declare(D.Name, SymbolKind::Size);
+      DataDependent.push_back(D);
+    }
   for (const SymRelation &F : From.FactLog)
     addFactImpl(F, /*Log=*/false);
 }

@@ -38,6 +38,28 @@ bool isSymbolic(const FunctionTrace &T) {
 
 namespace {
 
+/// The line of the first op whose result's sizes name Symbol: where a size
+/// only a run knows was found (0 when none does).
+unsigned lineFound(const FunctionTrace &T, const std::string &Symbol) {
+  for (const OpEvent &E : T.Ops) {
+    if (E.Result == NoValue)
+      continue;
+    const TensorValue &V = T.value(E.Result);
+    if (V.Sizes)
+      for (const SymSize &S : *V.Sizes)
+        for (const std::string &Name : S.symbols())
+          if (Name == Symbol)
+            return E.NameWhere.Line;
+  }
+  return 0;
+}
+
+const std::vector<ShapeEnv::DataDependentSize> &
+dataDependentSizes(const FunctionTrace &T) {
+  static const std::vector<ShapeEnv::DataDependentSize> None;
+  return T.Env ? T.Env->dataDependentSizes() : None;
+}
+
 /// A size in the table: the code's names for its symbols (`B`).
 std::string sizeText(const SymSize &S, const ShapeEnv *Env) {
   if (S.isError())
@@ -410,6 +432,14 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
       }
       OS << "\n";
     }
+    for (const auto &D : dataDependentSizes(T)) {
+      // The code's name for it, when it has one (`auto n = idx.size(0)`).
+      std::string Shown = sizeText(SymSize::symbol(D.Name), T.Env.get());
+      OS << "  " << D.Name << (Shown != D.Name ? " (" + Shown + ")" : "")
+         << ": how many elements " << D.Op
+         << " finds (line " << lineFound(T, D.Name) << "), known at run time, "
+         << "at most " << sizeText(D.AtMost, T.Env.get()) << "\n";
+    }
     printModules(OS, T);
     if (std::string Broken = bindingViolationText(T); !Broken.empty())
       OS << "  " << Broken << "\n";
@@ -559,6 +589,15 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
       for (const std::string &X : assumptionsOf(T))
         A.push_back(X);
       F["assumptions"] = std::move(A);
+    }
+    if (!dataDependentSizes(T).empty()) {
+      llvm::json::Array A;
+      for (const auto &D : dataDependentSizes(T))
+        A.push_back(llvm::json::Object{{"symbol", D.Name},
+                                       {"op", D.Op},
+                                       {"line", lineFound(T, D.Name)},
+                                       {"at_most", sizeJSON(D.AtMost)}});
+      F["data_dependent_sizes"] = std::move(A);
     }
     if (Env && Env->hasBindings()) {
       llvm::json::Object Values;

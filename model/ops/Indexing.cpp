@@ -10,17 +10,94 @@
 //   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
 //   inputs whose dtype differs from the common dtype).
 #include "model/Ops.h"
+#include "model/ShapeEnv.h"
 #include "model/ops/LossCommon.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace tma {
 
 using namespace detail;
+
+static std::optional<SymSize> countFound(const std::string &Op,
+                                         const SymSize &Among);
+
+// nonzero() refuses a tensor of INT_MAX elements or more (its CPU kernel
+// counts in int): the throw, or an unknown result of Like's dtype when that
+// is not decidable; nullopt when it fits (stated for symbolic sizes).
+static std::optional<OpOutcome> nonzeroRefuses(const SymSize &Elements,
+                                               const TensorValue &Like) {
+  SymSize Limit(std::numeric_limits<int>::max());
+  Tri Fits = requireLt(Elements, Limit);
+  if (Fits == Tri::False)
+    return throws("nonzero is not supported for tensors with more than "
+                  "INT_MAX elements, file a support request");
+  if (Fits == Tri::Unknown)
+    return unknownCopy(undecided("<", Elements, Limit), Like.Type, Like.Dev);
+  return std::nullopt;
+}
+
+namespace {
+/// A tensor index and the dim of the (sliced) source it indexes.
+struct Advanced {
+  int64_t Dim;
+  TensorValue Index;
+};
+} // namespace
+
+// A boolean mask at dim Dim of Cur (expandTensors in
+// TensorAdvancedIndexing.cpp): its sizes must be Cur's from Dim on, or
+// LibTorch raises an IndexError; it selects u elements, u known only at run
+// time, and becomes one int64 column of its nonzero() per dim it covers.
+// False with Refused set when the mask does not fit or u cannot be named.
+static bool maskColumns(const TensorValue &Cur, int64_t Dim,
+                        const TensorValue &Mask, std::vector<Advanced> &Into,
+                        OpOutcome &Refused) {
+  const Shape &M = *Mask.Sizes;
+  for (size_t J = 0; J < M.size(); ++J) {
+    const SymSize &Src = (*Cur.Sizes)[Dim + static_cast<int64_t>(J)];
+    Tri Fits = requireEq(M[J], Src);
+    if (Fits == Tri::False) {
+      Refused = throws("The shape of the mask " + dimsText(M) + " at index " +
+                       std::to_string(J) +
+                       " does not match the shape of the indexed tensor " +
+                       dimsText(*Cur.Sizes) + " at index " +
+                       std::to_string(Dim + static_cast<int64_t>(J)));
+      return false;
+    }
+    if (Fits == Tri::Unknown) {
+      Refused = unknownCopy(undecided("==", M[J], Src), Cur.Type, Cur.Dev);
+      return false;
+    }
+  }
+  SymSize Elements = numel(M);
+  if (auto No = nonzeroRefuses(Elements, Cur)) {
+    Refused = *No;
+    return false;
+  }
+  std::optional<SymSize> U = countFound("a boolean mask", Elements);
+  if (!U) {
+    Refused = unknownCopy("a boolean mask selects a number of elements known "
+                          "only at run time",
+                          Cur.Type, Cur.Dev);
+    return false;
+  }
+  for (size_t J = 0; J < M.size(); ++J) {
+    TensorValue Column;
+    Column.Sizes = Shape{*U};
+    Column.Strides = Shape{SymSize(1)};
+    Column.Offset = *U * SymSize(static_cast<int64_t>(J));
+    Column.Type = DType::Int64;
+    Column.Dev = Mask.Dev;
+    Into.push_back({Dim + static_cast<int64_t>(J), Column});
+  }
+  return true;
+}
 
 // Tensor::index (ATen/TensorIndexing.h, applySlicing + dispatch_index).
 OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
@@ -57,11 +134,9 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
 
   TensorValue Cur = In;
   int64_t Dim = 0;
-  struct Advanced {
-    int64_t Dim;
-    TensorValue Index;
-  };
   std::vector<Advanced> TensorIndices;
+  // The nonzero() of each boolean mask lives as long as the op.
+  std::optional<SymSize> MaskScratch = SymSize(0);
   for (const IndexSpec &I : Indices) {
     if (I.Unknown) {
       OpOutcome Out = viewOf(In);
@@ -110,6 +185,20 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
         Out.Value.markUnknown("a 0-dim index tensor selects at a value known "
                               "only at run time");
         return Out;
+      }
+      if ((*T.Type == DType::Bool || *T.Type == DType::UInt8) &&
+          !T.Sizes->empty()) {
+        // expandTensors: a mask becomes the columns of its nonzero(), one
+        // int64 index of [u] per dim it covers, adjacent; nonzero's output
+        // is Fortran-ordered, so each column has stride 1.
+        OpOutcome Refused;
+        if (!maskColumns(Cur, Dim, T, TensorIndices, Refused))
+          return Refused;
+        for (size_t J = TensorIndices.size() - T.Sizes->size();
+             J < TensorIndices.size(); ++J)
+          MaskScratch = addSizes(MaskScratch, TensorIndices[J].Index.logicalBytes());
+        Dim += static_cast<int64_t>(T.Sizes->size());
+        continue;
       }
       if (*T.Type == DType::Bool || *T.Type == DType::UInt8) {
         OpOutcome Out;
@@ -244,6 +333,13 @@ OpOutcome index(const TensorValue &In, const std::vector<IndexSpec> &Indices) {
   if (!Out.Value.Strides)
     Out.Value.markUnknown("the layout of the gathered output is not decidable");
   Out.ReadBytes = addSizes(Out.WrittenBytes, IndexBytes);
+  // Measured on the CPU (1.13): the masks' nonzero() results are held
+  // until the output is written. Other devices' scratch is not modelled.
+  if (!MaskScratch || MaskScratch->constant() != 0) {
+    Out.TransientBytes = MaskScratch;
+    if (!In.Dev || In.Dev->Kind != DeviceKind::CPU)
+      Out.TransientBytes.reset();
+  }
   return Out;
 }
 
@@ -482,6 +578,109 @@ RuleResult rule_multinomial(const OpCall &C) {
   Out.TransientBytes.reset();
   Out.Note = "the temporaries multinomial allocates inside itself are not "
              "modelled";
+  return one(Out);
+}
+
+} // namespace tma
+
+namespace tma {
+
+using namespace detail;
+
+// A count only a run knows (how many elements are not zero), as a size
+// symbol bounded by the elements it counts among; nullopt when there is no
+// ShapeEnv to hold it.
+static std::optional<SymSize> countFound(const std::string &Op,
+                                         const SymSize &Among) {
+  ShapeEnv *Env = currentShapeEnv();
+  if (!Env)
+    return std::nullopt;
+  return Env->dataDependentSize(Op, Among);
+}
+
+// nonzero (TensorAdvancedIndexing.cpp, nonzero_out_cpu; argwhere is
+// nonzero): the int64 coordinates of the elements that are not zero,
+// [u, self.dim()], where u is known only at run time (0 <= u <=
+// self.numel()). The output is Fortran-ordered, strides {1, u} (gh-46224:
+// resize_output then as_strided_), in a storage of u * dim * 8 B. The CPU
+// kernel counts per thread in plain arrays: nothing transient; other
+// devices' scratch is not modelled.
+RuleResult rule_nonzero(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  std::optional<SymSize> Elements = In.elementCount();
+  if (!Elements)
+    return notModelled(C, shapeReason(In));
+  if (auto No = nonzeroRefuses(*Elements, In)) {
+    if (No->Kind != OpKind::Throws)
+      No->Value.Type = DType::Int64;
+    return one(*No);
+  }
+  std::optional<SymSize> U = countFound(C.Op->Name, *Elements);
+  if (!U)
+    return notModelled(C, "how many elements are not zero is known only at "
+                          "run time");
+  OpOutcome Out;
+  Out.Kind = OpKind::Copy;
+  Out.Value.Sizes = Shape{*U, SymSize(static_cast<int64_t>(In.Sizes->size()))};
+  Out.Value.Strides = Shape{SymSize(1), *U};
+  Out.Value.Offset = 0;
+  Out.Value.Type = DType::Int64;
+  Out.Value.Dev = In.Dev;
+  Out.ReadBytes = In.logicalBytes();
+  Out.WrittenBytes = Out.Value.logicalBytes();
+  if (!In.Dev || In.Dev->Kind != DeviceKind::CPU)
+    Out.TransientBytes.reset();
+  Out.Note = "nonzero: how many rows only a run knows";
+  return one(Out);
+}
+
+// masked_select (TensorAdvancedIndexing.cpp, masked_select_out_impl_cpu):
+// the elements of self where the (bool or uint8) mask is set, self and
+// mask broadcast together, as a fresh 1-d tensor of self's dtype: [u], u
+// known only at run time (0 <= u <= the broadcast numel). Its scratch is
+// not modelled: measured on the CPU (1.13), the mask's sum first converts
+// it to int64 (8 B per element) before the output exists, and a strided or
+// broadcast operand, or a large input on several threads, takes the
+// parallel kernel, which holds two more int64 tensors of the broadcast
+// shape beside the output; which kernel runs depends on the thread count.
+RuleResult rule_masked_select(const OpCall &C) {
+  const TensorValue &In = C.self().TV, &Mask = C.arg(1).TV;
+  if (Mask.Type && *Mask.Type != DType::Bool && *Mask.Type != DType::UInt8)
+    return one(throws("masked_select: expected BoolTensor or ByteTensor for "
+                      "mask"));
+  if (!In.Sizes || !Mask.Sizes)
+    return notModelled(C, shapeReason(In.Sizes ? Mask : In));
+  if (!Mask.Type)
+    return notModelled(C, "dtype of the mask is unknown");
+  Shape Both;
+  Tri Broadcasts = broadcastShapes(*In.Sizes, *Mask.Sizes, Both);
+  if (Broadcasts == Tri::False)
+    return one(throws("The size of tensor a must match the size of tensor b "
+                      "at non-singleton dimension"));
+  if (Broadcasts == Tri::Unknown)
+    return notModelled(C, "whether self " + dimsText(*In.Sizes) +
+                              " and the mask " + dimsText(*Mask.Sizes) +
+                              " broadcast is not decidable");
+  std::optional<SymSize> Elements = checkedNumel(Both);
+  if (!Elements)
+    return notModelled(C, "the broadcast shape has more elements than int64 "
+                          "holds");
+  std::optional<SymSize> U = countFound(C.Op->Name, *Elements);
+  if (!U)
+    return notModelled(C, "how many elements the mask selects is known only "
+                          "at run time");
+  OpOutcome Out;
+  Out.Kind = OpKind::Copy;
+  Out.Value.Sizes = Shape{*U};
+  Out.Value.Strides = Shape{SymSize(1)};
+  Out.Value.Offset = 0;
+  keepDType(Out.Value, In);
+  Out.Value.Dev = In.Dev;
+  auto Read = sumBytes({&In, &Mask});
+  Out.ReadBytes = Read;
+  Out.WrittenBytes = Out.Value.logicalBytes();
+  Out.TransientBytes.reset();
+  Out.Note = "masked_select: how many elements only a run knows";
   return one(Out);
 }
 

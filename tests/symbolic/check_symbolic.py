@@ -170,6 +170,30 @@ def run_outside_assumptions(report_fn, params, measured):
     return None
 
 
+def bind_data_dependent(cmp, fn, report_fn, params, measured):
+    """Sizes only a run knows (`u0`: how many elements nonzero() or a
+    boolean mask found) take their values from the run: each from the
+    first row, in line order, whose shape has it as a whole entry. They
+    join the run's integer values, so every other row's formula over them
+    is checked against LibTorch, and each must lie within the bounds the
+    report gives it (0 <= u <= at_most)."""
+    integers = measured["integers"] = measured.get("integers") or {}
+    observed = {(o["name"], o["line"]): o for o in measured["tensors"]
+                if o.get("defined") is not False}
+    rows = sorted((report_fn or {}).get("tensors", []), key=lambda r: r["line"])
+    for d in (report_fn or {}).get("data_dependent_sizes", []):
+        sym = d["symbol"]
+        for r in rows:
+            obs, shape = observed.get((r["name"], r["line"])), r.get("shape") or []
+            if obs is not None and sym in shape and len(obs["shape"]) == len(shape):
+                integers[sym] = obs["shape"][shape.index(sym)]
+                break
+        if sym in integers:
+            cmp.scalar("%s (draw %s: %s)" % (fn, measured["draw"], describe(params)),
+                       "%s <= at_most" % sym, "%s <= %s" % (sym, d["at_most"]), True,
+                       environment(params, measured["module"], integers))
+
+
 def constructor_args(params):
     return tuple(p["value"] for p in params if p["kind"] == "construct")
 
@@ -644,6 +668,7 @@ def main():
                                             fn, index, describe(params), a))
                 except ExprError as e:
                     problems.append("%s: assumption %r cannot be evaluated: %s" % (fn, a, e))
+        bind_data_dependent(cmp, fn, report_fn, params, m)
         outside = run_outside_assumptions(report_fn, params, m)
         if outside:
             notes.append("%s (draw %d: %s): not compared, the run is outside the report's "
