@@ -3,6 +3,7 @@
 #include "model/Ops.h"
 #include "model/ops/OpsDetail.h"
 #include "model/Decide.h"
+#include "model/ShapeEnv.h"
 
 #include <algorithm>
 #include <cmath>
@@ -60,6 +61,14 @@ OpOutcome checkedOutcome(OpOutcome Out) {
 }
 
 namespace detail {
+
+std::optional<SymSize> dataDependentCount(const std::string &Op,
+                                          const SymSize &Among) {
+  ShapeEnv *Env = currentShapeEnv();
+  if (!Env)
+    return std::nullopt;
+  return Env->dataDependentSize(Op, Among);
+}
 
 /// A view with exactly this geometry.
 OpOutcome viewWith(const TensorValue &In, Shape Sizes, Shape Strides,

@@ -10,7 +10,6 @@
 //   (matmul's folding copy; on CPU, TensorIterator's promoted copies of
 //   inputs whose dtype differs from the common dtype).
 #include "model/Ops.h"
-#include "model/ShapeEnv.h"
 #include "model/ops/LossCommon.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
@@ -23,9 +22,6 @@
 namespace tma {
 
 using namespace detail;
-
-static std::optional<SymSize> countFound(const std::string &Op,
-                                         const SymSize &Among);
 
 // nonzero() refuses a tensor of INT_MAX elements or more (its CPU kernel
 // counts in int): the throw, or an unknown result of Like's dtype when that
@@ -80,7 +76,7 @@ static bool maskColumns(const TensorValue &Cur, int64_t Dim,
     Refused = *No;
     return false;
   }
-  std::optional<SymSize> U = countFound("a boolean mask", Elements);
+  std::optional<SymSize> U = dataDependentCount("a boolean mask", Elements);
   if (!U) {
     Refused = unknownCopy("a boolean mask selects a number of elements known "
                           "only at run time",
@@ -587,17 +583,6 @@ namespace tma {
 
 using namespace detail;
 
-// A count only a run knows (how many elements are not zero), as a size
-// symbol bounded by the elements it counts among; nullopt when there is no
-// ShapeEnv to hold it.
-static std::optional<SymSize> countFound(const std::string &Op,
-                                         const SymSize &Among) {
-  ShapeEnv *Env = currentShapeEnv();
-  if (!Env)
-    return std::nullopt;
-  return Env->dataDependentSize(Op, Among);
-}
-
 // nonzero (TensorAdvancedIndexing.cpp, nonzero_out_cpu; argwhere is
 // nonzero): the int64 coordinates of the elements that are not zero,
 // [u, self.dim()], where u is known only at run time (0 <= u <=
@@ -615,7 +600,7 @@ RuleResult rule_nonzero(const OpCall &C) {
       No->Value.Type = DType::Int64;
     return one(*No);
   }
-  std::optional<SymSize> U = countFound(C.Op->Name, *Elements);
+  std::optional<SymSize> U = dataDependentCount(C.Op->Name, *Elements);
   if (!U)
     return notModelled(C, "how many elements are not zero is known only at "
                           "run time");
@@ -665,7 +650,7 @@ RuleResult rule_masked_select(const OpCall &C) {
   if (!Elements)
     return notModelled(C, "the broadcast shape has more elements than int64 "
                           "holds");
-  std::optional<SymSize> U = countFound(C.Op->Name, *Elements);
+  std::optional<SymSize> U = dataDependentCount(C.Op->Name, *Elements);
   if (!U)
     return notModelled(C, "how many elements the mask selects is known only "
                           "at run time");

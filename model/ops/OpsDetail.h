@@ -45,6 +45,11 @@ bool requireFloatingParameter(const std::string &Param);
 /// the output's dtype does not depend on it). False when
 /// there is no ShapeEnv to state it in; true when there is nothing to state.
 bool requireIndexParameter(const TensorValue &Index);
+/// A count only a run knows (how many elements nonzero() finds), as a
+/// size symbol of the function's ShapeEnv (`u0`) bounded by the elements
+/// it counts among; nullopt when there is no ShapeEnv to hold it.
+std::optional<SymSize> dataDependentCount(const std::string &Op,
+                                          const SymSize &Among);
 /// c10::canCast.
 bool canCast(DType From, DType To);
 /// A view with exactly this geometry.

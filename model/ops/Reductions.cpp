@@ -610,4 +610,62 @@ RuleResult rule_std_mean(const OpCall &C) {
   return R;
 }
 
+// _unique, _unique2 and unique_consecutive without a dim (Unique.cpp): the
+// distinct elements, [u] of self's dtype, u known only at run time (0 <= u
+// <= self.numel()), the int64 inverse indices in self's sizes and the int64
+// counts [u], contiguous. Measured on the CPU (1.13): what is not asked for
+// is an empty [0], except that _unique2 fills the inverse when only the
+// counts are asked for; unique_consecutive allocates its output and counts
+// for self.numel() elements and shrinks them, so their storages keep that
+// many. The scratch of the sorts and hash sets is not modelled.
+RuleResult rule_unique(const OpCall &C) {
+  const TensorValue &In = C.self().TV;
+  bool Consecutive = C.Op->Code == OpCode::unique_consecutive;
+  bool WithCounts = C.Op->Code != OpCode::unique;
+  auto Flag = [&](unsigned I, bool &Value) {
+    const ArgValue &A = C.arg(I);
+    Value = A.given() && A.known() && A.Bool;
+    return !A.given() || A.known();
+  };
+  bool Sorted = true, Inverse = false, Counts = false;
+  unsigned First = Consecutive ? 1 : 2;
+  if ((!Consecutive && !Flag(1, Sorted)) || !Flag(First, Inverse) ||
+      (WithCounts && !Flag(First + 1, Counts)))
+    return notModelled(C, C.Written + " flags could not be derived");
+  if (Consecutive && C.arg(3).given())
+    return notModelled(C, "unique_consecutive over a dim is not modelled");
+  std::optional<SymSize> Elements = In.elementCount();
+  if (!Elements)
+    return notModelled(C, shapeReason(In));
+  std::optional<SymSize> U = dataDependentCount(C.Written, *Elements);
+  if (!U)
+    return notModelled(C, "how many distinct elements there are is known "
+                          "only at run time");
+  auto Made = [&](Shape Sizes, std::optional<DType> Type,
+                  const std::string &TypeOf = "") {
+    OpOutcome Out = freshContiguous(Sizes, Type, In.Dev, TypeOf);
+    Out.ReadBytes = SymSize(0);
+    Out.TransientBytes.reset();
+    return Out;
+  };
+  RuleResult R;
+  R.Outcomes.push_back(Made({*U}, In.Type, In.TypeOf));
+  R.Outcomes.back().ReadBytes = In.logicalBytes();
+  bool FillsInverse = Inverse || (C.Op->Code == OpCode::unique2 && Counts);
+  R.Outcomes.push_back(
+      Made(FillsInverse ? *In.Sizes : Shape{SymSize(0)}, DType::Int64));
+  if (WithCounts)
+    R.Outcomes.push_back(Made({Counts ? *U : SymSize(0)}, DType::Int64));
+  // Measured for numbers, not for bool (whose kernel differs).
+  if (Consecutive && In.Type && *In.Type != DType::Bool) {
+    R.Outcomes[0].StorageBytes = In.logicalBytes();
+    if (Counts)
+      R.Outcomes[2].StorageBytes = *Elements * SymSize(8);
+  } else if (Consecutive) {
+    R.Outcomes[0].StorageBytesUnknown = true;
+    R.Outcomes[2].StorageBytesUnknown = Counts;
+  }
+  return R;
+}
+
 } // namespace tma

@@ -49,3 +49,22 @@ torch::Tensor boxes_for_hits(const torch::Tensor& heat) {
   auto scores = heat.index_select(0, idx);
   return boxes;
 }
+
+// The distinct labels of a grid, how often each occurs, and its runs.
+torch::Tensor label_counts(const torch::Tensor& labels) {
+  TORCH_CHECK(labels.dim() == 2, "labels (N, M)");
+  TORCH_CHECK(labels.scalar_type() == at::kLong, "int64 labels");
+  auto result = torch::_unique2(labels, /*sorted=*/true, /*return_inverse=*/false,
+                                /*return_counts=*/true);
+  auto values = std::get<0>(result);
+  auto inverse = std::get<1>(result);
+  auto counts = std::get<2>(result);
+  auto runs = torch::unique_consecutive(labels, /*return_inverse=*/true,
+                                        /*return_counts=*/true);
+  auto run_values = std::get<0>(runs);
+  auto run_inverse = std::get<1>(runs);
+  auto run_counts = std::get<2>(runs);
+  auto distinct = std::get<0>(torch::_unique(labels));
+  auto unasked = std::get<1>(torch::_unique(labels));
+  return counts;
+}
