@@ -28,10 +28,24 @@ static bool isContiguousClone(const FunctionTrace &T, const OpEvent &Op) {
 }
 
 // With ReportRequired, the use that needs the copy, as a note.
-static void noteRequiredBy(Diagnostic &D, const OpEvent *Needs) {
+static void noteRequiredBy(Diagnostic &D, const OpEvent *Needs,
+                           const OpEvent *CopiesAnyway) {
   if (Needs)
     D.Notes.push_back({Needs->NameWhere,
                        "%0() needs contiguous memory here", {Needs->Name}});
+  else if (CopiesAnyway)
+    D.Notes.push_back({CopiesAnyway->NameWhere,
+                       "%0() would copy the non-contiguous input itself here",
+                       {CopiesAnyway->Name}});
+}
+
+// " (unless query.size(1) == 1)": the sizes whose assumed `>= 2` made the
+// input non-contiguous and at 1 would make the copy a no-op.
+static std::string unlessText(const std::vector<std::string> &Sizes) {
+  std::string Text;
+  for (const std::string &S : Sizes)
+    Text += (Text.empty() ? " (unless " : " or ") + S + " == 1";
+  return Text.empty() ? Text : Text + ")";
 }
 
 void ContiguousCopyCheck::check(const FunctionTrace &T,
@@ -43,7 +57,13 @@ void ContiguousCopyCheck::check(const FunctionTrace &T,
     // `y.transpose(1, 2).contiguous().view(...)`: the view raises without
     // the copy, so the copy is the view's price, not a mistake.
     const OpEvent *Needs = contiguityNeededBy(T, Op.Result);
-    if (Needs && !ReportRequired)
+    // `linear(x.transpose(1, 2).contiguous(), ...)` where linear would fold
+    // the transposed x with a copying reshape: removing the copy saves
+    // nothing.
+    const OpEvent *CopiesAnyway =
+        Needs || Op.Inputs.empty() ? nullptr
+                                   : copiesAnywayBy(T, Op.Result, Op.Inputs[0]);
+    if ((Needs || CopiesAnyway) && !ReportRequired)
       continue;
     const OpEvent *Breaker =
         Op.Inputs.empty() ? nullptr : layoutBreaker(T, Op.Inputs[0]);
@@ -56,15 +76,19 @@ void ContiguousCopyCheck::check(const FunctionTrace &T,
         continue;
       if (belowMinimum(Op.AllocatedBytes, MinBytes))
         continue;
-      Diagnostic &D = report(Out, Op.NameWhere,
-                             "%0() copies %1 because its input is not contiguous");
+      Diagnostic &D = report(
+          Out, Op.NameWhere,
+          "%0() copies %1 because its input is not contiguous%2");
       D.arg(Op.Name).arg(bytesText(Op.AllocatedBytes));
+      D.arg(Op.Inputs.empty()
+                ? std::string()
+                : unlessText(sizesWhoseOneMakesContiguous(T, Op.Inputs[0])));
       D.Bytes = knownBytes(Op.AllocatedBytes);
       D.BytesAssumed = assumedBytes(Op.AllocatedBytes);
       if (Breaker)
         D.Notes.push_back({Breaker->NameWhere, "contiguity is lost here by %0()",
                            {Breaker->Name}});
-      noteRequiredBy(D, Needs);
+      noteRequiredBy(D, Needs, CopiesAnyway);
     } else if (Op.Kind == OpKind::Unknown && Breaker == nullptr) {
       // Shapes unknown: fire on the pattern when a layout-changing view
       // feeds the call directly.
@@ -78,7 +102,7 @@ void ContiguousCopyCheck::check(const FunctionTrace &T,
       D.arg(Op.Name).arg(Src->Name);
       D.Notes.push_back({Src->NameWhere, "contiguity is lost here by %0()",
                          {Src->Name}});
-      noteRequiredBy(D, Needs);
+      noteRequiredBy(D, Needs, CopiesAnyway);
     }
   }
 }

@@ -17,16 +17,6 @@
 
 namespace tma {
 
-/// The LibTorch version of the headers being analysed. Rules that changed
-/// between releases (aten-rules.md section 7) branch on it.
-struct TorchVersion {
-  int Major = 1;
-  int Minor = 13;
-  bool atLeast(int Ma, int Mi) const {
-    return Major > Ma || (Major == Ma && Minor >= Mi);
-  }
-};
-
 enum class MemoryFormat { Preserve, Contiguous, ChannelsLast };
 
 struct OpOutcome {
@@ -207,6 +197,18 @@ OpOutcome bmm(const TensorValue &A, const TensorValue &B);
 /// linear(input, weight, bias) (native/Linear.cpp). Bias may be absent.
 OpOutcome linear(const TensorValue &In, const TensorValue &Weight,
                  const TensorValue *Bias, const TorchVersion &Version);
+/// Whether matmul(A, B) copies operand Operand (0: A, 1: B) itself: the
+/// reshape that folds a left operand of rank >= 3 into rows, or that
+/// flattens an operand's batch for bmm, is not a view of it. A
+/// contiguous() of that operand before the call then saves nothing.
+/// Unknown where matmul throws or the answer is not decidable.
+Tri matmulCopiesOperand(const TensorValue &A, const TensorValue &B,
+                        unsigned Operand, const TorchVersion &Version);
+/// The same question for linear(In, Weight, bias): never on the fused
+/// paths (a 2-D input with a bias, a contiguous 3-D one), else matmul's
+/// answer for In against Weight.t().
+Tri linearCopiesInput(const TensorValue &In, const TensorValue &Weight,
+                      bool HasBias, const TorchVersion &Version);
 OpOutcome indexSelect(const TensorValue &In, int64_t Dim,
                       const TensorValue &Index);
 OpOutcome embedding(const TensorValue &Weight, const TensorValue &Indices);

@@ -152,6 +152,13 @@ public:
   void assume(const std::string &CppCondition);
   /// C++ boolean expressions over the parameters, in the order first made.
   std::vector<std::string> assumptions() const;
+  /// The symbols an assumption holds at 2 or more (`x.size(1) >= 2`: the
+  /// 0/1 specialisation), in the order first assumed.
+  std::vector<std::string> symbolsAssumedNotOne() const;
+  /// Every symbol (kinds, display names) and the facts the code stated,
+  /// without one assumption: a question decided again there records
+  /// exactly the assumptions its answer needs (symbolsAssumedNotOne).
+  ShapeEnv factsOnly() const;
 
   // ---- simplification and decisions -------------------------------------
   /// Equalities substituted, divisibility facts applied (x % n -> 0,

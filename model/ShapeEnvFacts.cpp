@@ -257,6 +257,30 @@ std::vector<std::string> ShapeEnv::assumptions() const {
   return Out;
 }
 
+std::vector<std::string> ShapeEnv::symbolsAssumedNotOne() const {
+  std::vector<std::string> Out;
+  for (const Assumption &A : Assumptions) {
+    auto Floor = A.Rel ? symbolFloor(*A.Rel) : std::nullopt;
+    if (Floor && Floor->second >= 2 && listed(A))
+      Out.push_back(Floor->first);
+  }
+  return Out;
+}
+
+ShapeEnv ShapeEnv::factsOnly() const {
+  ShapeEnv Out;
+  for (const SymbolInfo *S : symbolsInOrder()) {
+    Out.declare(S->Name, S->Kind);
+    if (S->SizeLike)
+      Out.markSizeLike(S->Name);
+    if (!S->Display.empty())
+      Out.setDisplayName(S->Name, S->Display);
+  }
+  for (const SymRelation &F : FactLog)
+    Out.addFactImpl(F, /*Log=*/true);
+  return Out;
+}
+
 // --------------------------------------------------------------- bindings --
 
 bool ShapeEnv::bind(const std::string &NameOrDisplay, int64_t Value,

@@ -26,6 +26,16 @@ namespace tma {
 
 class ShapeEnv;
 
+/// The LibTorch version of the headers being analysed. Rules that changed
+/// between releases (aten-rules.md section 7) branch on it.
+struct TorchVersion {
+  int Major = 1;
+  int Minor = 13;
+  bool atLeast(int Ma, int Mi) const {
+    return Major > Ma || (Major == Ma && Minor >= Mi);
+  }
+};
+
 struct SourceSpan {
   std::string File;
   unsigned Line = 0;
@@ -308,6 +318,9 @@ struct FunctionTrace {
   TraceSummary Summary;
   /// The modules it builds or runs on, in declaration order.
   std::vector<ModuleSummary> Modules;
+  /// The LibTorch its rules followed, for checks that ask a rule again
+  /// with other operands (would this matmul copy that input?).
+  TorchVersion Version;
 
   const TensorValue &value(ValueId Id) const { return Values.at(Id).Value; }
   const OpEvent *producer(ValueId Id) const {

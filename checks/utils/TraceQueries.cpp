@@ -1,7 +1,10 @@
 #include "checks/utils/TraceQueries.h"
 #include "model/Decide.h"
+#include "model/Geometry.h"
+#include "model/Ops.h"
 #include "model/ShapeEnv.h"
 #include "model/Units.h"
+#include "model/ops/OpCodes.h"
 #include "model/ops/OpTable.h"
 
 #include <algorithm>
@@ -22,6 +25,69 @@ const OpEvent *contiguityNeededBy(const FunctionTrace &T, ValueId V) {
         (Use->Kind == OpKind::Use && Use->Code == NoOpCode))
       return Use;
   return nullptr;
+}
+
+const OpEvent *copiesAnywayBy(const FunctionTrace &T, ValueId Copy,
+                              ValueId Original) {
+  // The question is asked of a scratch copy of the function's ShapeEnv:
+  // what it assumes must not change the function's report.
+  std::optional<ShapeEnv> Scratch;
+  std::optional<DecisionScope> Decisions;
+  if (T.Env) {
+    Scratch.emplace(*T.Env);
+    Decisions.emplace(*Scratch);
+  }
+  const TensorValue &In = T.value(Original);
+  for (const OpEvent *Use : usesOf(T, Copy)) {
+    const std::vector<ValueId> &Ins = Use->Inputs;
+    Tri Copies = Tri::False;
+    if (Use->Code == OpCode::matmul && Ins.size() == 2) {
+      // Without the contiguous(), every operand that is the copy is Original.
+      TensorValue Operands[2] = {Ins[0] == Copy ? In : T.value(Ins[0]),
+                                 Ins[1] == Copy ? In : T.value(Ins[1])};
+      for (unsigned K = 0; K < 2 && Copies != Tri::True; ++K)
+        if (Ins[K] == Copy)
+          Copies = matmulCopiesOperand(Operands[0], Operands[1], K, T.Version);
+    } else if (Use->Code == OpCode::linear && Ins.size() >= 2 &&
+               Ins[0] == Copy && Ins[1] != Copy) {
+      Copies = linearCopiesInput(In, T.value(Ins[1]), Ins.size() >= 3,
+                                 T.Version);
+    }
+    if (Copies == Tri::True)
+      return Use;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> sizesWhoseOneMakesContiguous(const FunctionTrace &T,
+                                                      ValueId V) {
+  const TensorValue &In = T.value(V);
+  if (!T.Env || !In.Sizes || !In.Strides)
+    return {};
+  // Decided again with the code's facts and no assumption, the answer
+  // records exactly the sizes it assumed are not 1.
+  ShapeEnv Fresh = T.Env->factsOnly();
+  std::vector<std::string> Assumed;
+  {
+    DecisionScope Decisions(Fresh);
+    if (isContiguous(*In.Sizes, *In.Strides) != Tri::False)
+      return {};
+    Assumed = Fresh.symbolsAssumedNotOne();
+  }
+  std::vector<std::string> Out;
+  for (const std::string &Name : Assumed) {
+    SymBindings One = {{Name, 1}};
+    Shape Sizes, Strides;
+    for (const SymSize &S : *In.Sizes)
+      Sizes.push_back(S.substitute(One));
+    for (const SymSize &S : *In.Strides)
+      Strides.push_back(S.substitute(One));
+    ShapeEnv AtOne = T.Env->factsOnly();
+    DecisionScope Decisions(AtOne);
+    if (isContiguous(Sizes, Strides) == Tri::True)
+      Out.push_back(Name);
+  }
+  return Out;
 }
 
 std::vector<const Binding *> bindingsOf(const FunctionTrace &T, ValueId V) {

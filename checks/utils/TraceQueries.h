@@ -23,6 +23,22 @@ std::vector<const OpEvent *> usesOf(const FunctionTrace &T, ValueId V);
 /// op writing an output): those may read V's memory as a flat array. Null when no use needs it.
 const OpEvent *contiguityNeededBy(const FunctionTrace &T, ValueId V);
 
+/// The first use of Copy, a contiguous copy of Original, that would copy
+/// Original itself were it given Original instead: a matmul or linear
+/// (a torch::nn::Linear's forward too) whose fold or batch reshape of
+/// Original is no view (model/Ops.h, matmulCopiesOperand). Removing the
+/// contiguous() there saves nothing. Null when no use would.
+const OpEvent *copiesAnywayBy(const FunctionTrace &T, ValueId Copy,
+                              ValueId Original);
+
+/// The sizes V's non-contiguity rests on: each size the analysis assumed
+/// is not 1 (`query.size(1) >= 2`, the 0/1 specialisation) to find V not
+/// contiguous, and at which, were it 1, V would be contiguous after all
+/// (`query.size(1)`). Empty when V is not contiguous whatever its sizes,
+/// or its layout is unknown.
+std::vector<std::string> sizesWhoseOneMakesContiguous(const FunctionTrace &T,
+                                                      ValueId V);
+
 /// Bindings (rows) of V.
 std::vector<const Binding *> bindingsOf(const FunctionTrace &T, ValueId V);
 

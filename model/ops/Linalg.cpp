@@ -21,6 +21,101 @@ namespace tma {
 
 using namespace detail;
 
+namespace {
+
+/// How matmul treats a left operand of rank >= 3 against a 1-D or 2-D right
+/// one: it folds the batch into rows with reshape({-1, k}), which copies
+/// when that cannot be a view, unless should_fold sends it to bmm as it is.
+struct FoldPlan {
+  Tri Copies = Tri::False;
+  std::string UnknownWhy; ///< Copies == Unknown: the question
+};
+
+FoldPlan foldLeftOperand(const TensorValue &A, size_t RB,
+                         const TorchVersion &Version) {
+  FoldPlan Plan;
+  if (!A.Strides) {
+    Plan.Copies = Tri::Unknown;
+    Plan.UnknownWhy = "strides of the left operand are unknown, so whether "
+                      "matmul copies it is unknown";
+    return Plan;
+  }
+  const Shape &SA = *A.Sizes, &St = *A.Strides;
+  size_t RA = SA.size();
+  Tri UseBmm;
+  if (Version.atLeast(2, 1)) {
+    // PR #76828: fold only when the batch dims are packed.
+    Tri Packed = Tri::True;
+    for (size_t I = 0; I + 2 < RA; ++I)
+      Packed = triAnd(Packed, sizeEq(St[I], St[I + 1] * SA[I + 1]));
+    UseBmm = !Packed;
+  } else {
+    // PR #73115: 3D@2D with a transposed last dim uses bmm.
+    UseBmm = RA == 3 && RB == 2
+                 ? triAnd(sizeNe(St[2], 1), sizeEq(St[0], SA[1] * SA[2]))
+                 : Tri::False;
+  }
+  if (UseBmm == Tri::Unknown) {
+    Plan.Copies = Tri::Unknown;
+    Plan.UnknownWhy = "whether matmul folds or batches the left operand is "
+                      "not decidable";
+  } else if (UseBmm == Tri::False) {
+    // numel / max(k, 1): the -1 of reshape({-1, k}), 0 when empty.
+    SymSize K = SA.back();
+    Shape Folded = {SymSize::floorDiv(numel(SA), sizeMax(K, 1)), K};
+    Shape FoldedStrides;
+    Tri Viewable = computeStride(SA, St, Folded, FoldedStrides);
+    Plan.Copies = !Viewable;
+    if (Viewable == Tri::Unknown)
+      Plan.UnknownWhy = "whether matmul's fold of the left operand copies it "
+                        "is not decidable";
+  }
+  return Plan;
+}
+
+/// Batched matmul flattens each operand: expand(batch + matrix), then
+/// reshape({batch_numel, ...}), which copies when the expanded tensor is
+/// not viewable so. The bytes of that copy, 0 when none, nullopt when not
+/// decidable.
+std::optional<SymSize> batchReshapeCopy(const TensorValue &T, bool Left,
+                                        const Shape &Batch, const Shape &Matrix) {
+  if (!T.Strides || !T.itemBytes())
+    return std::nullopt;
+  Shape ExpSizes = Batch;
+  ExpSizes.insert(ExpSizes.end(), Matrix.begin(), Matrix.end());
+  Shape ExpStrides(ExpSizes.size(), 0);
+  const Shape &TS = *T.Sizes, &TSt = *T.Strides;
+  // A 1-D operand is unsqueezed to a matrix first.
+  Shape MS = TS, MSt = TSt;
+  if (TS.size() == 1) {
+    if (Left) {
+      MS = {1, TS[0]};
+      MSt = {TS[0] * TSt[0], TSt[0]};
+    } else {
+      MS = {TS[0], 1};
+      MSt = {TSt[0], 1};
+    }
+  }
+  size_t Off = ExpSizes.size() - MS.size();
+  for (size_t I = 0; I < MS.size(); ++I) {
+    // A broadcast dim (1 expanded to more) gets stride 0.
+    Tri Broadcast = triAnd(sizeEq(MS[I], 1), sizeNe(ExpSizes[Off + I], 1));
+    if (Broadcast == Tri::Unknown)
+      return std::nullopt;
+    ExpStrides[Off + I] = Broadcast == Tri::True ? SymSize(0) : MSt[I];
+  }
+  Shape Flat = {numel(Batch), Matrix[0], Matrix[1]};
+  Shape FlatStrides;
+  Tri Viewable = computeStride(ExpSizes, ExpStrides, Flat, FlatStrides);
+  if (Viewable == Tri::Unknown)
+    return std::nullopt;
+  if (Viewable == Tri::True)
+    return SymSize(0);
+  return mulSizes(checkedNumel(Flat), *T.itemBytes());
+}
+
+} // namespace
+
 // matmul (native/LinearAlgebra.cpp, _matmul_impl / should_fold).
 OpOutcome matmul(const TensorValue &A, const TensorValue &B,
                  const TorchVersion &Version) {
@@ -72,45 +167,15 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
     OutSizes.assign(SA.begin(), SA.end() - 1);
     if (RB == 2)
       OutSizes.push_back(SB[1]);
-    if (!A.Strides) {
+    FoldPlan Plan = foldLeftOperand(A, RB, Version);
+    if (Plan.Copies == Tri::Unknown) {
       Transient.reset();
-      Out.Value.markUnknown("strides of the left operand are unknown, so "
-                            "whether matmul copies it is unknown");
-    } else {
-      const Shape &St = *A.Strides;
-      Tri UseBmm;
-      if (Version.atLeast(2, 1)) {
-        // PR #76828: fold only when the batch dims are packed.
-        Tri Packed = Tri::True;
-        for (size_t I = 0; I + 2 < RA; ++I)
-          Packed = triAnd(Packed, sizeEq(St[I], St[I + 1] * SA[I + 1]));
-        UseBmm = !Packed;
-      } else {
-        // PR #73115: 3D@2D with a transposed last dim uses bmm.
-        UseBmm = RA == 3 && RB == 2
-                     ? triAnd(sizeNe(St[2], 1), sizeEq(St[0], SA[1] * SA[2]))
-                     : Tri::False;
-      }
-      if (UseBmm == Tri::False) {
-        // numel / max(k, 1): the -1 of reshape({-1, k}), 0 when empty.
-        Shape Folded = {SymSize::floorDiv(numel(SA), sizeMax(K1, 1)), K1};
-        Shape FoldedStrides;
-        Tri Viewable = computeStride(SA, St, Folded, FoldedStrides);
-        if (Viewable == Tri::Unknown) {
-          Transient.reset();
-          Out.Value.markUnknown("whether matmul's fold of the left operand "
-                                "copies it is not decidable");
-        } else if (Viewable == Tri::False) {
-          Transient = A.itemBytes() ? mulSizes(checkedNumel(SA), *A.itemBytes())
-                                     : std::nullopt;
-          Out.Note = "matmul folds the batch with reshape, which copies the "
-                     "non-viewable left operand";
-        }
-      } else if (UseBmm == Tri::Unknown) {
-        Transient.reset();
-        Out.Value.markUnknown("whether matmul folds or batches the left "
-                              "operand is not decidable");
-      }
+      Out.Value.markUnknown(Plan.UnknownWhy);
+    } else if (Plan.Copies == Tri::True) {
+      Transient = A.itemBytes() ? mulSizes(checkedNumel(SA), *A.itemBytes())
+                                 : std::nullopt;
+      Out.Note = "matmul folds the batch with reshape, which copies the "
+                 "non-viewable left operand";
     }
   } else {
     // Batched: expand both batch portions, then reshape to 3-D for bmm.
@@ -131,48 +196,9 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
       OutSizes.push_back(N);
     if (RB > 1)
       OutSizes.push_back(P);
-    // Each operand: expand(batch + matrix) then reshape({batch_numel, ...});
-    // the reshape copies when the expanded tensor is not viewable.
-    auto ExpandCopy = [&](const TensorValue &T, const Shape &Matrix)
-        -> std::optional<SymSize> {
-      if (!T.Strides || !T.itemBytes())
-        return std::nullopt;
-      Shape ExpSizes = Batch;
-      ExpSizes.insert(ExpSizes.end(), Matrix.begin(), Matrix.end());
-      Shape ExpStrides(ExpSizes.size(), 0);
-      const Shape &TS = *T.Sizes, &TSt = *T.Strides;
-      // A 1-D operand is unsqueezed to a matrix first.
-      Shape MS = TS, MSt = TSt;
-      if (TS.size() == 1) {
-        if (&T == &A) {
-          MS = {1, TS[0]};
-          MSt = {TS[0] * TSt[0], TSt[0]};
-        } else {
-          MS = {TS[0], 1};
-          MSt = {TSt[0], 1};
-        }
-      }
-      size_t Off = ExpSizes.size() - MS.size();
-      for (size_t I = 0; I < MS.size(); ++I) {
-        // A broadcast dim (1 expanded to more) gets stride 0.
-        Tri Broadcast =
-            triAnd(sizeEq(MS[I], 1), sizeNe(ExpSizes[Off + I], 1));
-        if (Broadcast == Tri::Unknown)
-          return std::nullopt;
-        ExpStrides[Off + I] = Broadcast == Tri::True ? SymSize(0) : MSt[I];
-      }
-      Shape Flat = {numel(Batch), Matrix[0], Matrix[1]};
-      Shape FlatStrides;
-      Tri Viewable = computeStride(ExpSizes, ExpStrides, Flat, FlatStrides);
-      if (Viewable == Tri::Unknown)
-        return std::nullopt;
-      if (Viewable == Tri::True)
-        return SymSize(0);
-      return mulSizes(checkedNumel(Flat), *T.itemBytes());
-    };
     SymSize M1 = SA.back();
-    auto CA = ExpandCopy(A, {N, M1});
-    auto CB = ExpandCopy(B, {K2, P});
+    auto CA = batchReshapeCopy(A, /*Left=*/true, Batch, {N, M1});
+    auto CB = batchReshapeCopy(B, /*Left=*/false, Batch, {K2, P});
     Transient = addSizes(CA, CB);
     if (Transient && !Transient->identical(0))
       Out.Note = "matmul copies an operand to batch it for bmm";
@@ -185,6 +211,34 @@ OpOutcome matmul(const TensorValue &A, const TensorValue &B,
   Out.ReadBytes = addSizes(A.logicalBytes(), B.logicalBytes());
   gemmScratch(Out);
   return Out;
+}
+
+Tri matmulCopiesOperand(const TensorValue &A, const TensorValue &B,
+                        unsigned Operand, const TorchVersion &Version) {
+  // Where matmul would throw or cannot say, nothing is claimed.
+  if (matmul(A, B, Version).Kind != OpKind::Copy || !A.Sizes || !B.Sizes)
+    return Tri::Unknown;
+  const Shape &SA = *A.Sizes, &SB = *B.Sizes;
+  size_t RA = SA.size(), RB = SB.size();
+  // dot, mv, mm and the folded mm take their operands with the strides
+  // they have (as the rule counts them: no copy).
+  if (RA <= 2 && RB <= 2)
+    return Tri::False;
+  if (RA >= 3 && RB <= 2)
+    return Operand == 0 ? foldLeftOperand(A, RB, Version).Copies : Tri::False;
+  Shape BatchA(SA.begin(), SA.end() - std::min<size_t>(RA, 2));
+  Shape BatchB(SB.begin(), SB.end() - std::min<size_t>(RB, 2));
+  Shape Batch;
+  if (broadcastShapes(BatchA, BatchB, Batch) != Tri::True)
+    return Tri::Unknown;
+  SymSize N = RA > 1 ? SA[RA - 2] : SymSize(1);
+  SymSize K2 = RB >= 2 ? SB[RB - 2] : SB[0];
+  std::optional<SymSize> Copy =
+      Operand == 0 ? batchReshapeCopy(A, /*Left=*/true, Batch, {N, SA.back()})
+                   : batchReshapeCopy(B, /*Left=*/false, Batch, {K2, SB.back()});
+  if (!Copy)
+    return Tri::Unknown;
+  return Copy->identical(0) ? Tri::False : Tri::True;
 }
 
 // mm (LinearAlgebra.cpp): 2-D @ 2-D, a fresh contiguous [n, p].
@@ -292,6 +346,25 @@ OpOutcome linear(const TensorValue &In, const TensorValue &Weight,
                    : Out.Note;
   gemmScratch(Out);
   return Out;
+}
+
+Tri linearCopiesInput(const TensorValue &In, const TensorValue &Weight,
+                      bool HasBias, const TorchVersion &Version) {
+  if (!In.Sizes || !In.Strides || !Weight.Sizes || Weight.Sizes->size() != 2)
+    return Tri::Unknown;
+  size_t Rank = In.Sizes->size();
+  // The fused paths (linear() above): addmm on the input or on a view of it.
+  if (HasBias && Rank == 2)
+    return Tri::False;
+  if (HasBias && Rank == 3) {
+    Tri Contiguous = isContiguous(*In.Sizes, *In.Strides);
+    if (Contiguous != Tri::False)
+      return Contiguous == Tri::True ? Tri::False : Tri::Unknown;
+  }
+  OpOutcome WT = matrixTranspose(Weight);
+  if (WT.Kind == OpKind::Throws)
+    return Tri::Unknown;
+  return matmulCopiesOperand(In, WT.Value, 0, Version);
 }
 
 } // namespace tma

@@ -31,11 +31,23 @@ void contiguous_required_by_view() {
   // CHECK-NOTES: :[[@LINE-3]]:31: note: view() needs contiguous memory here
 }
 
+// torch-contiguous-copy.ReportRequired: a copy the consumer would make
+// anyway is reported too, with a note at it: a Linear folds a (B, T, C)
+// view of a (T, B, C) tensor with a copying reshape.
+void contiguous_copied_anyway_by_linear() {
+  torch::nn::Linear fc(1024, 256);
+  auto x = torch::randn({32, 64, 1024});
+  auto y = fc->forward(x.transpose(0, 1).contiguous());
+  // CHECK-MESSAGES: :[[@LINE-1]]:42: warning: contiguous() copies 8 MiB because its input is not contiguous [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:26: note: contiguity is lost here by transpose()
+  // CHECK-NOTES: :[[@LINE-3]]:16: note: linear() would copy the non-contiguous input itself here
+}
+
 // A copy whose size is a formula over the caller's sizes is not skipped by
 // MinBytes: it may be above it.
 void contiguous_unknown(torch::Tensor x) {
   auto y = x.t().contiguous();
-  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: contiguous() copies x.element_size()·x.size(0)·x.size(1) B because its input is not contiguous [torch-contiguous-copy]
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: contiguous() copies x.element_size()·x.size(0)·x.size(1) B because its input is not contiguous (unless x.size(0) == 1 or x.size(1) == 1) [torch-contiguous-copy]
   // CHECK-NOTES: :[[@LINE-2]]:14: note: contiguity is lost here by t()
 }
 

@@ -83,6 +83,58 @@ void contiguous_before_strided_ops() {
   auto r = u.exp() + u.sum();
 }
 
+// Negative: a matmul or a linear that would copy the non-contiguous input
+// itself. matmul folds a 3-D (or higher) left operand against a matrix with
+// reshape({-1, k}), and flattens a batched operand with reshape({b, n, m});
+// for these inputs neither reshape can be a view, so without contiguous()
+// the op would make the same copy (a torch::nn::Linear with a bias takes
+// the fused addmm path only for a contiguous input). ReportRequired shows
+// them (options.cpp).
+void contiguous_before_folding_linear() {
+  torch::nn::Linear fc(64, 32);
+  auto x = torch::randn({16, 8, 64}); // (T, B, C)
+  auto y = fc->forward(x.transpose(0, 1).contiguous());
+  auto w = torch::randn({64, 32});
+  auto z = torch::matmul(x.transpose(0, 1).contiguous(), w);
+}
+
+void contiguous_before_batched_matmul() {
+  auto q = torch::randn({2, 16, 4, 8}); // (B, T, H, D)
+  auto k = torch::randn({2, 4, 8, 16});
+  auto att = q.transpose(1, 2).contiguous().matmul(k);
+}
+
+// Still reported: a 2-D input to a Linear goes to addmm, which takes the
+// transposed strides as they are.
+void contiguous_before_linear_2d() {
+  torch::nn::Linear fc(64, 32);
+  auto x = torch::randn({64, 128});
+  auto y = fc->forward(x.t().contiguous());
+  // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: contiguous() copies 32 KiB because its input is not contiguous [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:26: note: contiguity is lost here by t()
+}
+
+// Still reported: LibTorch 1.13's matmul does not fold a 3-D operand whose
+// last two dims are transposed and whose first is outermost
+// (transpose(1, 2) of a contiguous tensor); it hands it to bmm uncopied.
+void contiguous_before_bmm_linear() {
+  torch::nn::Linear fc(64, 32);
+  auto x = torch::randn({4, 64, 16}); // (N, C, L)
+  auto y = fc->forward(x.transpose(1, 2).contiguous());
+  // CHECK-MESSAGES: :[[@LINE-1]]:42: warning: contiguous() copies 16 KiB because its input is not contiguous [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:26: note: contiguity is lost here by transpose()
+}
+
+// Over the caller's sizes the copy rests on the assumption that no size is
+// 1 (docs/symbolic.md); the message names the size at which, were it 1,
+// the input would be contiguous and contiguous() would copy nothing.
+void contiguous_unless_a_size_is_one(torch::Tensor q) {
+  auto flat = q.view({q.size(0), q.size(1), -1}).transpose(1, 2).contiguous();
+  // CHECK-MESSAGES: :[[@LINE-1]]:66: warning: contiguous() copies q.element_size()·q.numel() B because its input is not contiguous (unless q.size(1) == 1) [torch-contiguous-copy]
+  // CHECK-NOTES: :[[@LINE-2]]:50: note: contiguity is lost here by transpose()
+  auto r = flat.exp();
+}
+
 // Negative: contiguous() of a contiguous tensor returns self.
 void contiguous_already_contiguous() {
   auto x = torch::randn({64, 64});

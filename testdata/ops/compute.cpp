@@ -289,3 +289,36 @@ void item_scalars() {
   auto n = f * c[0].item();
   auto p = d.view({2, 1}).mm(d.view({1, 2})) + f[0][1].item();
 }
+
+// The operands torch-contiguous-copy asks matmul and linear about
+// (matmulCopiesOperand): given without their contiguous(), a (T, B, C)
+// tensor seen as (B, T, C) is folded with a copying reshape, by matmul and
+// by linear with a bias (the fused addmm path takes only a contiguous 3-D
+// input); a batched operand whose batch dims are not packed is flattened
+// with a copying reshape; the transpose(1, 2) of a contiguous 3-D tensor
+// goes to bmm as it is (LibTorch 1.13's should_fold). The allocated bytes
+// differential_cpu measures tell the copies apart.
+void matmul_strided_operands() {
+  auto x = torch::randn({16, 8, 64});
+  auto w = torch::randn({64, 32});
+  auto bias = torch::randn({32});
+  auto folded = torch::matmul(x.transpose(0, 1), w);
+  auto linear_folded = torch::linear(x.transpose(0, 1), w.t(), bias);
+  auto n = torch::randn({4, 64, 16});
+  auto batched_as_is = torch::matmul(n.transpose(1, 2), w);
+  auto linear_as_is = torch::linear(n.transpose(1, 2), w.t(), bias);
+  auto q = torch::randn({2, 16, 4, 8});
+  auto k = torch::randn({2, 4, 8, 16});
+  auto flattened = q.transpose(1, 2).matmul(k);
+}
+
+// transpose(1, 2) with a size of 1 among the two dims keeps the tensor
+// contiguous: contiguous() returns it (the "unless ... == 1" of
+// torch-contiguous-copy's messages over the caller's sizes).
+void contiguous_with_a_size_of_one() {
+  auto q = torch::randn({4, 1, 16});
+  auto t = q.transpose(1, 2);
+  auto c = t.contiguous();
+  auto r = torch::randn({4, 8, 16}).transpose(1, 2);
+  auto d = r.contiguous();
+}

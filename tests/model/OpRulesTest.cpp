@@ -341,4 +341,38 @@ TEST(OpRules, DropoutReturnsItsInputUnlessItDrops) {
                "dropout probability has to be between 0 and 1, but got 1.5");
 }
 
+// ---- matmul and linear: the operands they copy themselves --------------------------
+
+// What torch-contiguous-copy asks (model/Ops.h): would the op copy this
+// non-contiguous operand itself? testdata/ops/compute.cpp's
+// matmul_strided_operands measures the same layouts on LibTorch.
+TEST(OpRules, MatmulCopiesAnOperandItsReshapeCannotView) {
+  TorchVersion V113;
+  TensorValue W = dense({4, 5}), Weight = dense({5, 4});
+  // transpose(0, 1) of [3, 2, 4]: [2, 3, 4] with strides [4, 8, 1]; the
+  // fold's reshape({6, 4}) cannot be a view of it.
+  TensorValue Folded = transpose(dense({3, 2, 4}), 0, 1).Value;
+  EXPECT_EQ(matmulCopiesOperand(Folded, W, 0, V113), Tri::True);
+  EXPECT_EQ(matmulCopiesOperand(Folded, W, 1, V113), Tri::False);
+  EXPECT_EQ(linearCopiesInput(Folded, Weight, true, V113), Tri::True);
+  EXPECT_EQ(linearCopiesInput(Folded, Weight, false, V113), Tri::True);
+  // transpose(1, 2) of a contiguous [2, 4, 3]: 1.13's should_fold hands it
+  // to bmm as it is.
+  TensorValue ToBmm = transpose(dense({2, 4, 3}), 1, 2).Value;
+  EXPECT_EQ(matmulCopiesOperand(ToBmm, W, 0, V113), Tri::False);
+  EXPECT_EQ(linearCopiesInput(ToBmm, Weight, true, V113), Tri::False);
+  // A 2-D input: addmm and mm take the transposed strides.
+  TensorValue T2 = transpose(dense({4, 3}), 0, 1).Value;
+  EXPECT_EQ(linearCopiesInput(T2, Weight, true, V113), Tri::False);
+  EXPECT_EQ(linearCopiesInput(T2, Weight, false, V113), Tri::False);
+  // Batched: transpose(1, 2) of [2, 5, 3, 4] has batch dims (2, 3) that
+  // reshape({6, 5, 4}) cannot merge; the contiguous one can.
+  TensorValue Q = transpose(dense({2, 5, 3, 4}), 1, 2).Value;
+  EXPECT_EQ(matmulCopiesOperand(Q, dense({2, 3, 4, 6}), 0, V113), Tri::True);
+  EXPECT_EQ(matmulCopiesOperand(dense({2, 3, 5, 4}), dense({2, 3, 4, 6}), 0, V113),
+            Tri::False);
+  // Operands that do not multiply: nothing is claimed.
+  EXPECT_EQ(matmulCopiesOperand(Folded, Weight, 0, V113), Tri::Unknown);
+}
+
 } // namespace

@@ -659,3 +659,25 @@ TEST(ShapeEnvTest, AFactAgainstADefaultSeedsAnotherRun) {
   EXPECT_TRUE(Seeded.facts().empty()); // logged where the code states it
   EXPECT_EQ(Seeded.info("x.size(1)")->Kind, SymbolKind::Size);
 }
+
+// torch-contiguous-copy's "(unless x.size(0) == 1)": a question decided
+// again in factsOnly() records exactly the sizes its answer assumed are not
+// 1, never those the code's facts settle.
+TEST(ShapeEnvTest, FactsOnlyRecordsWhatOneDecisionAssumes) {
+  ShapeEnv Env;
+  SymSize A = Env.tensorSize("x", 0), B = Env.tensorSize("x", 1);
+  Env.addFact(SymRelation::ge(B, 3)); // TORCH_CHECK(x.size(1) >= 3)
+  {
+    DecisionScope Scope(Env);
+    EXPECT_EQ(dimIsOne(A), Tri::False);
+  }
+  EXPECT_EQ(Env.symbolsAssumedNotOne(), std::vector<std::string>{"x.size(0)"});
+  ShapeEnv Fresh = Env.factsOnly();
+  EXPECT_TRUE(Fresh.assumptions().empty());
+  EXPECT_EQ(Fresh.facts().size(), 1u);
+  DecisionScope Scope(Fresh);
+  EXPECT_EQ(dimIsOne(B), Tri::False);
+  EXPECT_TRUE(Fresh.symbolsAssumedNotOne().empty());
+  EXPECT_EQ(dimIsOne(A), Tri::False);
+  EXPECT_EQ(Fresh.symbolsAssumedNotOne(), std::vector<std::string>{"x.size(0)"});
+}
