@@ -342,7 +342,13 @@ FunctionEvaluator::evaluateList(const Expr *S) {
       continue;
     }
     if (const auto *CE = dyn_cast<CXXConstructExpr>(Cur)) {
-      if (CE->getNumArgs() == 1 &&
+      // `std::vector<Tensor>{a, b}` and a braced list handed to a `const
+      // std::vector<Tensor> &` parameter (autograd::grad's) construct from
+      // the initializer list with the allocator left to its default.
+      unsigned Written = CE->getNumArgs();
+      while (Written > 1 && isDefaultArg(CE->getArg(Written - 1)))
+        --Written;
+      if (Written == 1 &&
           (isTensorVectorType(CE->getArg(0)->getType()) ||
            isa<InitListExpr>(strip(CE->getArg(0))) ||
            isa<CXXStdInitializerListExpr>(strip(CE->getArg(0))) ||
@@ -350,7 +356,7 @@ FunctionEvaluator::evaluateList(const Expr *S) {
         Cur = CE->getArg(0);
         continue;
       }
-      if (CE->getNumArgs() == 1 && isTensorType(CE->getArg(0)->getType()))
+      if (Written == 1 && isTensorType(CE->getArg(0)->getType()))
         return std::vector<ValueId>{tensor(CE->getArg(0))};
       break;
     }
