@@ -9,6 +9,7 @@
 #include "frontend/Invalidation.h"
 #include "frontend/ModuleTracker.h"
 #include "frontend/ArgumentReader.h"
+#include "frontend/TrainingTracker.h"
 
 using namespace clang;
 
@@ -364,6 +365,10 @@ FunctionEvaluator::evaluateList(const Expr *S) {
       return tensorList(Cur);
     break;
   }
+  // torch::autograd::grad: one gradient per input (AutogradCalls.cpp).
+  if (const auto *CE = dyn_cast<CallExpr>(S);
+      CE && TrainingTracker::isAutogradGrad(CE->getDirectCallee()))
+    return training().autogradGradients(CE);
   // chunk / split / split_with_sizes / unbind, as methods or functions.
   const Expr *Object = nullptr;
   const FunctionDecl *Callee = nullptr;
