@@ -536,6 +536,8 @@ ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
                               ? "call to '" + Name + "' is not analysed"
                               : NotFollowedWhy);
   }
+  if (auto V = training().customFunctionApply(E, Callee, Args))
+    return *V;
   return freeFunction(E, Callee, Args);
 }
 

@@ -34,6 +34,15 @@ public:
   /// The gradients `torch::autograd::grad(outputs, inputs, ...)` returns,
   /// one per input; nullopt when the inputs list is not known.
   std::optional<std::vector<ValueId>> autogradGradients(const CallExpr *CE);
+  /// Derived::forward when Callee is `torch::autograd::Function<Derived>::
+  /// apply` and Derived has one static forward(); null otherwise.
+  static const CXXMethodDecl *customFunctionForward(const FunctionDecl *Callee);
+  /// `Derived::apply(args...)` of a torch::autograd::Function<Derived>:
+  /// Derived::forward(ctx, args...) followed as a call (AutogradCalls.cpp);
+  /// nullopt when Callee is no such apply.
+  std::optional<ValueId> customFunctionApply(const Expr *E,
+                                             const FunctionDecl *Callee,
+                                             llvm::ArrayRef<const Expr *> Args);
   /// Whether the function has training code (a backward(), an
   /// optimizer); then why no gradient is known in it, or "".
   std::optional<std::string> trainingScope() const;

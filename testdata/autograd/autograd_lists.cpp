@@ -126,3 +126,78 @@ torch::Tensor weight_gradient_norms(const torch::Tensor& x, torch::Tensor w1,
   auto step1 = w1.detach() - g1 * 0.1;
   return norms;
 }
+
+// Custom autograd functions: apply(args...) runs forward(ctx, args...) and
+// returns what it returned; forward is followed as a call, with forward's
+// default for an argument apply was not given.
+class Cube : public torch::autograd::Function<Cube> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x) {
+    ctx->save_for_backward({x});
+    return x * x * x;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto x = ctx->get_saved_variables()[0];
+    return {grads[0] * 3 * x * x};
+  }
+};
+
+class RowAffine : public torch::autograd::Function<RowAffine> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x,
+                               torch::Tensor w, double scale = 1.0) {
+    ctx->save_for_backward({x, w});
+    ctx->saved_data["scale"] = scale;
+    auto out = torch::matmul(x, w) * scale;
+    return out;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto saved = ctx->get_saved_variables();
+    auto scale = ctx->saved_data["scale"].toDouble();
+    auto gx = torch::matmul(grads[0], saved[1].t()) * scale;
+    auto gw = torch::matmul(saved[0].t(), grads[0]) * scale;
+    return {gx, gw, torch::Tensor()};
+  }
+};
+
+// forward returns its input: apply hands back view_as(x), x's storage.
+class Identity : public torch::autograd::Function<Identity> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x) {
+    return x;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    return {grads[0]};
+  }
+};
+
+torch::Tensor custom_cube(torch::Tensor x) {
+  TORCH_CHECK(x.dim() == 2, "expected a matrix");
+  x.requires_grad_(true);
+  auto y = Cube::apply(x);
+  auto total = y.sum();
+  total.backward();
+  auto again = Cube::apply(y.detach());
+  return again;
+}
+
+torch::Tensor custom_affine(const torch::Tensor& x, const torch::Tensor& w) {
+  TORCH_CHECK(x.dim() == 2 && w.dim() == 2, "expected matrices");
+  auto plain = RowAffine::apply(x, w);
+  auto halved = RowAffine::apply(x, w, 0.5);
+  auto both = plain + halved;
+  return both;
+}
+
+torch::Tensor custom_identity(torch::Tensor x) {
+  TORCH_CHECK(x.dim() == 1, "expected a vector");
+  auto y = Identity::apply(x);
+  auto doubled = y * 2;
+  return doubled;
+}
