@@ -23,6 +23,9 @@ public:
   /// A call of such a function, evaluated with the arguments' values:
   /// its result (NoValue for a function returning no tensor), or nullopt
   /// when Callee is not followed. Object: a method's object, if any.
+  /// An Args entry may be null: a parameter no argument is written for
+  /// (the context autograd hands a custom Function's forward), unknown
+  /// to the body.
   std::optional<ValueId> userCall(const Expr *E, const FunctionDecl *Callee,
                                   const Expr *Object,
                                   llvm::ArrayRef<const Expr *> Args);

@@ -116,7 +116,11 @@ CallFollower::userCall(const Expr *E, const FunctionDecl *Callee,
     const ParmVarDecl *P = Def->getParamDecl(K);
     QualType PT = P->getType();
     BoundArgument B;
-    if (isTensorType(PT) && isTensorType(Args[K]->getType())) {
+    if (!Args[K]) {
+      // No argument written for it (the context autograd hands a custom
+      // Function's forward): a value the body cannot know.
+      Key += "|-";
+    } else if (isTensorType(PT) && isTensorType(Args[K]->getType())) {
       ValueId V = FE.tensor(Args[K]);
       TensorArgument[K] = static_cast<int>(Inputs.size());
       Inputs.push_back(V);
@@ -210,12 +214,14 @@ CallFollower::userCall(const Expr *E, const FunctionDecl *Callee,
                        std::to_string(FE.span(E->getSourceRange()).Line) +
                        "): " + Summary.TotalsWhy);
   for (const auto &[K, Why] : Summary.Changed)
-    FE.forgetObject(Args[K], Why);
+    if (Args[K])
+      FE.forgetObject(Args[K], Why);
   // Tensors it was handed in a container are followed only as far as the
   // container: if the body may reshape a tensor in place, they may have
   // changed.
   for (unsigned K = 0; K < Args.size(); ++K)
-    if (holdsTensors(Def->getParamDecl(K)->getType()) && FE.mayReshapeInPlace(Def))
+    if (Args[K] && holdsTensors(Def->getParamDecl(K)->getType()) &&
+        FE.mayReshapeInPlace(Def))
       FE.forgetContainedTensors(Args[K], "is passed in a container to '" + Name +
                                           "', which may change its geometry "
                                           "in place");
@@ -223,7 +229,7 @@ CallFollower::userCall(const Expr *E, const FunctionDecl *Callee,
   // what the body did to `*p` is not carried back, so it is unknown.
   for (unsigned K = 0; K < Args.size(); ++K) {
     QualType PT = Def->getParamDecl(K)->getType();
-    if (!PT->isPointerType() || PT->getPointeeType().isConstQualified() ||
+    if (!Args[K] || !PT->isPointerType() || PT->getPointeeType().isConstQualified() ||
         !isTensorType(PT->getPointeeType()))
       continue;
     const Expr *Target = Args[K];

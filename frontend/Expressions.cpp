@@ -9,6 +9,7 @@
 #include "frontend/Invalidation.h"
 #include "frontend/ModuleTracker.h"
 #include "frontend/ArgumentReader.h"
+#include "frontend/TrainingTracker.h"
 
 using namespace clang;
 
@@ -342,7 +343,13 @@ FunctionEvaluator::evaluateList(const Expr *S) {
       continue;
     }
     if (const auto *CE = dyn_cast<CXXConstructExpr>(Cur)) {
-      if (CE->getNumArgs() == 1 &&
+      // `std::vector<Tensor>{a, b}` and a braced list handed to a `const
+      // std::vector<Tensor> &` parameter (autograd::grad's) construct from
+      // the initializer list with the allocator left to its default.
+      unsigned Written = CE->getNumArgs();
+      while (Written > 1 && isDefaultArg(CE->getArg(Written - 1)))
+        --Written;
+      if (Written == 1 &&
           (isTensorVectorType(CE->getArg(0)->getType()) ||
            isa<InitListExpr>(strip(CE->getArg(0))) ||
            isa<CXXStdInitializerListExpr>(strip(CE->getArg(0))) ||
@@ -350,7 +357,7 @@ FunctionEvaluator::evaluateList(const Expr *S) {
         Cur = CE->getArg(0);
         continue;
       }
-      if (CE->getNumArgs() == 1 && isTensorType(CE->getArg(0)->getType()))
+      if (Written == 1 && isTensorType(CE->getArg(0)->getType()))
         return std::vector<ValueId>{tensor(CE->getArg(0))};
       break;
     }
@@ -358,6 +365,10 @@ FunctionEvaluator::evaluateList(const Expr *S) {
       return tensorList(Cur);
     break;
   }
+  // torch::autograd::grad: one gradient per input (AutogradCalls.cpp).
+  if (const auto *CE = dyn_cast<CallExpr>(S);
+      CE && TrainingTracker::isAutogradGrad(CE->getDirectCallee()))
+    return training().autogradGradients(CE);
   // chunk / split / split_with_sizes / unbind, as methods or functions.
   const Expr *Object = nullptr;
   const FunctionDecl *Callee = nullptr;
@@ -525,6 +536,8 @@ ValueId FunctionEvaluator::call(const Expr *E, const FunctionDecl *Callee,
                               ? "call to '" + Name + "' is not analysed"
                               : NotFollowedWhy);
   }
+  if (auto V = training().customFunctionApply(E, Callee, Args))
+    return *V;
   return freeFunction(E, Callee, Args);
 }
 

@@ -6,6 +6,7 @@
 //  3. checkedCondition: what TORCH_CHECK, if-throw and assert check on
 //     every path that goes on.
 #include "frontend/SymbolScans.h"
+#include "frontend/TrainingTracker.h"
 
 #include "clang/AST/ParentMap.h"
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -112,6 +113,16 @@ struct MutationScan : RecursiveASTVisitor<MutationScan> {
       return true;
     }
     unsigned Shift = isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(FD);
+    // torch::autograd::Function<D>::apply(Args&&...) hands its arguments
+    // to D::forward after the context: what forward takes may change.
+    if (const CXXMethodDecl *Forward = TrainingTracker::customFunctionForward(FD)) {
+      for (unsigned K = 0; K < CE->getNumArgs(); ++K)
+        if (K + 1 < Forward->getNumParams())
+          byReference(Forward->getParamDecl(K + 1)->getType(), CE->getArg(K));
+        else if (CE->getArg(K)->isLValue())
+          mark(CE->getArg(K));
+      return true;
+    }
     // A torch::nn holder's operator() forwards its arguments (Args&&...) to
     // the module's forward: what forward takes is what may change.
     if (const FunctionDecl *Forward = holderForward(CE, FD))

@@ -1,5 +1,6 @@
 // TrainingTracker: backward()'s gradients, optimizers over a module's
-// parameters and their state after step() (Training.cpp). A room of the
+// parameters and their state after step() (Training.cpp), and the list
+// torch::autograd::grad returns (AutogradCalls.cpp). A room of the
 // evaluator: it keeps no state of its own and reads and writes the
 // FunctionEvaluator's (Grads, Optimizers, TrainingCalls, ...; they are
 // part of changeableState(), so loops and branches see them);
@@ -27,6 +28,21 @@ public:
   /// `fc->zero_grad()` as a statement: true when handled.
   bool trainingStatement(const Expr *E, const Expr *S, Flow F,
                          bool Insertable);
+  /// Whether Callee is torch::autograd::grad (however it is spelled:
+  /// qualified, through a using-declaration or using-directive).
+  static bool isAutogradGrad(const FunctionDecl *Callee);
+  /// The gradients `torch::autograd::grad(outputs, inputs, ...)` returns,
+  /// one per input; nullopt when the inputs list is not known.
+  std::optional<std::vector<ValueId>> autogradGradients(const CallExpr *CE);
+  /// Derived::forward when Callee is `torch::autograd::Function<Derived>::
+  /// apply` and Derived has one static forward(); null otherwise.
+  static const CXXMethodDecl *customFunctionForward(const FunctionDecl *Callee);
+  /// `Derived::apply(args...)` of a torch::autograd::Function<Derived>:
+  /// Derived::forward(ctx, args...) followed as a call (AutogradCalls.cpp);
+  /// nullopt when Callee is no such apply.
+  std::optional<ValueId> customFunctionApply(const Expr *E,
+                                             const FunctionDecl *Callee,
+                                             llvm::ArrayRef<const Expr *> Args);
   /// Whether the function has training code (a backward(), an
   /// optimizer); then why no gradient is known in it, or "".
   std::optional<std::string> trainingScope() const;

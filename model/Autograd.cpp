@@ -1,5 +1,5 @@
-// The gradient's reach from a loss through the trace: the numbered rules
-// are in Autograd.h.
+// The gradient's reach from a loss through the trace (the numbered rules
+// are in Autograd.h), and the elements torch::autograd::grad returns.
 #include "model/Autograd.h"
 
 #include "model/DType.h"
@@ -80,6 +80,21 @@ GradientReach gradientReach(const FunctionTrace &T, ValueId Loss) {
       break;
     }
   return R;
+}
+
+TensorValue autogradGradient(const TensorValue &Input, bool MayBeUndefined) {
+  if (MayBeUndefined)
+    return unknownTensor("autograd::grad with allow_unused: the gradient of an "
+                         "input the outputs do not reach is undefined");
+  TensorValue Out = unknownTensor(
+      "the gradient's layout and storage depend on the backward formula; "
+      "its shape, dtype and device are its input's");
+  Out.Sizes = Input.Sizes;
+  keepDType(Out, Input);
+  Out.Dev = Input.Dev;
+  if (!Input.Sizes && !Input.UnknownReason.empty())
+    Out.UnknownReason = Input.UnknownReason;
+  return Out;
 }
 
 } // namespace tma

@@ -40,4 +40,22 @@ struct GradientReach {
 
 GradientReach gradientReach(const FunctionTrace &T, ValueId Loss);
 
+/// One element of what `torch::autograd::grad(outputs, inputs, ...)`
+/// returns, for the input Input (one element per input, in order).
+///
+/// LibTorch's engine checks every gradient it hands back against the
+/// input's metadata (validate_outputs in torch/csrc/autograd/engine.cpp):
+/// a gradient of another shape is summed to the input's (sum_to) or
+/// rejected, one of another dtype or device is converted. So the element
+/// has the input's sizes, dtype and device, whatever the backward
+/// formulas did. Its strides, offset and storage are what the last formula
+/// made: d sum(x)/dx is a one-element tensor expanded to x's shape (stride
+/// 0), the gradient through an addition is the grad_output handed in, so
+/// they stay unknown, and so does which storage the element shares.
+///
+/// An input the outputs do not reach makes grad() throw, unless
+/// allow_unused is set: then that element is undefined. MayBeUndefined
+/// (allow_unused true or not known) answers nothing but the reason.
+TensorValue autogradGradient(const TensorValue &Input, bool MayBeUndefined);
+
 } // namespace tma

@@ -157,20 +157,26 @@ OpOutcome elementwise(const std::string &Op,
   if (!Type)
     Out.Value.TypeOf = Follow;
   // The broadcast shape and TensorIterator's output layout.
+  // An operand known in its sizes but not its strides (a gradient from
+  // autograd::grad) still fixes the broadcast shape; only the permutation
+  // TensorIterator gives the output follows the strides. The output is
+  // dense either way, so its bytes follow from the shape (Interpreter).
   std::optional<Shape> Broadcast = Shape{};
   std::vector<IterOperand> Iter;
   std::vector<const TensorValue *> Tensors;
+  bool StridesKnown = true;
   for (const ElemOperand &O : Ops) {
     if (O.IsScalar) {
       Iter.push_back({Shape{}, Shape{}});
       continue;
     }
     Tensors.push_back(&O.T);
-    if (!O.T.Sizes || !O.T.Strides) {
+    if (!O.T.Sizes) {
       Out.Value.markUnknown(shapeReason(O.T));
       Broadcast.reset();
       continue;
     }
+    StridesKnown = StridesKnown && O.T.Strides.has_value();
     if (Broadcast) {
       Shape Both;
       Tri Broadcasts = broadcastShapes(*Broadcast, *O.T.Sizes, Both);
@@ -187,13 +193,18 @@ OpOutcome elementwise(const std::string &Op,
         Broadcast = std::move(Both);
       }
     }
-    Iter.push_back({*O.T.Sizes, *O.T.Strides});
+    if (O.T.Strides)
+      Iter.push_back({*O.T.Sizes, *O.T.Strides});
   }
   if (Broadcast) {
     Out.Value.Sizes = *Broadcast;
-    Out.Value.Strides = tensorIteratorOutputStrides(*Broadcast, Iter);
+    if (StridesKnown)
+      Out.Value.Strides = tensorIteratorOutputStrides(*Broadcast, Iter);
+    else
+      Out.Value.markUnknown("the output layout TensorIterator picks follows "
+                            "the strides of an input, which are not known");
     Out.Value.Offset = 0;
-    if (!Out.Value.Strides)
+    if (StridesKnown && !Out.Value.Strides)
       Out.Value.markUnknown("the output layout TensorIterator picks is not "
                             "decidable");
   }

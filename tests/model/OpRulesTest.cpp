@@ -17,6 +17,7 @@
 // tested on its own, and is where an op's unit case goes when it is added
 // (OpTable.def: one entry, one rule, one test).
 #include "tests/model/OpRulesSupport.h"
+#include "model/Autograd.h"
 
 using namespace tma;
 using namespace tma::oprules_test;
@@ -181,6 +182,42 @@ TEST(OpRules, AddOfUnbroadcastableShapesThrows) {
                "The size of tensor a (3) must match the size of tensor b (4) at "
                "non-singleton dimension 1",
                "must match the size of tensor b");
+}
+
+TEST(OpRules, AddOfAnOperandOfUnknownStridesHasTheBroadcastShape) {
+  // A gradient from autograd::grad: sizes [2,3] and float32 known, strides
+  // not (model/Autograd.h). g + [3] is float32 [2,3] whatever g's strides
+  // were; only the permutation TensorIterator gives the output follows
+  // them, so the strides stay unknown with the reason. The output is dense:
+  // 24 B written.
+  TensorValue G = autogradGradient(dense({2, 3}), /*MayBeUndefined=*/false);
+  ASSERT_FALSE(G.Strides);
+  OpOutcome Out = run(bind("add", 0, {tensorArg(G), tensorArg(dense({3}))}));
+  EXPECT_EQ(Out.Kind, OpKind::Copy);
+  EXPECT_EQ(Out.Value.Sizes, std::optional<Shape>(Shape{2, 3}));
+  EXPECT_EQ(Out.Value.Type, std::optional<DType>(DType::Float32));
+  EXPECT_FALSE(Out.Value.Strides);
+  EXPECT_FALSE(Out.Value.UnknownReason.empty());
+  EXPECT_EQ(Out.WrittenBytes, std::optional<int64_t>(24));
+}
+
+TEST(OpRules, AutogradGradientHasItsInputsShapeAndDtypeOnly) {
+  // The engine holds a gradient to its input's sizes, dtype and device;
+  // its layout and storage are the backward formula's. With allow_unused
+  // it may be undefined: nothing but the reason.
+  TensorValue In = dense({4, 5}, DType::Float64);
+  TensorValue G = autogradGradient(In, false);
+  EXPECT_EQ(G.Sizes, In.Sizes);
+  EXPECT_EQ(G.Type, std::optional<DType>(DType::Float64));
+  EXPECT_EQ(G.Dev, In.Dev);
+  EXPECT_FALSE(G.Strides);
+  EXPECT_FALSE(G.Offset);
+  EXPECT_EQ(G.Storage, NoStorage);
+  EXPECT_FALSE(G.UnknownReason.empty());
+  TensorValue Unused = autogradGradient(In, true);
+  EXPECT_FALSE(Unused.Sizes);
+  EXPECT_FALSE(Unused.Type);
+  EXPECT_FALSE(Unused.UnknownReason.empty());
 }
 
 // ---- Reductions -------------------------------------------------------------------
