@@ -276,13 +276,35 @@ ValueId FunctionEvaluator::conditional(const AbstractConditionalOperator *CO) {
   return Chosen;
 }
 
+namespace {
+
+/// Why the tensors of List are not known, named by what List is: a
+/// parameter (a custom Function's backward gets its grad_outputs so), a
+/// call's result (ctx->get_saved_variables()), a local.
+std::string listNotDerived(const Expr *List) {
+  const Expr *S = strip(List);
+  if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(S)) {
+    std::string Name = DRE->getDecl()->getNameAsString();
+    if (isa<ParmVarDecl>(DRE->getDecl()))
+      return "parameter '" + Name +
+             "' is a list of tensors the caller hands in: its elements are "
+             "not known here";
+    return "the tensor list '" + Name + "' could not be derived";
+  }
+  if (const auto *CE = dyn_cast_or_null<CallExpr>(S))
+    if (const FunctionDecl *F = CE->getDirectCallee(); F && F->getIdentifier())
+      return "the tensors '" + F->getName().str() + "' returns are not derived";
+  return "the tensor list could not be derived";
+}
+
+} // namespace
+
 ValueId FunctionEvaluator::listElement(const Expr *E, const Expr *List,
                                        const Expr *Index) {
   auto L = tensorList(List);
   auto K = args().integer(Index);
   if (!L)
-    return I.unknown("tensor", "the tensor list could not be derived",
-                     span(E->getSourceRange()));
+    return I.unknown("tensor", listNotDerived(List), span(E->getSourceRange()));
   // A split or chunk of a tensor of unknown shape stands as one unknown
   // piece: how many there are is what is not known, not an index out of
   // range.

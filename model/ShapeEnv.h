@@ -155,10 +155,6 @@ public:
   /// The symbols an assumption holds at 2 or more (`x.size(1) >= 2`: the
   /// 0/1 specialisation), in the order first assumed.
   std::vector<std::string> symbolsAssumedNotOne() const;
-  /// Every symbol (kinds, display names) and the facts the code stated,
-  /// without one assumption: a question decided again there records
-  /// exactly the assumptions its answer needs (symbolsAssumedNotOne).
-  ShapeEnv factsOnly() const;
 
   // ---- simplification and decisions -------------------------------------
   /// Equalities substituted, divisibility facts applied (x % n -> 0,
@@ -181,9 +177,6 @@ public:
   }
   Tri le(const SymSize &A, const SymSize &B) {
     return decide(SymRelation::le(A, B));
-  }
-  Tri isMultiple(const SymSize &A, const SymSize &B) {
-    return decide(SymRelation::multiple(A, B));
   }
   /// max/min, resolved when a decision settles which side is larger.
   SymSize max(const SymSize &A, const SymSize &B);
@@ -292,5 +285,10 @@ private:
   bool FactAgainstAssumption = false;
   mutable std::unordered_map<SymSize, SymSize> ReduceCache;
 };
+
+/// Every symbol of Env (kinds, display names) and the facts the code
+/// stated, without one assumption: a question decided again there records
+/// exactly the assumptions its answer needs (symbolsAssumedNotOne).
+ShapeEnv factsOnly(const ShapeEnv &Env);
 
 } // namespace tma

@@ -267,17 +267,17 @@ std::vector<std::string> ShapeEnv::symbolsAssumedNotOne() const {
   return Out;
 }
 
-ShapeEnv ShapeEnv::factsOnly() const {
+ShapeEnv factsOnly(const ShapeEnv &Env) {
   ShapeEnv Out;
-  for (const SymbolInfo *S : symbolsInOrder()) {
+  for (const SymbolInfo *S : Env.symbolsInOrder()) {
     Out.declare(S->Name, S->Kind);
     if (S->SizeLike)
       Out.markSizeLike(S->Name);
     if (!S->Display.empty())
       Out.setDisplayName(S->Name, S->Display);
   }
-  for (const SymRelation &F : FactLog)
-    Out.addFactImpl(F, /*Log=*/true);
+  for (const SymRelation &F : Env.facts())
+    Out.addFact(F);
   return Out;
 }
 

@@ -66,7 +66,7 @@ std::vector<std::string> sizesWhoseOneMakesContiguous(const FunctionTrace &T,
     return {};
   // Decided again with the code's facts and no assumption, the answer
   // records exactly the sizes it assumed are not 1.
-  ShapeEnv Fresh = T.Env->factsOnly();
+  ShapeEnv Fresh = factsOnly(*T.Env);
   std::vector<std::string> Assumed;
   {
     DecisionScope Decisions(Fresh);
@@ -82,7 +82,7 @@ std::vector<std::string> sizesWhoseOneMakesContiguous(const FunctionTrace &T,
       Sizes.push_back(S.substitute(One));
     for (const SymSize &S : *In.Strides)
       Strides.push_back(S.substitute(One));
-    ShapeEnv AtOne = T.Env->factsOnly();
+    ShapeEnv AtOne = factsOnly(*T.Env);
     DecisionScope Decisions(AtOne);
     if (isContiguous(Sizes, Strides) == Tri::True)
       Out.push_back(Name);
