@@ -195,6 +195,22 @@ check(p.returncode == 0 and {"plain", "launch"} <= set(functions(r)),
 p = run(["broken.cpp", "kernel.cu"])
 check(p.returncode == 1 and not crashed(p), "a broken .cpp and a .cu: exit 1")
 
+# nvcc's -x cu before a .cpp: CUDA (a kernel and a launch would not parse
+# as C++), from a database in "arguments" form.
+quick = os.path.join(tmp, "quick")
+os.makedirs(os.path.join(quick, "build"))
+shutil.copy(KERNEL, os.path.join(quick, "kernel_as_cpp.cpp"))
+with open(os.path.join(quick, "build", "compile_commands.json"), "w") as f:
+    json.dump([{"directory": os.path.join(quick, "build"), "file": "../kernel_as_cpp.cpp",
+                "arguments": ["nvcc", "-x", "cu", "-arch", "sm_80", "--std=c++17",
+                              "-Xcompiler=-fPIC,-Wall", "-c", "../kernel_as_cpp.cpp",
+                              "-o", "k.o"]}], f)
+p = run(["--format=json", "-p", os.path.join(quick, "build")], cwd=quick)
+r = json.loads(p.stdout) if p.stdout.startswith("{") else {}
+check(p.returncode == 0 and sorted(functions(r)) == ["both", "launch"],
+      "nvcc -x cu on a .cpp: parsed as CUDA (exit %d): %r\n%s"
+      % (p.returncode, sorted(functions(r)), p.stderr))
+
 # A header the declarations lack: that file fails with a clear reason.
 p = run(["--format=json", "missing.cu", "plain.cpp"])
 r = json.loads(p.stdout) if p.stdout.startswith("{") else {}
