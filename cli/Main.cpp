@@ -53,8 +53,9 @@ using namespace tma::cli;
 
 namespace {
 
-/// The exit status of a run that skipped files (CUDA sources) and had no
-/// other reason to fail: neither "all analysed" (0) nor "a file failed" (1).
+/// The exit status of a run that skipped files (none are since CUDA
+/// sources are analysed: driver/FileFailure.h) and had no other reason to
+/// fail: neither "all analysed" (0) nor "a file failed" (1).
 constexpr int SkippedStatus = 3;
 
 /// One closing line for a run that skipped files, so that a scan of a whole
@@ -66,8 +67,7 @@ void printSkipSummary(raw_ostream &OS, const tma::AnalysisRun &Run,
     return;
   OS << "tensor-accountant: skipped " << Run.Skipped.size() << " of " << Inputs
      << " file" << (Inputs == 1 ? "" : "s")
-     << " (CUDA sources are not analysed yet, issue 20; exit status "
-     << SkippedStatus << " unless something failed):";
+     << " (exit status " << SkippedStatus << " unless something failed):";
   size_t Shown = 0;
   for (const tma::FileFailure &F : Run.Skipped) {
     if (Shown++ == 5) {

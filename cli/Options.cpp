@@ -43,8 +43,8 @@ EXIT STATUS:
   2  a usage error (an unknown option, a missing file, no compile
      database, no LibTorch headers), or the --verify program could not
      be built or run
-  3  nothing above, but files were skipped: CUDA sources (.cu, -x cuda)
-     are not analysed yet; each is named on stderr
+  3  nothing above, but files were skipped; each is named on stderr (no
+     file is skipped today: CUDA sources are analysed)
 
 ENVIRONMENT:
   Torch_DIR, CMAKE_PREFIX_PATH  where to look for LibTorch
@@ -52,6 +52,9 @@ ENVIRONMENT:
                                 torch/torch.h keeps the default LibTorch out
   XDG_CACHE_HOME                the preamble cache is under it (else ~/.cache)
   CXX                           the compiler --verify builds with (else g++)
+  CUDA_PATH, CUDA_HOME          the CUDA Toolkit for .cu files (else
+                                /usr/local/cuda*; none: the tool's own CUDA
+                                declarations)
 
 SEE ALSO:
   clang-tidy(1); README.md and docs/ in <prefix>/share/doc/tensor-accountant

@@ -1,5 +1,6 @@
 #include "driver/Analysis.h"
 #include "driver/Companions.h"
+#include "driver/CudaHostCode.h"
 #include "driver/PreambleCache.h"
 #include "driver/SourceFiles.h"
 #include "driver/Toolchain.h"
@@ -183,8 +184,10 @@ public:
       PCHFailed = true;
     if (ID == clang::diag::err_pp_file_not_found && Info.getNumArgs() > 0 &&
         Info.getArgKind(0) == clang::DiagnosticsEngine::ak_std_string &&
-        MissingHeaderHint.empty())
-      MissingHeaderHint = missingHeaderHint(Info.getArgStdStr(0));
+        MissingHeader.empty()) {
+      MissingHeader = Info.getArgStdStr(0);
+      MissingHeaderHint = missingHeaderHint(MissingHeader);
+    }
     Printer.HandleDiagnostic(Level, Info);
   }
 
@@ -203,6 +206,8 @@ public:
     return Text;
   }
   bool PCHFailed = false;
+  /// The first header clang could not find, as the code names it.
+  std::string MissingHeader;
   /// Which package a missing header of torch/extension.h comes with.
   std::string MissingHeaderHint;
 
@@ -255,38 +260,10 @@ ArgumentsAdjuster headersAsCxx() {
   };
 }
 
-/// Whether Command compiles its file as CUDA: a -x cuda (nvcc's -x cu) or
-/// --language=cuda before the file, else a .cu or .cuh name; "-x none"
-/// gives the choice back to the name.
-bool compilesAsCuda(const CompileCommand &Command, llvm::StringRef File) {
-  std::string Selected;
-  llvm::StringRef Name = llvm::sys::path::filename(File);
-  const std::vector<std::string> &Args = Command.CommandLine;
-  for (size_t I = 1; I < Args.size(); ++I) {
-    llvm::StringRef A = Args[I];
-    if (A == "--" || A == Command.Filename ||
-        (!A.startswith("-") && llvm::sys::path::filename(A) == Name))
-      break; // the file: what follows does not apply to it
-    std::optional<llvm::StringRef> X;
-    if ((A == "-x" || A == "--language") && I + 1 < Args.size())
-      X = llvm::StringRef(Args[++I]);
-    else if (A.startswith("--language="))
-      X = A.drop_front(llvm::StringRef("--language=").size());
-    else if (A.startswith("-x") && A.size() > 2)
-      X = A.drop_front(2);
-    if (X)
-      Selected = *X == "none" ? "" : X->str();
-  }
-  if (!Selected.empty())
-    return Selected == "cuda" || Selected == "cu";
-  std::string Ext = llvm::sys::path::extension(File).lower();
-  return Ext == ".cu" || Ext == ".cuh";
-}
-
 struct FileOutcome {
   std::vector<FileAnalysis> Results;
-  /// A CUDA source, left out (driver/FileFailure.h's CudaSkipReason).
-  bool SkippedAsCuda = false;
+  /// Parsed as CUDA host code (driver/CudaHostCode.h).
+  bool AsCuda = false;
   bool ToolFailed = false;
   std::string Diagnostics;
   std::string Note; // one line about the cache, or empty
@@ -364,6 +341,12 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS = Overlay;
   ClangTool Tool(DB, {File}, std::make_shared<clang::PCHContainerOperations>(),
                  FS);
+  // First, so that nvcc's flags are clang's before anything reads them.
+  Out.AsCuda = !Commands.empty() && compilesAsCuda(Commands.front(), File);
+  if (Out.AsCuda) {
+    addCudaStubHeaders(*Memory);
+    Tool.appendArgumentsAdjuster(cudaHostOnly());
+  }
   Tool.appendArgumentsAdjuster(getClangStripOutputAdjuster());
   Tool.appendArgumentsAdjuster(getClangSyntaxOnlyAdjuster());
   Tool.appendArgumentsAdjuster(headersAsCxx());
@@ -436,6 +419,11 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
   if (!Diags.MissingHeaderHint.empty())
     Out.Diagnostics +=
         "tensor-accountant: note: " + Diags.MissingHeaderHint + "\n";
+  else if (std::string Hint = Out.AsCuda && !Diags.MissingHeader.empty()
+                                  ? missingCudaHeaderHint(Diags.MissingHeader)
+                                  : "";
+           !Hint.empty())
+    Out.Diagnostics += "tensor-accountant: note: " + Hint + "\n";
   if (Out.ToolFailed && !Commands.empty())
     Out.Diagnostics += "Error while processing " + getAbsolutePath(File) + ".\n";
   return Out;
@@ -566,15 +554,9 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   std::mutex ProgressMutex;
   size_t Done = 0;
   auto Work = [&](size_t I) {
-    // Clang parses CUDA only with CUDA's own headers
-    // (texture_fetch_functions.h, ...), and the analysis does not follow
-    // kernels or launches yet: say so instead of a compile error.
-    if (!Commands[I].empty() && compilesAsCuda(Commands[I].front(), Files[I]))
-      Outcomes[I].SkippedAsCuda = true;
-    else
-      Outcomes[I] = analyzeWithCompanions(Commands[I], Files[I], OnTU, CachePtr,
-                                          Options.Overlays,
-                                          Options.FollowCompanions);
+    Outcomes[I] = analyzeWithCompanions(Commands[I], Files[I], OnTU, CachePtr,
+                                        Options.Overlays,
+                                        Options.FollowCompanions);
     if (Options.OnFileDone) {
       std::lock_guard<std::mutex> L(ProgressMutex);
       Options.OnFileDone(++Done, Files.size(), Files[I]);
@@ -613,13 +595,12 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   std::set<std::string> NotesShown;
   for (size_t I = 0; I < Outcomes.size(); ++I) {
     FileOutcome &O = Outcomes[I];
-    if (O.SkippedAsCuda) {
-      llvm::errs() << "tensor-accountant: " << Files[I] << ": "
-                   << CudaSkipReason << "\n";
-      Run.Skipped.push_back({Files[I], CudaSkipReason, /*Skipped=*/true});
-      continue;
-    }
     llvm::errs() << O.Diagnostics;
+    if (O.AsCuda && !Options.Quiet) {
+      std::string CudaNote = cudaDeclarationsNote();
+      if (!CudaNote.empty() && NotesShown.insert(CudaNote).second)
+        llvm::errs() << "tensor-accountant: note: " << CudaNote << "\n";
+    }
     if (!O.Note.empty() && !Options.Quiet && NotesShown.insert(O.Note).second)
       llvm::errs() << "tensor-accountant: note: preamble cache: " << O.Note
                    << "\n";
@@ -636,6 +617,7 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
                      getAbsolutePath(Files[I]));
     for (FileAnalysis &FA : O.Results) {
       FA.File = Files[I];
+      FA.ParsedAsCuda = O.AsCuda;
       FA.BuildFlags = BuildFlags;
       FA.Source = O.Source;
       for (FunctionTrace &T : FA.Traces)

@@ -50,9 +50,8 @@ struct AnalysisRun {
   bool Failed = false;
   /// Each file that was not analysed, in input order, with the reason.
   std::vector<FileFailure> Failures;
-  /// Each file left out on purpose (Skipped set): a CUDA source, which
-  /// clang cannot parse without CUDA's headers and this tool does not
-  /// analyse yet. Not a failure: Failed stays false for them.
+  /// Each file left out on purpose (Skipped set; none today, see
+  /// driver/FileFailure.h). Not a failure: Failed stays false for them.
   std::vector<FileFailure> Skipped;
   /// Preamble cache entries found, and built by this run.
   unsigned CacheHits = 0;

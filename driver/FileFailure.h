@@ -12,15 +12,10 @@ namespace tma {
 struct FileFailure {
   std::string File;   // as the user (or the compilation database) named it
   std::string Reason; // e.g. "it did not compile (the compiler's errors are on stderr)"
-  /// Left out on purpose (a CUDA source, not analysed yet: issue 20), not
-  /// failed: reported as skipped, and the exit status is 3, not 1.
+  /// Left out on purpose, not failed: reported as skipped, and the exit
+  /// status is 3, not 1. Nothing is left out since CUDA sources are
+  /// analysed (issue 35, item 7); every format keeps the place.
   bool Skipped = false;
 };
-
-/// Why a CUDA source is skipped, and what to do (issue 32, item 10).
-inline constexpr const char *CudaSkipReason =
-    "skipped: CUDA sources are not analysed yet (issue 20); to analyse host "
-    "code without kernels as C++ give -x c++ (after --, or in its compile "
-    "command), else leave the file out";
 
 } // namespace tma

@@ -265,6 +265,13 @@ int runVerification(const std::vector<FileAnalysis> &Files,
   for (const FileAnalysis &FA : Files) {
     if (FA.CompileErrors)
       continue;
+    if (FA.ParsedAsCuda) {
+      for (const FunctionTrace &T : FA.Traces)
+        Skipped.push_back({T.File, T.Name,
+                           "a CUDA source: the harness is built by a C++ "
+                           "compiler, which cannot compile its kernels"});
+      continue;
+    }
     // The bytes the trace's offsets are into (the file may have changed).
     TextSizes[FA.File] = FA.Source.size();
     std::vector<PlannedFunction> Planned;

@@ -63,9 +63,10 @@ public:
 
   // Only consulted because SkipFunctionBodies is on: keep the bodies of
   // the user's code (the main file, project headers, companion sources),
-  // skip the libraries'.
+  // skip the libraries' and CUDA device code (a kernel's body may use
+  // device intrinsics no host declaration has).
   bool shouldSkipFunctionBody(Decl *D) override {
-    return !keepsFunctionBody(D);
+    return !keepsFunctionBody(D) || isDeviceOnlyFunction(D);
   }
 
   void HandleTranslationUnit(ASTContext &Ctx) override {

@@ -21,6 +21,9 @@ struct FileAnalysis {
   std::string File;
   std::vector<FunctionTrace> Traces;
   bool CompileErrors = false;
+  /// Parsed as CUDA host code (driver/CudaHostCode.h): --verify's C++
+  /// harness cannot compile it.
+  bool ParsedAsCuda = false;
   /// What compiling the file's code elsewhere needs (--verify's harness):
   /// the include directories and macros of its compile command, absolute,
   /// and its own directory for quoted includes.

@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include "clang/AST/Attr.h"
 #include "clang/Basic/SourceManager.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -182,6 +183,14 @@ bool keepsFunctionBody(const Decl *D) {
     if (Path.contains(Dir))
       return false;
   return true;
+}
+
+bool isDeviceOnlyFunction(const Decl *D) {
+  const FunctionDecl *FD = D ? D->getAsFunction() : nullptr;
+  if (!FD || !FD->getASTContext().getLangOpts().CUDA)
+    return false;
+  return FD->hasAttr<CUDAGlobalAttr>() ||
+         (FD->hasAttr<CUDADeviceAttr>() && !FD->hasAttr<CUDAHostAttr>());
 }
 
 /// Strips the nodes that do not change a value: parentheses, implicit

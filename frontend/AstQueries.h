@@ -39,6 +39,10 @@ bool isLibTorchDecl(const clang::Decl *D);
 /// LibTorch's headers wherever they are found) is declarations only, which
 /// is most of what makes a parse fast.
 bool keepsFunctionBody(const clang::Decl *D);
+/// A CUDA kernel (`__global__`) or a function for the device alone
+/// (`__device__` without `__host__`): its body is device code, which the
+/// analysis does not read (the host code that launches it is analysed).
+bool isDeviceOnlyFunction(const clang::Decl *D);
 
 /// Strips the nodes that do not change a value: parentheses, implicit
 /// casts, temporaries, cleanups, default arguments.

@@ -55,7 +55,8 @@ std::string describe(const TensorValue &V) {
 const FunctionDecl *
 CallFollower::followedDefinition(const FunctionDecl *Callee) const {
   const FunctionDecl *Def = nullptr;
-  if (!Callee || !Callee->hasBody(Def) || !Def || isLibTorchDecl(Def))
+  if (!Callee || !Callee->hasBody(Def) || !Def || isLibTorchDecl(Def) ||
+      isDeviceOnlyFunction(Def))
     return nullptr;
   if (FE.SM.isInSystemHeader(FE.SM.getExpansionLoc(Def->getLocation())))
     return nullptr;
@@ -277,7 +278,9 @@ CallFollower::summarizeCall(const FunctionDecl &Def,
     Allocated = addSizes(addSizes(Allocated, Op.AllocatedBytes),
                      Op.TransientTotalBytes ? Op.TransientTotalBytes
                                             : Op.TransientBytes);
-    if (Op.Kind == OpKind::Use)
+    // A use moves nothing of its own, except a CUDA kernel launch, whose
+    // unknown bytes make the body's unknown.
+    if (Op.Kind == OpKind::Use && Op.ReadBytes && Op.WrittenBytes)
       continue;
     Read = addSizes(Read, Op.ReadBytes);
     Written = addSizes(Written, Op.WrittenBytes);

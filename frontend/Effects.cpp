@@ -22,6 +22,62 @@ static bool mayReshapeObject(llvm::StringRef Method) {
 }
 
 
+// ---- CUDA kernel launches -------------------------------------------------------------
+
+/// Tensor methods that hand a kernel the tensor's memory: the raw pointer
+/// (takesRawPointer) and the accessors CUDA extensions pass instead.
+static bool handsMemoryToKernel(const CXXMemberCallExpr *MC) {
+  if (takesRawPointer(MC))
+    return true;
+  const CXXMethodDecl *MD = MC->getMethodDecl();
+  if (!MD || !MD->getIdentifier() ||
+      !isTensorType(MC->getImplicitObjectArgument()->getType()))
+    return false;
+  return MD->getName().contains("accessor");
+}
+
+/// `k<<<grid, block, shmem, stream>>>(x.data_ptr<float>(), n)`: the kernel
+/// runs device code the analysis does not read. Every tensor whose memory
+/// an argument hands it (its data_ptr or an accessor) may be read and
+/// written, by how many bytes is unknown; its geometry and storage are
+/// unchanged, as after any call given a raw pointer. The configuration and
+/// the arguments are evaluated as any call's (the data_ptr uses first).
+static void kernelLaunch(FunctionEvaluator &FE, const CUDAKernelCallExpr *Launch) {
+  if (const CallExpr *Config = Launch->getConfig())
+    FE.sideEffects(Config);
+  struct Finder : RecursiveASTVisitor<Finder> {
+    std::vector<const Expr *> Tensors;
+    bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+    bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
+      if (handsMemoryToKernel(MC))
+        Tensors.push_back(MC->getImplicitObjectArgument());
+      return true;
+    }
+  } Find;
+  for (const Expr *A : Launch->arguments()) {
+    FE.sideEffects(A);
+    Find.TraverseStmt(const_cast<Expr *>(A));
+  }
+  std::vector<ValueId> Handed;
+  for (const Expr *T : Find.Tensors) {
+    ValueId V = FE.tensor(T); // evaluated above: the same value
+    if (std::find(Handed.begin(), Handed.end(), V) == Handed.end())
+      Handed.push_back(V);
+  }
+  const FunctionDecl *Kernel = Launch->getDirectCallee();
+  std::string Name = (Kernel ? calleeName(Kernel) : "kernel") + "<<<>>>";
+  OpOutcome Use;
+  Use.Kind = OpKind::Use;
+  Use.ReadBytes.reset();
+  Use.WrittenBytes.reset();
+  Use.Note = "CUDA kernel launch: device code is not analysed";
+  FE.apply(Name, Launch, Handed, Use);
+  FE.I.recordUnknown(Name, "a CUDA kernel launch: the bytes the kernel reads "
+                           "and writes are not known (device code is not "
+                           "analysed)",
+                     FE.span(Launch->getSourceRange()));
+}
+
 // ---- Calls the analysis does not follow ------------------------------------------------
 
 /// Whether calling FD may allocate tensor storage: code that works with
@@ -125,6 +181,10 @@ void FunctionEvaluator::sideEffects(const Expr *E) {
                                 "operand (line " +
                                     std::to_string(span(SX->getSourceRange()).Line) +
                                     ")");
+      continue;
+    }
+    if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(X)) {
+      kernelLaunch(*this, Launch);
       continue;
     }
     if (const auto *CE = dyn_cast<CallExpr>(X)) {

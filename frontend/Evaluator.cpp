@@ -190,7 +190,7 @@ std::vector<FunctionTrace> analyzeTranslationUnit(ASTContext &Ctx,
     bool shouldVisitLambdaBodies() const { return false; }
     bool VisitFunctionDecl(FunctionDecl *FD) {
       if (FD->doesThisDeclarationHaveABody() && !FD->isDependentContext() &&
-          !FD->isTemplateInstantiation() &&
+          !FD->isTemplateInstantiation() && !isDeviceOnlyFunction(FD) &&
           SM.isWrittenInMainFile(SM.getExpansionLoc(FD->getLocation())))
         Found.push_back({FD, ""});
       return true;
@@ -198,6 +198,7 @@ std::vector<FunctionTrace> analyzeTranslationUnit(ASTContext &Ctx,
     bool VisitLambdaExpr(LambdaExpr *LE) {
       CXXMethodDecl *Op = LE->getCallOperator();
       if (!Op || Op->isDependentContext() || !LE->getBody() ||
+          isDeviceOnlyFunction(Op) ||
           !SM.isWrittenInMainFile(SM.getExpansionLoc(LE->getBeginLoc())))
         return true;
       Found.push_back({Op, lambdaTraceName(*Op)});

@@ -244,6 +244,12 @@ FunctionEvaluator::Completion StatementWalker::expressionStatement(const Expr *E
     openStatement(E, F, Insertable);
     FE.tensor(S);
     FE.I.endStatement();
+  } else if (isa<CUDAKernelCallExpr>(S)) {
+    // A kernel launch: recorded by sideEffects (Effects.cpp), with the
+    // tensors whose memory it is handed.
+    openStatement(E, F, Insertable);
+    FE.sideEffects(S);
+    FE.I.endStatement();
   } else if (const auto *CE = dyn_cast<CallExpr>(S);
              CE && !isTensorVectorType(S->getType()) &&
              !isTensorTupleType(S->getType())) {

@@ -90,6 +90,12 @@ COMMANDS = {
         "-checks='-*,torch-*' model.cpp -- -std=c++17 -isystem /usr/include/torch/csrc/api/include":
             Run(expect=[CONTIGUOUS_FINDING]),
     },
+    "docs/cuda.md": {
+        "tensor-accountant testdata/cuda/launchers.cu": Covered(
+            "driver_cuda", "runs it in the source tree and checks the rows the doc shows"),
+        "tensor-accountant -p build": Covered(
+            "driver_cuda", "-p over a compile database written by nvcc, with a .cu entry"),
+    },
     "docs/clang-tidy-plugin.md": {
         "clang-tidy-16 --load=/usr/lib/tensor-accountant/clang-tidy-16/libTensorAccountantTidyModule.so "
         "-checks='-*,torch-*' src/model.cpp -- -std=c++17 -isystem/usr/include/torch/csrc/api/include":

@@ -13,7 +13,7 @@ stdout byte for byte with golden files in testdata/snapshots/:
   seed.markdown.md       ... --format=markdown
   seed.github.txt        ... --format=github
   seed.html              ... --format=html
-  testdata/<input>.json  --format=json over every other testdata/**/*.cpp
+  testdata/<input>.json  --format=json over every other testdata/**/*.cpp, *.cu
                          in one run (one LibTorch parse for all of them),
                          split into one golden file per input file (issue
                          34: a change shows as a small diff of the files it
@@ -70,13 +70,14 @@ DIFF_LINES = 80
 
 
 def other_testdata_files(root):
-    """Every testdata/**/*.cpp except the seed and the snapshots themselves,
+    """Every testdata/**/*.cpp and *.cu (CUDA host code) except the seed and
+    the snapshots themselves,
     sorted byte-wise so the command line is the same on every machine."""
     found = []
     for dirpath, dirnames, filenames in os.walk(os.path.join(root, "testdata")):
         dirnames.sort()
         for name in filenames:
-            if name.endswith(".cpp"):
+            if name.endswith((".cpp", ".cu")):
                 rel = os.path.relpath(os.path.join(dirpath, name), root)
                 rel = rel.replace(os.sep, "/")
                 if rel != SEED and not rel.startswith(SNAPSHOT_DIR + "/"):
@@ -253,12 +254,16 @@ def main():
     cli = os.path.abspath(opts.cli)
     version = version_of(cli)
     failures, written, compared = [], {}, 0
+    # CUDA sources are parsed with the tool's own CUDA declarations on
+    # every machine, whatever toolkit it has (docs/cuda.md).
+    env = dict(os.environ, CUDA_HOME=os.path.join(root, "testdata", "no-cuda-toolkit"))
+    env.pop("CUDA_PATH", None)
     for name, args, status, per_file in runs(root):
         command = [cli, "--cache-dir=" + os.path.abspath(opts.cache_dir)] + args
         shown = "tensor-accountant " + " ".join(args if len(args) < 8 else
                                                  args[:3] + ["... (%d files)" % (len(args) - 1)])
         done = subprocess.run(command, cwd=root, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
+                              stderr=subprocess.PIPE, env=env)
         if done.returncode != status:
             print("--- %s: exit status %d, expected %d\n%s" % (
                 shown, done.returncode, status,

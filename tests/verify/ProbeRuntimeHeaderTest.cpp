@@ -65,8 +65,9 @@ TEST(ProbeRuntimeHeader, CompilesAgainstLibTorch) {
 // The CUDA statistics (issue 37: getDeviceStats' allocated and reserved
 // peaks, emptyCache and resetPeakStats per function) are compiled only
 // with TMA_PROBE_HAS_CUDA and the CUDA runtime's header. Here, with a
-// CPU-only LibTorch, declarations standing in for that header
-// (data/fake-cuda-headers) let the code under the #if be checked against
+// CPU-only LibTorch, declarations standing in for that header (the ones
+// the analysis parses CUDA host code with, driver/cuda-stubs) let the code
+// under the #if be checked against
 // the real c10/cuda/CUDACachingAllocator.h; and what a run reports from
 // the statistics is checked at compile time on made-up figures.
 TEST(ProbeRuntimeHeader, CudaStatisticsCompile) {
@@ -94,7 +95,7 @@ static_assert(F.ReservedAtStart == 2097152, "segments held at the start");
   std::vector<std::string> Extra;
   if (!Install->HasCUDA)
     Extra = {"-DTMA_PROBE_HAS_CUDA=1", "-isystem",
-             std::string(TMA_SOURCE_DIR) + "/tests/verify/data/fake-cuda-headers"};
+             std::string(TMA_SOURCE_DIR) + "/driver/cuda-stubs"};
   std::string Error;
   EXPECT_EQ(compileSyntaxOnly(*Install, Text, Extra, Error), 0) << Error;
 }

@@ -1,0 +1,6 @@
+// cuBLAS's handle and status as ATen/cuda's headers name them (see
+// cuda_runtime_api.h here).
+#pragma once
+#include "cuda_runtime_api.h"
+typedef struct cublasContext *cublasHandle_t;
+typedef enum { CUBLAS_STATUS_SUCCESS = 0 } cublasStatus_t;
