@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """How much of a real LibTorch code base the tool answers for.
 
-Runs tensor-accountant --format=json on every .cpp file under a directory,
-one process per file (so a crash is counted, not fatal), and prints:
+Runs tensor-accountant --format=json on every .cpp, .cc and .cu file under
+a directory, one process per file (so a crash is counted, not fatal), and
+prints:
 files, files that failed to compile, crashes, functions, named tensors
 (undefined ones, `torch::Tensor out;` before its assignment, apart), the
 share with a shape and the share with storage bytes, diagnostics, and
@@ -50,7 +51,9 @@ def main():
         subdirs[:] = sorted(s for s in subdirs if not s.startswith("."))
         if os.path.basename(d) == "include":
             includes.append(d)
-        files += [os.path.join(d, n) for n in sorted(names) if n.endswith(".cpp")]
+        # .cu too: the tool analyses CUDA host code (docs/cuda.md).
+        files += [os.path.join(d, n) for n in sorted(names)
+                  if n.endswith((".cpp", ".cc", ".cu"))]
 
     def flags_for(source):
         # A file's own project's headers first: several examples in one

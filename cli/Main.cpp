@@ -526,6 +526,7 @@ int main(int argc, const char **argv) {
     for (size_t I = 0; I < Bindings.size(); ++I)
       BindingMatches[From[I] + "\n" + Bindings[I].Text] += Matched[I];
     tma::warnViolatedBindings(errs(), FA.Traces);
+    tma::dropRepeatedExpansions(FA.Traces);
     Traces.insert(Traces.end(), FA.Traces.begin(), FA.Traces.end());
     std::vector<tma::Diagnostic> Found = tma::runChecks(FA.Traces, Config, Text);
     if (Changed)

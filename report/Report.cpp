@@ -5,6 +5,7 @@
 #include "llvm/Support/Format.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 namespace tma {
@@ -453,6 +454,23 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
            << U->Reason << "\n";
     }
   }
+}
+
+void dropRepeatedExpansions(std::vector<FunctionTrace> &Traces) {
+  // The report itself is the comparison: two copies are the same answer
+  // exactly when their JSON is the same, every row, byte and reason.
+  std::set<std::string> Seen;
+  std::vector<FunctionTrace> Kept;
+  Kept.reserve(Traces.size());
+  for (FunctionTrace &T : Traces) {
+    std::string Key;
+    llvm::raw_string_ostream(Key)
+        << T.Name << '\n' << T.Where.Line << '\n'
+        << toJSON(std::vector<FunctionTrace>{T}, {});
+    if (Seen.insert(std::move(Key)).second)
+      Kept.push_back(std::move(T));
+  }
+  Traces = std::move(Kept);
 }
 
 llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,

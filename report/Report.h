@@ -59,6 +59,13 @@ std::optional<SymSize> bytesMoved(const FunctionTrace &T);
 /// ('?' for an unknown figure; the reason is the summary's).
 std::string cudaAllocatorText(const CudaAllocatorSummary &S);
 
+/// Leaves out a trace that answers exactly as an earlier one of the same
+/// name and line: a body a macro pastes more than once, as
+/// AT_DISPATCH_FLOATING_TYPES pastes its lambda once per dtype, would
+/// otherwise be listed (and checked) once per copy. Copies that answer
+/// differently (a size over sizeof(scalar_t)) all stay.
+void dropRepeatedExpansions(std::vector<FunctionTrace> &Traces);
+
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces);
 /// The JSON report; "failed_files" lists Failures (empty: every file was
 /// analysed).

@@ -67,3 +67,26 @@ torch::Tensor staged_copy(torch::Tensor src) {
   cudaDeviceSynchronize();
   return host;
 }
+
+// A macro that pastes its body once per element type, as AT_DISPATCH does:
+// copies that answer alike are listed once, copies that differ each
+// (scratch is 256 B for float and 512 B for double).
+#define FOR_FLOAT_AND_DOUBLE(...)                                              \
+  [&] {                                                                        \
+    {                                                                          \
+      using scalar_t = float;                                                  \
+      __VA_ARGS__();                                                           \
+    }                                                                          \
+    {                                                                          \
+      using scalar_t = double;                                                 \
+      __VA_ARGS__();                                                           \
+    }                                                                          \
+  }()
+
+void per_type_scratch() {
+  FOR_FLOAT_AND_DOUBLE([&] {
+    auto scratch = torch::empty(
+        {16 * static_cast<int64_t>(sizeof(scalar_t))}, torch::kFloat32);
+  });
+  FOR_FLOAT_AND_DOUBLE([&] { auto same = torch::empty({8}, torch::kInt64); });
+}

@@ -95,6 +95,24 @@ def check_launchers(report, how):
     check(host is not None and host["shape"] == [32, 32] and
           host["storage_bytes"] == 4096 and host["device"] == "cpu",
           "%s: staged_copy's host buffer is (32, 32), 4096 B: %r" % (how, host))
+    # A dispatch macro pastes its lambda once per dtype: a copy that answers
+    # exactly as another is listed once, copies that differ each stay.
+    listed = [f["function"] for f in report.get("functions", [])]
+    inner = "scale_cuda::lambda@L39::lambda@L39"
+    check(listed.count(inner) == 1,
+          "%s: %s, pasted once per dtype, is listed once: %d times"
+          % (how, inner, listed.count(inner)))
+    scratch = sorted(tensor(f, "scratch")["storage_bytes"]
+                     for f in report.get("functions", [])
+                     if f["function"] == "per_type_scratch::lambda@L87::lambda@L87")
+    check(scratch == [256, 512],
+          "%s: per_type_scratch's float and double copies differ (256 B, "
+          "512 B) and both stay: %r" % (how, scratch))
+    same = [f for f in report.get("functions", [])
+            if f["function"] == "per_type_scratch::lambda@L91::lambda@L91"]
+    check(len(same) == 1,
+          "%s: the identical copies of lambda@L91 are listed once: %d"
+          % (how, len(same)))
     scale = fns.get("scale_cuda", {})
     out = tensor(scale, "out")
     check(out is not None and out["kind"] == "alloc" and out["op"] == "zeros_like",
