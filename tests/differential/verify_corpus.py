@@ -25,6 +25,13 @@ crash or time out (none of the corpora does either), and no function's
 measured peak may pass --verify-max-bytes (the overflowing shapes must
 throw or be stopped, never allocate for real).
 
+With --peaks (the training corpus), the CLI also runs once without
+--verify (same parse cache) and the test prints, per function the harness
+can call, the predicted peak against the measured one, or the tool's reason
+for an unknown peak; an unknown peak without a reason fails, and so does a
+share of answered peaks under --min-answered-peaks. --verify=cpu runs only
+functions whose peak is predicted, so an unknown one has no measurement.
+
 Exit status 0 when every function is right or listed, 1 otherwise.
 """
 
@@ -59,6 +66,11 @@ def main():
     ap.add_argument("--cache-dir", required=True)
     ap.add_argument("--known-wrong", required=True)
     ap.add_argument("--name", default="corpus", help="what to call the corpus in the summary")
+    ap.add_argument("--peaks", action="store_true",
+                    help="print each function's predicted and measured peak and the share "
+                         "answered; an unknown peak must have a reason")
+    ap.add_argument("--min-answered-peaks", type=int, default=0, metavar="PERCENT",
+                    help="with --peaks: fail when fewer functions have their peak answered")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     known = load_known_wrong(args.known_wrong)
@@ -133,11 +145,65 @@ def main():
     for s in report["not_verified"]:
         print("not run: %s: %s" % (s["function"], s["reason"]))
 
+    if args.peaks:
+        failures += report_peaks(args, report)
     print("%s under --verify=cpu: %d functions ran: %d right, %d known wrong, "
           "%d known wrong where --verify cannot see it; %d not run; %d failures"
           % (args.name, len(ran), counts["right"], counts["known wrong"], counts["blind"],
              len(report["not_verified"]), len(failures)))
     return 1 if failures else 0
+
+
+def report_peaks(args, verified):
+    """The --peaks table and share; returns the names that fail it."""
+    cmd = [args.cli, "--cache-dir", args.cache_dir, "--format=json"] + args.files
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        raise SystemExit("FAIL: %s exited %d" % (" ".join(cmd), proc.returncode))
+    predicted = {f["function"]: f for f in json.loads(proc.stdout)["functions"]}
+    # The functions the harness can call: those it ran, and those it left
+    # out only because their peak is unknown.
+    measured = {}
+    for fn in verified["functions"]:
+        for v in fn["verdicts"]:
+            if v["field"] == "peak_live_bytes":
+                measured[fn["function"]] = v
+        measured.setdefault(fn["function"], None)
+    callable_names = list(measured)
+    callable_names += [s["function"] for s in verified["not_verified"]
+                       if "predicted peak unknown" in s["reason"]]
+    failures = []
+    answered = 0
+    print("peak per function (predicted against measured; --verify=cpu runs only "
+          "functions whose peak is predicted):")
+    for name in callable_names:
+        summary = predicted.get(name, {}).get("summary", {})
+        peak = summary.get("peak_live_bytes")
+        v = measured.get(name)
+        if peak is not None:
+            answered += 1
+            got = v["measured"] if v else "not measured"
+            diff = ""
+            if v and v["measured"].isdigit() and int(v["measured"]) != peak:
+                diff = " (%+d B)" % (int(v["measured"]) - peak)
+            print("  %-36s predicted %10d  measured %10s%s  line %s"
+                  % (name, peak, got, diff, summary.get("peak_line", "?")))
+            continue
+        reason = summary.get("unknown_reason", "")
+        print("  %-36s predicted    unknown  not run: %s" % (name, reason or "NO REASON"))
+        if not reason:
+            failures.append(name)
+            print("UNKNOWN WITHOUT A REASON: %s" % name)
+    total = len(callable_names)
+    share = 100.0 * answered / total if total else 0.0
+    print("%s: peak answered for %d of %d functions (%.0f%%), unknown with a reason for %d"
+          % (args.name, answered, total, share, total - answered - len(failures)))
+    if share < args.min_answered_peaks:
+        failures.append("(share)")
+        print("FAIL: %.0f%% of the peaks answered, under --min-answered-peaks %d%%"
+              % (share, args.min_answered_peaks))
+    return failures
 
 
 if __name__ == "__main__":

@@ -1,0 +1,122 @@
+// Forwards run with gradients on and no backward: the loss (or an
+// activation) is returned or dropped. Here autograd's saved tensors outlive
+// their C++ names: what a graph node saved is freed only when the last
+// handle to the graph (the loss, a returned tensor) goes away.
+//
+// Measured by ctest training_differential_cpu (tests/differential).
+#include <torch/torch.h>
+
+// The task's example: at the last line w, x, sigmoid's saved output, s
+// and b are alive (512 KiB + 4 B), though no name holds sigmoid's output.
+void saved_sigmoid_forward() {
+  auto w = torch::randn({256, 256}, torch::requires_grad());
+  auto x = torch::randn({64, 256});
+  auto s = torch::mm(x, w).sigmoid().sum();
+  auto b = torch::randn({128, 256});
+}
+
+// relu's output is saved; the loss is returned, so the graph (and the
+// saved output) lives until the caller drops it.
+torch::Tensor relu_forward_return_loss() {
+  auto w = torch::randn({128, 128}, torch::requires_grad());
+  auto x = torch::randn({32, 128});
+  auto loss = torch::relu(torch::mm(x, w)).mean();
+  auto extra = torch::randn({64, 128});
+  return loss;
+}
+
+// A reassigned name: the first h is released by C++, but tanh saved it.
+void tanh_chain_reassigned() {
+  auto w = torch::randn({64, 64}, torch::requires_grad());
+  auto h = torch::randn({32, 64});
+  h = torch::tanh(torch::mm(h, w));
+  h = torch::tanh(torch::mm(h, w));
+  auto loss = h.sum();
+  auto tail = torch::randn({32, 64});
+}
+
+// gelu saves its input: the unnamed pre-activation stays alive.
+torch::Tensor gelu_forward_return_activation() {
+  auto w = torch::randn({64, 96}, torch::requires_grad());
+  auto x = torch::randn({16, 64});
+  auto y = torch::gelu(torch::mm(x, w));
+  auto after = torch::randn({16, 96});
+  return y;
+}
+
+// The loss is computed and dropped at once: the graph dies with it, so
+// nothing saved outlives the statement.
+void loss_dropped_at_once() {
+  auto w = torch::randn({64, 64}, torch::requires_grad());
+  auto x = torch::randn({16, 64});
+  torch::sigmoid(torch::mm(x, w)).sum();
+  auto after = torch::randn({64, 64});
+}
+
+// mse_loss with gradients on, no backward: the Mean-reduced loss keeps the
+// unreduced buffer, and MseLossBackward0 saves the prediction.
+void mse_forward_no_backward() {
+  auto w = torch::randn({40, 8}, torch::requires_grad());
+  auto x = torch::randn({50, 40});
+  auto y = torch::randn({50, 8});
+  auto loss = torch::mse_loss(torch::sigmoid(torch::mm(x, w)), y);
+  auto after = torch::randn({50, 40});
+}
+
+// Dropout in training mode multiplies by a float mask; MulBackward0 keeps
+// the mask (the input needs a gradient, the mask does not), not the input.
+void dropout_forward_kept() {
+  auto w = torch::randn({32, 48}, torch::requires_grad());
+  auto x = torch::randn({64, 32});
+  auto h = torch::dropout(torch::mm(x, w), 0.5, true);
+  auto after = torch::randn({64, 96});
+}
+
+// pow saves its input: the unnamed mm output outlives the statement.
+void pow_forward_dropped_loss() {
+  auto w = torch::randn({48, 48}, torch::requires_grad());
+  auto x = torch::randn({16, 48});
+  auto loss = torch::mm(x, w).pow(2).sum();
+  auto after = torch::randn({48, 48});
+}
+
+// cross_entropy: log_softmax's output is saved (LogSoftmaxBackward0 and
+// NllLossBackward0) and nll keeps a 4-byte total_weight.
+void cross_entropy_forward_kept() {
+  auto w = torch::randn({40, 10}, torch::requires_grad());
+  auto x = torch::randn({30, 40});
+  auto target = torch::randint(0, 10, {30});
+  auto logits = torch::mm(x, w);
+  auto loss = torch::cross_entropy_loss(logits, target);
+  auto after = torch::randn({30, 40});
+}
+
+// Every tensor autograd saves is also named to the end: no saved bytes
+// beyond the names (mm saves x, relu its named output).
+void saved_tensors_all_named() {
+  auto w = torch::randn({64, 32}, torch::requires_grad());
+  auto x = torch::randn({16, 64});
+  auto pre = torch::mm(x, w);
+  auto act = torch::relu(pre);
+  auto loss = act.sum();
+  auto after = torch::randn({16, 64});
+}
+
+// Gradients switched on after construction with requires_grad_(): the
+// same saves as requires_grad() in the constructor.
+void requires_grad_in_place_forward() {
+  auto w = torch::randn({64, 64});
+  w.requires_grad_();
+  auto x = torch::randn({32, 64});
+  auto loss = torch::sigmoid(torch::mm(x, w)).mean();
+  auto after = torch::randn({64, 64});
+}
+
+// detach() cuts the graph: the saved relu output dies with the statement,
+// only the detached tensor (sharing its storage) remains.
+void detach_forward() {
+  auto w = torch::randn({64, 64}, torch::requires_grad());
+  auto x = torch::randn({32, 64});
+  auto feature = torch::relu(torch::mm(x, w)).detach();
+  auto after = torch::randn({64, 64});
+}

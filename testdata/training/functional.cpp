@@ -1,0 +1,99 @@
+// Training code written with functional ops (issue 36): tensors made with
+// torch::requires_grad(), a forward, then loss.backward(). What autograd
+// saves for backward stays alive from the op until backward releases it;
+// the leaves' .grad buffers are allocated by the first backward.
+//
+// Measured by ctest training_differential_cpu (tests/differential): the
+// tool's peak and allocated bytes against a counting CPU allocator.
+#include <torch/torch.h>
+
+// mm saves both operands (views of named leaves: no bytes); sum's backward
+// expands a scalar.
+void mm_sum_backward() {
+  auto w = torch::randn({64, 32}, torch::requires_grad());
+  auto x = torch::randn({16, 64});
+  auto loss = torch::mm(x, w).sum();
+  loss.backward();
+}
+
+// relu saves its output, which no name holds: it stays alive until
+// backward releases ReluBackward0.
+void relu_mlp_backward() {
+  auto w1 = torch::randn({128, 64}, torch::requires_grad());
+  auto w2 = torch::randn({64, 10}, torch::requires_grad());
+  auto x = torch::randn({32, 128});
+  auto h = torch::relu(torch::mm(x, w1));
+  auto out = torch::mm(h, w2);
+  auto loss = out.pow(2).mean();
+  loss.backward();
+}
+
+// sigmoid and tanh save their outputs; the outputs are named here.
+void sigmoid_tanh_backward() {
+  auto w = torch::randn({96, 48}, torch::requires_grad());
+  auto x = torch::randn({24, 96});
+  auto pre = torch::matmul(x, w);
+  auto a = torch::sigmoid(pre);
+  auto b = torch::tanh(pre);
+  auto loss = (a * b).sum();
+  loss.backward();
+}
+
+// gelu saves its input (the pre-activation), not its output.
+void gelu_backward() {
+  auto w = torch::randn({64, 64}, torch::requires_grad());
+  auto bias = torch::zeros({64}, torch::requires_grad());
+  auto x = torch::randn({16, 64});
+  auto y = torch::gelu(torch::matmul(x, w) + bias);
+  auto loss = y.mean();
+  loss.backward();
+}
+
+// softmax saves its output; log_softmax too.
+void softmax_log_softmax_backward() {
+  auto w = torch::randn({32, 20}, torch::requires_grad());
+  auto x = torch::randn({40, 32});
+  auto logits = torch::mm(x, w);
+  auto p = torch::softmax(logits, 1);
+  auto lp = torch::log_softmax(logits, 1);
+  auto loss = -(p * lp).sum();
+  loss.backward();
+}
+
+// dropout in training mode: a float mask saved by the MulBackward0 it runs.
+void dropout_backward() {
+  auto w = torch::randn({50, 40}, torch::requires_grad());
+  auto x = torch::randn({20, 50});
+  auto h = torch::dropout(torch::relu(torch::mm(x, w)), 0.5, true);
+  auto loss = h.sum();
+  loss.backward();
+}
+
+// Elementwise mul and add between two leaves, pow and mean.
+void elementwise_pow_backward() {
+  auto a = torch::randn({64, 64}, torch::requires_grad());
+  auto b = torch::randn({64, 64}, torch::requires_grad());
+  auto c = a * b + a;
+  auto loss = c.pow(2).mean();
+  loss.backward();
+}
+
+// backward() twice through one graph with retain_graph: the second
+// backward accumulates into .grad in place and then frees the graph.
+void retain_graph_twice() {
+  auto w = torch::randn({32, 32}, torch::requires_grad());
+  auto x = torch::randn({8, 32});
+  auto loss = torch::tanh(torch::mm(x, w)).sum();
+  loss.backward({}, true);
+  loss.backward();
+}
+
+// The example of the task: sigmoid's output is saved by SigmoidBackward0
+// and kept alive through s's graph while b is made; backward then frees it.
+void saved_sigmoid_then_backward() {
+  auto w = torch::randn({256, 256}, torch::requires_grad());
+  auto x = torch::randn({64, 256});
+  auto s = torch::mm(x, w).sigmoid().sum();
+  auto b = torch::randn({128, 256});
+  s.backward();
+}
