@@ -1,5 +1,6 @@
 #include "frontend/Action.h"
 #include "frontend/AstQueries.h"
+#include "frontend/GradMode.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
@@ -82,6 +83,7 @@ public:
     AnalysisOptions Opts;
     Opts.DisplayFile = FA.File;
     Opts.Version = detectTorchVersion(CI.getPreprocessor());
+    Opts.Saves = autogradSavesFor(CI.getPreprocessor());
     auto Start = std::chrono::steady_clock::now();
     FA.Traces = analyzeTranslationUnit(Ctx, Opts);
     FA.AnalysisSeconds = std::chrono::duration<double>(

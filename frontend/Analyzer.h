@@ -7,9 +7,11 @@
 // both.
 #pragma once
 
+#include "model/AutogradSaves.h"
 #include "model/Ops.h"
 #include "model/Trace.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,9 @@ struct AnalysisOptions {
   TorchVersion Version;
   /// The file name the report uses (as given on the command line).
   std::string DisplayFile;
+  /// What the parsed LibTorch's autograd saves (frontend/GradMode.h);
+  /// null when its header was not found.
+  std::shared_ptr<const AutogradSaves> Saves;
 };
 
 /// The LibTorch version from TORCH_VERSION_MAJOR/MINOR in the headers the

@@ -279,6 +279,12 @@ Options ArgumentReader::options(const Expr *E) {
     if (!O.Dev)
       O.UnknownReason = "device could not be derived";
   };
+  auto SetRequiresGrad = [&](const Expr *Arg) {
+    // `requires_grad()` passes its default, true, as an argument Clang
+    // spells out; a flag that is not a constant may be either.
+    std::optional<int64_t> Flag = integer(Arg);
+    O.RequiresGrad = Flag ? std::optional<bool>(*Flag != 0) : std::nullopt;
+  };
   auto ByArgType = [&](const Expr *Arg) {
     Arg = strip(Arg);
     std::string Name = recordName(Arg->getType());
@@ -358,8 +364,9 @@ Options ArgumentReader::options(const Expr *E) {
     else if (Name == "memory_format") {
       O.HasFormat = true;
       O.Fmt = memoryFormat(MCE->getArg(0));
-    } else if (Name == "requires_grad" || Name == "layout" ||
-               Name == "pinned_memory")
+    } else if (Name == "requires_grad")
+      SetRequiresGrad(MCE->getArg(0));
+    else if (Name == "layout" || Name == "pinned_memory")
       ; // no storage effect
     else if (Name == "device_index") {
       auto Index = integer(MCE->getArg(0));
@@ -385,7 +392,9 @@ Options ArgumentReader::options(const Expr *E) {
     else if (Name == "memory_format") {
       O.HasFormat = true;
       O.Fmt = memoryFormat(CE->getArg(0));
-    } else if (Name == "requires_grad" || Name == "layout")
+    } else if (Name == "requires_grad")
+      SetRequiresGrad(CE->getArg(0));
+    else if (Name == "layout")
       ;
     else
       O.Known = false;

@@ -10,6 +10,8 @@
 #include "frontend/ModuleTracker.h"
 #include "frontend/ArgumentReader.h"
 #include "frontend/TrainingTracker.h"
+#include "frontend/GradMode.h"
+#include "model/ops/OpCodes.h"
 
 using namespace clang;
 
@@ -37,8 +39,33 @@ ValueId FunctionEvaluator::apply(const std::string &Op, const Expr *E,
     for (const Expr *A : CE->arguments())
       if (!isDefaultArg(A))
         ArgWhere.push_back(span(A->getSourceRange()));
-  return I.apply(Op, span(E->getSourceRange()), nameSpan(E), Inputs, Out,
+  // What autograd records (model/Autograd.h reads it from the trace).
+  OpOutcome Recorded = Out;
+  if (!Parents && FD.getBody())
+    Parents = std::make_unique<ParentMap>(FD.getBody());
+  Recorded.GradModeOn = !Parents || gradModeOnAt(*Parents, E);
+  Recorded.MakesGradLeaf = makesGradLeaf(E, Out);
+  return I.apply(Op, span(E->getSourceRange()), nameSpan(E), Inputs, Recorded,
                  std::move(ArgWhere));
+}
+
+bool FunctionEvaluator::makesGradLeaf(const Expr *E, const OpOutcome &Out) {
+  const auto *Call = dyn_cast<CallExpr>(strip(E));
+  if (!Call)
+    return false;
+  if (Out.Code == OpCode::requires_grad_) {
+    // requires_grad_(bool requires_grad=True): only a constant false clears.
+    std::optional<int64_t> Flag =
+        Call->getNumArgs() > 0 ? args().integer(Call->getArg(0)) : 1;
+    return !Flag || *Flag != 0;
+  }
+  if (Out.Kind != OpKind::Alloc)
+    return false;
+  // A factory's options: requires_grad(true), or a flag not derivable.
+  for (const Expr *A : Call->arguments())
+    if (isOptionsType(A->getType()) && args().options(A).RequiresGrad != false)
+      return true;
+  return false;
 }
 
 ValueId FunctionEvaluator::unmodelledCall(const std::string &Op, const Expr *E,

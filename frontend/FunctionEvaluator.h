@@ -58,10 +58,12 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMap.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -468,6 +470,9 @@ public:
   std::map<const FunctionDecl *, bool> MayReshape;
   ValueId apply(const std::string &Op, const Expr *E,
                 const std::vector<ValueId> &Inputs, const OpOutcome &Out);
+  /// Whether the op E's outcome Out comes from makes a tensor that
+  /// requires grad by itself (OpEvent::MakesGradLeaf).
+  bool makesGradLeaf(const Expr *E, const OpOutcome &Out);
   ValueId unmodelledCall(const std::string &Op, const Expr *E,
                          const std::vector<ValueId> &Inputs,
                          const std::string &Reason);
@@ -558,6 +563,8 @@ public:
   const AnalysisOptions &Opts;
   Interpreter I;
   std::map<std::string, Options> OptionVars;
+  /// The body's parent links, made on the first op (gradModeOnAt).
+  std::unique_ptr<clang::ParentMap> Parents;
   std::map<std::string, std::optional<Device>> DeviceVars;
   /// Elements of std::vector<Tensor> locals (chunk/split/unbind results).
   std::map<std::string, std::vector<ValueId>> TensorLists;

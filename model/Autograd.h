@@ -58,4 +58,30 @@ GradientReach gradientReach(const FunctionTrace &T, ValueId Loss);
 /// (allow_unused true or not known) answers nothing but the reason.
 TensorValue autogradGradient(const TensorValue &Input, bool MayBeUndefined);
 
+class AutogradSaves;
+
+/// Why the live and peak totals cannot follow what autograd keeps, or empty
+/// when they can (issue 36). Called on a function's trace before its
+/// ledger closes.
+///
+/// A tensor requires grad when it is made so (OpEvent::MakesGradLeaf) or
+/// an op records it: gradient mode on, a floating-point (or unknown) dtype,
+/// an input that may require grad; detach() and factories record nothing,
+/// an in-place write that records makes every tensor on its storage one
+/// that may. An op recorded so keeps what its backward node saves
+/// (AutogradSaves: the header's SavedVariable members) until backward runs
+/// or the graph is dropped, past its C++ lifetime. The totals, which follow
+/// C++ lifetimes, are still exact when every saved tensor lives to the
+/// function's end anyway: a node that saves no tensor (sum, add, clone,
+/// every view), or one that saves inputs and its result that a name, the
+/// caller or the function's scope holds to the end, outside a loop (a loop
+/// keeps one iteration's saved tensors per iteration). Anything else (a
+/// saved temporary, a saved member that is no input or result, an op with
+/// no node in the header, no header at all) gives the reason.
+///
+/// Only tensors the function makes are followed: whether a parameter
+/// requires grad is the caller's, and not known here.
+std::string autogradKeepsUnfollowed(const FunctionTrace &T,
+                                    const AutogradSaves *Saves);
+
 } // namespace tma

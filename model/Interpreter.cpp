@@ -194,6 +194,8 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   E.Note = Outcome.Note;
   E.Error = Outcome.Error;
   E.DTypeDefaulted = Outcome.DTypeDefaulted;
+  E.GradModeOn = Outcome.GradModeOn;
+  E.MakesGradLeaf = Outcome.MakesGradLeaf;
   E.Code = Outcome.Code;
 
   ValueInfo VI;

@@ -49,6 +49,10 @@ struct OpOutcome {
   /// A factory whose dtype is the default dtype because its options named
   /// none (copied to OpEvent::DTypeDefaulted).
   bool DTypeDefaulted = false;
+  /// Where the op runs and what it makes, for autograd (copied to OpEvent's
+  /// GradModeOn and MakesGradLeaf; set by the frontend, not by rules).
+  bool GradModeOn = true;
+  bool MakesGradLeaf = false;
   /// The table op whose rule made this outcome (set by applyRule).
   OpCode Code = NoOpCode;
 };

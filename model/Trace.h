@@ -84,6 +84,12 @@ struct OpEvent {
   /// A factory whose dtype came from the default dtype because its options
   /// named none (torch::randint with options but no dtype is float32).
   bool DTypeDefaulted = false;
+  /// Gradient mode was on where the op ran: no NoGradGuard, InferenceMode
+  /// or AutoGradMode(false) in a scope around it (model/Autograd.h).
+  bool GradModeOn = true;
+  /// The result requires grad by itself: a factory given
+  /// requires_grad(true), requires_grad_(), set_requires_grad(true).
+  bool MakesGradLeaf = false;
   unsigned Statement = 0;   // index into FunctionTrace::Statements
   std::vector<ValueId> Inputs;
   ValueId Result = NoValue;

@@ -9,6 +9,7 @@
 // .clang-tidy files are clang-tidy's own here.
 #include "checks/Registry.h"
 #include "frontend/Analyzer.h"
+#include "frontend/GradMode.h"
 #include "model/Assume.h"
 #include "model/ShapeEnv.h"
 
@@ -100,8 +101,10 @@ public:
       AnalysisOptions Opts;
       if (auto Entry = SM.getFileEntryRefForID(SM.getMainFileID()))
         Opts.DisplayFile = Entry->getName().str();
-      if (PP)
+      if (PP) {
         Opts.Version = detectTorchVersion(*PP);
+        Opts.Saves = autogradSavesFor(*PP);
+      }
       // A lambda's trace is named as the CLI names it (lambdaTraceName).
       It = Cache.emplace(FD, analyzeFunction(*Result.Context, *FD, Opts)).first;
       bindAssumedValues(It->second);

@@ -130,6 +130,9 @@ struct OptionsValue {
   std::optional<Device> Dev;
   bool HasFormat = false;
   std::optional<MemoryFormat> Fmt;
+  /// requires_grad: false unless set; nullopt when set to a flag that is
+  /// not derivable (storage-neutral; autograd reads it, model/Autograd.h).
+  std::optional<bool> RequiresGrad = false;
   std::string UnknownReason;
   bool Known = true; // false: the options object itself is not understood
 };

@@ -120,3 +120,37 @@ void detach_forward() {
   auto feature = torch::relu(torch::mm(x, w)).detach();
   auto after = torch::randn({64, 64});
 }
+
+// Every tensor mm, sigmoid and sum save (x, w, h, a) is named to the end:
+// what autograd keeps adds nothing to the C++ lifetimes.
+void saved_by_names_to_the_end() {
+  auto w = torch::randn({128, 128}, torch::requires_grad());
+  auto x = torch::randn({32, 128});
+  auto h = torch::mm(x, w);
+  auto a = h.sigmoid();
+  auto s = a.sum();
+  auto after = torch::randn({64, 128});
+}
+
+// clone (through contiguous), view, sum, mean and add save no tensor: the
+// temporary copy dies with its statement as without gradients.
+void nodes_that_save_nothing() {
+  auto w = torch::randn({16, 32}, torch::TensorOptions().requires_grad(true));
+  auto s = w.t().contiguous().view({-1}).sum() + w.mean();
+  auto after = torch::randn({32, 32});
+}
+
+// InferenceMode turns gradients off for the rest of its scope.
+void inference_mode_forward() {
+  auto w = torch::randn({64, 64}, torch::requires_grad());
+  c10::InferenceMode guard;
+  auto s = w.sigmoid().sum();
+  auto after = torch::randn({64, 64});
+}
+
+// requires_grad(false) records nothing.
+void requires_grad_false_forward() {
+  auto w = torch::randn({64, 64}, torch::requires_grad(false));
+  auto s = w.sigmoid().sum();
+  auto after = torch::randn({64, 64});
+}

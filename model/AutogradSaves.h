@@ -1,0 +1,73 @@
+// What autograd saves for backward, read from the LibTorch being parsed
+// (issue 36; ../shared/design/engine.md section 1).
+//
+//  1. torch/csrc/autograd/generated/Functions.h declares one struct per
+//     backward node, `struct TORCH_API MmBackward0 : public
+//     TraceableFunction { ... SavedVariable self_; ... SavedVariable mat2_;
+//     };`. Its SavedVariable members (and std::vector<SavedVariable>
+//     lists) are every tensor the node keeps alive until backward releases
+//     it; its other members are sizes, scalars and flags, which hold no
+//     storage. The header is generated, one struct per line pattern, in
+//     every LibTorch release, so a scan of its text is exact.
+//  2. A node is named after its ATen op by autograd's code generator:
+//     the op name's '_'-separated words in Python's str.title() ("max",
+//     "pool2d" -> "MaxPool2D"), then "Backward" and the overload's number.
+//     An op's nodes are every struct named so; an op with none (a
+//     composite op, which records the nodes of the ops it calls, or an op
+//     autograd does not differentiate) is not known here.
+//  3. A saved member is named after what it saves: a schema argument
+//     (`self_`, `mat2_`, `other_`) or the op's output (`result_`,
+//     `result0_`, ...); anything else (`indices_`, `mask_`) is a tensor the
+//     op makes internally or returns beside its result.
+//  4. An op ATen implements with other ops has
+//     ATen/ops/<op>_compositeimplicitautograd_dispatch.h: it records their
+//     nodes, not one of its own (isComposite).
+//
+// This file has no Clang header; the frontend finds the header beside the
+// torch/version.h it parsed and hands its text here.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace tma {
+
+class AutogradSaves {
+public:
+  /// The nodes and their saved members in Functions.h's text (empty: a
+  /// header with no node, which answers nothing).
+  static AutogradSaves parse(std::string_view FunctionsHeader);
+
+  /// The backward node's name stem for an ATen op ("max_pool2d" ->
+  /// "MaxPool2DBackward"): rule 2.
+  static std::string nodeStem(std::string_view AtenOp);
+
+  /// The members every node of Op saves, without the trailing '_'
+  /// ("self", "mat2", "result"); an empty set: its nodes save no tensor.
+  /// nullopt: the header has no node for Op (rule 2).
+  std::optional<std::set<std::string>> savedBy(std::string_view AtenOp) const;
+
+  size_t nodeCount() const { return Nodes.size(); }
+
+  /// Rule 4: ATen implements Op by calling other ops
+  /// (CompositeImplicitAutograd): the nodes it records are theirs, and a
+  /// node named after it is another kernel's (linear's LinearBackward0
+  /// serves MKL-DNN, dense CPU records addmm's).
+  bool isComposite(std::string_view AtenOp) const {
+    return Composite.count(std::string(AtenOp)) > 0;
+  }
+  /// Reads ATen/ops/<Op>_compositeimplicitautograd_dispatch.h's text: Op
+  /// is composite for plain tensors when one of its declarations takes no
+  /// Dimname (overloads for named dimensions alone do not count).
+  void noteCompositeDispatch(std::string_view AtenOp, std::string_view Header);
+
+private:
+  std::set<std::string> Composite;
+  /// Node name -> its saved members (trailing '_' removed).
+  std::map<std::string, std::set<std::string>> Nodes;
+};
+
+} // namespace tma
