@@ -55,6 +55,22 @@ using namespace clang;
 
 namespace tma {
 
+bool keepsGraph(FunctionEvaluator &FE, const Expr *RetainGraph,
+                const Expr *CreateGraph) {
+  auto Flag = [&](const Expr *A) -> std::optional<bool> {
+    const Expr *Given = presentOptional(
+        A, [](const Expr *X) { return X->getType()->isBooleanType(); });
+    if (!Given || isDefaultArg(A))
+      return std::nullopt;
+    return FE.args().integer(Given).value_or(1) != 0; // not derivable: kept
+  };
+  if (auto Retain = RetainGraph ? Flag(RetainGraph) : std::nullopt)
+    return *Retain;
+  if (auto Create = CreateGraph ? Flag(CreateGraph) : std::nullopt)
+    return *Create;
+  return false;
+}
+
 bool TrainingTracker::isAutogradGrad(const FunctionDecl *Callee) {
   return Callee && isLibTorchDecl(Callee) &&
          Callee->getQualifiedNameAsString() == "torch::autograd::grad";
@@ -64,7 +80,7 @@ std::optional<std::vector<ValueId>>
 TrainingTracker::autogradGradients(const CallExpr *CE) {
   if (CE->getNumArgs() < 2)
     return std::nullopt;
-  (void)FE.tensorList(CE->getArg(0)); // outputs
+  auto Outputs = FE.tensorList(CE->getArg(0));
   auto Inputs = FE.tensorList(CE->getArg(1));
   if (CE->getNumArgs() > 2)
     (void)FE.tensorList(CE->getArg(2)); // grad_outputs
@@ -73,6 +89,14 @@ TrainingTracker::autogradGradients(const CallExpr *CE) {
   std::optional<int64_t> AllowUnused =
       CE->getNumArgs() > 5 ? FE.args().integer(CE->getArg(5)) : 0;
   bool MayBeUndefined = !AllowUnused || *AllowUnused != 0;
+  // grad(outputs, inputs, grad_outputs, retain_graph = create_graph,
+  // create_graph): the outputs' graphs release what they saved unless
+  // kept (a flag not derivable: taken as kept).
+  bool Retains = keepsGraph(FE, CE->getNumArgs() > 3 ? CE->getArg(3) : nullptr,
+                            CE->getNumArgs() > 4 ? CE->getArg(4) : nullptr);
+  if (Outputs && !Retains)
+    for (ValueId Output : *Outputs)
+      FE.I.releaseSavedForBackward(Output);
   SourceSpan Where = FE.span(CE->getSourceRange());
   std::vector<ValueId> Gradients;
   for (ValueId Input : *Inputs) {

@@ -6,7 +6,6 @@
 #include "frontend/Invalidation.h"
 #include "frontend/ModuleTracker.h"
 #include "frontend/SymbolReader.h"
-#include "model/Autograd.h"
 #include "model/CudaMemory.h"
 #include "model/Decide.h"
 
@@ -68,10 +67,6 @@ FunctionTrace FunctionEvaluator::run() {
   }
   if (!MayHaveLeft.empty())
     invalidation().allocationsAreUncertain(MayHaveLeftOps, MayHaveLeft);
-  // Before the ledger closes, so the reason is the totals'.
-  std::string Kept = autogradKeepsUnfollowed(I.trace(), Opts.Saves.get());
-  if (!Kept.empty())
-    I.totalsUnknown(Kept);
   FunctionTrace Done = I.finish();
   Done.Modules = modules().moduleSummaries();
   Done.Version = Opts.Version;

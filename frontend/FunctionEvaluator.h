@@ -154,7 +154,9 @@ public:
       : Ctx(Ctx), SM(Ctx.getSourceManager()), FD(FD), Opts(Opts),
         I(Opts.DisplayFile,
           Name.empty() ? FD.getQualifiedNameAsString() : Name,
-          span(FD.getSourceRange())) {}
+          span(FD.getSourceRange())) {
+    I.setAutogradSaves(Opts.Saves);
+  }
 
   FunctionTrace run();
   /// Tensor parameters of unknown rank whose view to a full shape showed

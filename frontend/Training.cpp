@@ -291,6 +291,11 @@ bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
     Use.Kind = OpKind::Use;
     Use.ReadBytes = Use.WrittenBytes = 0;
     FE.apply("backward", S, Inputs, Use);
+    // backward(gradient, retain_graph = create_graph, create_graph): the
+    // graph's saved tensors go unless it is kept.
+    if (!keepsGraph(FE, MC->getNumArgs() > 1 ? MC->getArg(1) : nullptr,
+                    MC->getNumArgs() > 2 ? MC->getArg(2) : nullptr))
+      FE.I.releaseSavedForBackward(Loss);
     FE.I.totalsUnknown("backward()" + At + " allocates the gradients and its "
                     "own temporaries, which the totals do not follow (the "
                     "module summary has the gradients' bytes)");

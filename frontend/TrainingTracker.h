@@ -57,4 +57,10 @@ private:
 
 inline TrainingTracker FunctionEvaluator::training() { return TrainingTracker(*this); }
 
+/// Whether backward() or autograd::grad keeps the graph (retain_graph,
+/// which defaults to create_graph): then what its nodes saved stays.
+/// Arguments not given are null; a flag not derivable counts as keeping.
+bool keepsGraph(FunctionEvaluator &FE, const clang::Expr *RetainGraph,
+                const clang::Expr *CreateGraph);
+
 } // namespace tma

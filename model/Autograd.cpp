@@ -103,59 +103,6 @@ TensorValue autogradGradient(const TensorValue &Input, bool MayBeUndefined) {
 
 namespace {
 
-/// The trace's values that may require grad, followed op by op in order.
-class GradFlow {
-public:
-  explicit GradFlow(const FunctionTrace &T)
-      : T(T), From(T.Values.size(), NoValue) {}
-
-  /// The tensor requiring grad that V's history starts from, or NoValue.
-  ValueId source(ValueId V, int Depth = 0) const {
-    if (V < 0 || V >= static_cast<ValueId>(From.size()) || Depth > 16)
-      return NoValue;
-    if (From[V] != NoValue)
-      return From[V];
-    const ValueInfo &VI = T.Values[V];
-    if (VI.SameTensorAs != NoValue && From[VI.SameTensorAs] != NoValue)
-      return From[VI.SameTensorAs];
-    if (VI.Value.Storage != NoStorage) {
-      auto It = WrittenWithGrad.find(VI.Value.Storage);
-      if (It != WrittenWithGrad.end())
-        return It->second;
-    }
-    for (ValueId M : VI.MayBe)
-      if (ValueId S = source(M, Depth + 1); S != NoValue)
-        return S;
-    if (VI.MayBeAny && AnyLeaf != NoValue)
-      return AnyLeaf;
-    return NoValue;
-  }
-
-  void set(ValueId V, ValueId Source) {
-    if (V < 0 || V >= static_cast<ValueId>(From.size()) || Source == NoValue)
-      return;
-    From[V] = Source;
-    // The same C++ tensor under every name from now on
-    // (`w.requires_grad_();` then `w.sigmoid()` reads w's first value).
-    ValueId Same = T.Values[V].SameTensorAs;
-    if (Same >= 0 && Same < static_cast<ValueId>(From.size()))
-      From[Same] = Source;
-    if (AnyLeaf == NoValue)
-      AnyLeaf = Source;
-  }
-
-  void writtenWithGrad(StorageId S, ValueId Source) {
-    if (S != NoStorage)
-      WrittenWithGrad.emplace(S, Source);
-  }
-
-private:
-  const FunctionTrace &T;
-  std::vector<ValueId> From;
-  std::map<StorageId, ValueId> WrittenWithGrad;
-  ValueId AnyLeaf = NoValue;
-};
-
 bool mayCarryGradient(const TensorValue &V) {
   return !V.Type || isFloating(*V.Type) || isComplex(*V.Type);
 }
@@ -171,9 +118,11 @@ std::string gradSourceText(const FunctionTrace &T, ValueId Leaf) {
   return "a tensor requires grad";
 }
 
-/// The op's ATen name: the table's canonical one, else the name written.
+/// The op's ATen name: the table's canonical one, else the name written
+/// without its overload ("max.dim": max).
 std::string atenName(const OpEvent &Op) {
-  return Op.Code == NoOpCode ? Op.Name : opInfo(Op.Code).Name;
+  const std::string &Name = Op.Code != NoOpCode ? opInfo(Op.Code).Name : Op.Name;
+  return Name.substr(0, Name.find('.'));
 }
 
 /// What the op's backward nodes save: its own nodes', or, for a composite
@@ -181,11 +130,15 @@ std::string atenName(const OpEvent &Op) {
 /// (CompositeImplicitAutograd in native_functions.yaml), by the table's
 /// tags: a cast or device move is _to_copy; contiguous() is clone(); a
 /// reshape is view, _reshape_alias or _unsafe_view of a clone.
-std::optional<std::set<std::string>> savedByOp(const AutogradSaves &Saves,
-                                               const OpEvent &Op) {
-  if (!Saves.isComposite(atenName(Op)))
-    return Saves.savedBy(atenName(Op));
+/// What the op's node may save (any overload's, any decomposition's) and
+/// what it saves certainly (every one's).
+struct OpSaves {
+  std::set<std::string> Possible, Certain;
+};
+std::optional<OpSaves> savedByOp(const AutogradSaves &Saves, const OpEvent &Op) {
   std::vector<std::string> Calls;
+  if (!Saves.isComposite(atenName(Op)))
+    Calls = {atenName(Op)};
   if (hasTag(Op.Code, Cast) || hasTag(Op.Code, DeviceMove))
     Calls = {"_to_copy"};
   else if (hasTag(Op.Code, Compacting))
@@ -194,12 +147,18 @@ std::optional<std::set<std::string>> savedByOp(const AutogradSaves &Saves,
     Calls = {"view", "_reshape_alias", "_unsafe_view", "clone"};
   if (Calls.empty())
     return std::nullopt;
-  std::set<std::string> All;
-  for (const std::string &Called : Calls) {
-    auto Saved = Saves.savedBy(Called);
-    if (!Saved)
+  OpSaves All;
+  for (size_t K = 0; K < Calls.size(); ++K) {
+    auto Possible = Saves.savedBy(Calls[K]);
+    auto Certain = Saves.savedByEveryOverload(Calls[K]);
+    if (!Possible || !Certain)
       return std::nullopt;
-    All.insert(Saved->begin(), Saved->end());
+    All.Possible.insert(Possible->begin(), Possible->end());
+    if (K == 0)
+      All.Certain = *Certain;
+    else
+      for (auto It = All.Certain.begin(); It != All.Certain.end();)
+        It = Certain->count(*It) ? std::next(It) : All.Certain.erase(It);
   }
   return All;
 }
@@ -230,85 +189,250 @@ bool isResultMember(const std::string &Member) {
 /// Whether V's storage is held to the function's end: the caller's, or
 /// one the ledger releases only when the scopes close after the last
 /// statement (or not at all yet).
-bool heldToEnd(const FunctionTrace &T, ValueId V) {
-  if (V < 0)
-    return false;
-  const StorageInfo *S = T.storageOf(V);
+
+/// The tensor of V (ValueInfo::SameTensorAs).
+ValueId tensorOf(const FunctionTrace &T, ValueId V) {
+  ValueId Same = T.Values.at(V).SameTensorAs;
+  return Same == NoValue ? V : Same;
+}
+
+bool isLastStatement(const FunctionTrace &T, std::optional<unsigned> S) {
+  return S && *S + 1 >= T.Statements.size();
+}
+
+/// Whether a name holds V's very tensor to the function's end, or the
+/// function returns it: its grad_fn, and the graph behind it, live on.
+bool tensorHeldToEnd(const FunctionTrace &T, ValueId V) {
+  ValueId Tensor = tensorOf(T, V);
+  for (ValueId R : T.Returned)
+    if (R >= 0 && tensorOf(T, R) == Tensor)
+      return true;
+  for (const Binding &B : T.Bindings)
+    if (B.HoldsValue && B.Value >= 0 && tensorOf(T, B.Value) == Tensor &&
+        B.HeldToScopeEnd && isLastStatement(T, B.HeldUntil))
+      return true;
+  return false;
+}
+
+/// Whether a name holds V's storage to the function's end (or the caller
+/// does): it is alive then whatever autograd does.
+bool storageNamedToEnd(const FunctionTrace &T, ValueId V) {
+  const StorageInfo *S = V >= 0 ? T.storageOf(V) : nullptr;
   if (!S)
     return false;
-  return S->External || !S->ReleasedAfter ||
-         (S->ReleasedAtScopeEnd && *S->ReleasedAfter + 1 >= T.Statements.size());
+  if (S->External)
+    return true;
+  for (const Binding &B : T.Bindings)
+    if (B.HoldsValue && B.Value >= 0 && T.value(B.Value).Storage == S->Id &&
+        B.HeldToScopeEnd && isLastStatement(T, B.HeldUntil))
+      return true;
+  return false;
+}
+
+std::string lineText(const OpEvent &Op) {
+  return "'" + Op.Name + "' (line " + std::to_string(Op.Where.Line) + ")";
 }
 
 } // namespace
 
-std::string autogradKeepsUnfollowed(const FunctionTrace &T,
-                                    const AutogradSaves *Saves) {
-  GradFlow Flow(T);
-  for (const OpEvent &Op : T.Ops) {
-    if (Op.Result < 0)
-      continue;
-    const TensorValue &Result = T.value(Op.Result);
-    if (Op.MakesGradLeaf) {
-      Flow.set(Op.Result, Op.Result);
-      continue;
-    }
-    ValueId Source = NoValue;
-    for (ValueId In : Op.Inputs)
-      if ((Source = Flow.source(In)) != NoValue)
-        break;
-    if (Source == NoValue)
-      continue;
-    if (Op.Kind == OpKind::Self) { // the input itself: no node
-      Flow.set(Op.Result, Source);
-      continue;
-    }
-    if (!Op.GradModeOn || Op.Code == OpCode::detach ||
-        Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Throws ||
-        Op.Kind == OpKind::Use || Op.Kind == OpKind::Unknown)
-      continue; // nothing recorded (Unknown: the totals are unknown already)
-    if (mayCarryGradient(Result))
-      Flow.set(Op.Result, Source);
-    if (Op.Kind == OpKind::InPlace)
-      Flow.writtenWithGrad(Result.Storage, Source);
+ValueId GradientTape::source(const FunctionTrace &T, ValueId V, int Depth) const {
+  if (V < 0 || V >= static_cast<ValueId>(T.Values.size()) || Depth > 16)
+    return NoValue;
+  auto Own = From.find(V);
+  if (Own != From.end())
+    return Own->second;
+  const ValueInfo &VI = T.Values[V];
+  if (VI.SameTensorAs != NoValue)
+    if (auto Same = From.find(VI.SameTensorAs); Same != From.end())
+      return Same->second;
+  if (VI.Value.Storage != NoStorage)
+    if (auto It = WrittenWithGrad.find(VI.Value.Storage); It != WrittenWithGrad.end())
+      return It->second;
+  for (ValueId M : VI.MayBe)
+    if (ValueId S = source(T, M, Depth + 1); S != NoValue)
+      return S;
+  if (VI.MayBeAny && !From.empty())
+    return From.begin()->second;
+  return NoValue;
+}
 
-    std::string Op_ = "'" + Op.Name + "' (line " + std::to_string(Op.Where.Line) +
-                      ") runs with gradients on (" + gradSourceText(T, Source) +
-                      "): ";
-    if (!Saves || Saves->nodeCount() == 0)
-      return Op_ + "torch/csrc/autograd/generated/Functions.h, which says "
-                   "what autograd saves for backward, was not found with "
-                   "the parsed torch/version.h";
-    std::optional<std::set<std::string>> Saved = savedByOp(*Saves, Op);
-    if (!Saved)
-      return Op_ + "the LibTorch headers have no backward node for '" +
-             atenName(Op) + "', so what autograd saves for it is not known";
-    if (Saved->empty())
-      continue;
-    std::set<std::string> Args = schemaArgNames(Op);
-    bool SavesInputs = false, SavesResult = false;
-    for (const std::string &Member : *Saved) {
-      if (isResultMember(Member))
-        SavesResult = true;
-      else if (Args.count(Member))
-        SavesInputs = true;
-      else
-        return Op_ + "its backward saves '" + Member +
-               "_', a tensor the analysis does not follow";
+void GradientTape::set(const FunctionTrace &T, ValueId V, ValueId Source) {
+  From[V] = Source;
+  // The same C++ tensor under every name from now on
+  // (`w.requires_grad_();` then `w.sigmoid()` reads w's first value).
+  if (ValueId Same = T.Values.at(V).SameTensorAs; Same != NoValue)
+    From[Same] = Source;
+}
+
+GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
+                                            const OpEvent &Op,
+                                            const AutogradSaves *Saves) {
+  Recorded R;
+  if (Op.Result < 0)
+    return R;
+  const TensorValue &Result = T.value(Op.Result);
+  if (Op.MakesGradLeaf) {
+    set(T, Op.Result, Op.Result);
+    return R;
+  }
+  ValueId Source = NoValue;
+  for (ValueId In : Op.Inputs)
+    if ((Source = source(T, In)) != NoValue)
+      break;
+  if (Source == NoValue)
+    return R;
+  if (Op.Kind == OpKind::Self) { // the input itself: no node
+    set(T, Op.Result, Source);
+    return R;
+  }
+  if (!Op.GradModeOn || Op.Code == OpCode::detach ||
+      Op.Kind == OpKind::Alloc || Op.Kind == OpKind::Throws ||
+      Op.Kind == OpKind::Use || Op.Kind == OpKind::Unknown)
+    return R; // nothing recorded (Unknown: the totals are unknown already)
+  // An integer or bool result (argmax, eq) has no grad_fn: no node.
+  if (!mayCarryGradient(Result))
+    return R;
+  set(T, Op.Result, Source);
+  bool EveryInputRecorded = true;
+  for (ValueId In : Op.Inputs) {
+    ValueId InSource = source(T, In);
+    if (InSource != NoValue)
+      Children[In].push_back(Op.Result);
+    else
+      EveryInputRecorded = false;
+    // The node's edge to a leaf's AccumulateGrad holds the leaf itself.
+    if (InSource != NoValue && InSource == tensorOf(T, In))
+      LeafEdges.emplace_back(Op.Id, In);
+  }
+  if (Op.Kind == OpKind::InPlace && Result.Storage != NoStorage)
+    WrittenWithGrad.emplace(Result.Storage, Source);
+
+  std::string Runs = lineText(Op) + " runs with gradients on (" +
+                     gradSourceText(T, Source) + "): ";
+  if (!Saves || Saves->nodeCount() == 0) {
+    R.Unknown = Runs + "torch/csrc/autograd/generated/Functions.h, which says "
+                       "what autograd saves for backward, was not found with "
+                       "the parsed torch/version.h";
+    return R;
+  }
+  std::optional<OpSaves> Saved = savedByOp(*Saves, Op);
+  if (!Saved) {
+    R.Unknown = Runs + "what autograd saves for it is not known (" +
+                (Saves->isComposite(atenName(Op))
+                     ? "ATen implements '" + atenName(Op) +
+                           "' with other ops, whose nodes are not followed)"
+                     : "the LibTorch headers have no backward node named "
+                       "after '" + atenName(Op) + "')");
+    return R;
+  }
+  if (Saved->Possible.empty())
+    return R;
+  std::set<std::string> Args = schemaArgNames(Op);
+  Pending P;
+  P.Op = Op.Id;
+  P.ResultCertain = P.InputsCertain = true;
+  for (const std::string &Member : Saved->Possible) {
+    bool Certain = Saved->Certain.count(Member) > 0;
+    if (isResultMember(Member)) {
+      P.SavesResult = true;
+      P.ResultCertain = P.ResultCertain && Certain;
+    } else if (Args.count(Member)) {
+      P.SavesInputs = true;
+      P.InputsCertain = P.InputsCertain && Certain;
+    } else {
+      R.Unknown = Runs + "its backward saves '" + Member +
+                  "_', a tensor the analysis does not follow";
+      return R;
     }
-    const Statement &Where = T.Statements.at(Op.Statement);
-    if (Where.InLoop)
-      return Op_ + "autograd keeps what its backward saves from every "
-                   "iteration of the loop, which the totals do not follow";
-    bool Held = !SavesResult || heldToEnd(T, Op.Result);
-    for (ValueId In : Op.Inputs)
-      Held = Held && (!SavesInputs || heldToEnd(T, In));
-    if (!Held)
-      return Op_ + "its backward saves " +
-             (SavesResult ? SavesInputs ? "its inputs and result" : "its result"
+  }
+  if (T.Statements.at(Op.Statement).InLoop) {
+    R.Unknown = Runs + "autograd keeps what its backward saves from every "
+                       "iteration of the loop, which the totals do not follow";
+    return R;
+  }
+  // A node saves an input to compute another input's gradient: certain
+  // when every input requires grad (or there is one), conditional
+  // otherwise (mm saves mat2 only if self requires grad), so then held
+  // only if names hold it anyway (checked in finish()).
+  P.InputsCertain = P.InputsCertain && (EveryInputRecorded || Op.Inputs.size() == 1);
+  if (P.SavesResult && P.ResultCertain)
+    R.Hold.push_back(Op.Result);
+  if (P.SavesInputs && P.InputsCertain)
+    R.Hold.insert(R.Hold.end(), Op.Inputs.begin(), Op.Inputs.end());
+  Saving.push_back(P);
+  return R;
+}
+
+bool GradientTape::graphOutlives(const FunctionTrace &T, ValueId V) const {
+  std::set<ValueId> Seen;
+  std::vector<ValueId> Work = {V};
+  while (!Work.empty()) {
+    ValueId W = Work.back();
+    Work.pop_back();
+    if (!Seen.insert(W).second)
+      continue;
+    if (tensorHeldToEnd(T, W))
+      return true;
+    if (auto It = Children.find(W); It != Children.end())
+      Work.insert(Work.end(), It->second.begin(), It->second.end());
+  }
+  return false;
+}
+
+std::vector<OpId> GradientTape::savingAncestors(const FunctionTrace &T,
+                                                ValueId Root) const {
+  std::set<OpId> Saving_;
+  for (const Pending &P : Saving)
+    Saving_.insert(P.Op);
+  std::vector<OpId> Found;
+  std::set<ValueId> Seen;
+  std::vector<ValueId> Work = {Root};
+  while (!Work.empty()) {
+    ValueId V = Work.back();
+    Work.pop_back();
+    if (V < 0 || !Seen.insert(V).second || source(T, V) == NoValue)
+      continue;
+    const OpEvent *Op = T.producer(V);
+    if (!Op)
+      continue;
+    if (Saving_.count(Op->Id))
+      Found.push_back(Op->Id);
+    Work.insert(Work.end(), Op->Inputs.begin(), Op->Inputs.end());
+  }
+  return Found;
+}
+
+std::string GradientTape::finish(const FunctionTrace &T) const {
+  for (const auto &[OpId, Leaf] : LeafEdges)
+    if (!storageNamedToEnd(T, Leaf))
+      return lineText(T.Ops.at(OpId)) + " runs with gradients on: its node "
+             "holds the leaf tensor it reads (through AccumulateGrad) for as "
+             "long as the graph lives, which the totals do not follow";
+  for (const Pending &P : Saving) {
+    const OpEvent &Op = T.Ops.at(P.Op);
+    bool Outlives = graphOutlives(T, Op.Result);
+    // Held to the return by the ledger: exact when the node lives that
+    // long; otherwise only when names hold what it saves to the end
+    // anyway.
+    bool ResultAlive = !P.SavesResult || (Outlives && P.ResultCertain) ||
+                       storageNamedToEnd(T, Op.Result);
+    bool InputsAlive = !P.SavesInputs || (Outlives && P.InputsCertain);
+    if (P.SavesInputs && !InputsAlive) {
+      InputsAlive = true;
+      for (ValueId In : Op.Inputs)
+        InputsAlive = InputsAlive && storageNamedToEnd(T, In);
+    }
+    if (ResultAlive && InputsAlive)
+      continue;
+    return lineText(Op) + " runs with gradients on: its backward saves " +
+           (P.SavesResult ? P.SavesInputs ? "its inputs and result" : "its result"
                           : "its inputs") +
-             " and autograd keeps them alive past their C++ lifetime, which "
-             "the totals do not follow";
+           ", which autograd keeps " +
+           (Outlives ? "or not, by the overload called and which inputs "
+                       "require grad"
+                     : "until the graph is dropped, before the function "
+                       "ends") +
+           "; the totals do not follow that";
   }
   return "";
 }

@@ -27,8 +27,11 @@
 
 #include "model/Trace.h"
 
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tma {
 
@@ -60,28 +63,71 @@ TensorValue autogradGradient(const TensorValue &Input, bool MayBeUndefined);
 
 class AutogradSaves;
 
-/// Why the live and peak totals cannot follow what autograd keeps, or empty
-/// when they can (issue 36). Called on a function's trace before its
-/// ledger closes.
+/// What autograd records and keeps in one function (issue 36), op by op as
+/// the Interpreter applies them.
 ///
-/// A tensor requires grad when it is made so (OpEvent::MakesGradLeaf) or
-/// an op records it: gradient mode on, a floating-point (or unknown) dtype,
-/// an input that may require grad; detach() and factories record nothing,
-/// an in-place write that records makes every tensor on its storage one
-/// that may. An op recorded so keeps what its backward node saves
-/// (AutogradSaves: the header's SavedVariable members) until backward runs
-/// or the graph is dropped, past its C++ lifetime. The totals, which follow
-/// C++ lifetimes, are still exact when every saved tensor lives to the
-/// function's end anyway: a node that saves no tensor (sum, add, clone,
-/// every view), or one that saves inputs and its result that a name, the
-/// caller or the function's scope holds to the end, outside a loop (a loop
-/// keeps one iteration's saved tensors per iteration). Anything else (a
-/// saved temporary, a saved member that is no input or result, an op with
-/// no node in the header, no header at all) gives the reason.
-///
-/// Only tensors the function makes are followed: whether a parameter
-/// requires grad is the caller's, and not known here.
-std::string autogradKeepsUnfollowed(const FunctionTrace &T,
-                                    const AutogradSaves *Saves);
+///  1. A tensor requires grad when it is made so (OpEvent::MakesGradLeaf)
+///     or an op records it: gradient mode on, a floating-point (or
+///     unknown) dtype, an input that may require grad. detach() and
+///     factories record nothing; an in-place write that records makes
+///     every tensor on its storage one that may. Only tensors the function
+///     makes are followed: whether a parameter requires grad is the
+///     caller's, not known here.
+///  2. A recorded op's node saves what Functions.h lists (AutogradSaves):
+///     certainly what every overload's node saves (which overload's node
+///     it is, the header does not say: pow(x, 2) saves self, pow(x, y)
+///     its result too); an input, to compute another input's gradient, so
+///     certainly only when every input requires grad (or it has one). A
+///     node that saves no tensor (sum, add, clone, every view) changes
+///     nothing.
+///  3. The ledger holds what a node certainly saves until the function
+///     returns. That is exact when the node outlives the function: a
+///     tensor computed from its result (through recorded ops) is named to
+///     the end or returned, so its grad_fn chain holds the node. When the
+///     graph is dropped earlier, or the save is not certain, it is exact
+///     only if names hold what the node may save to the end anyway. A node's edge to a leaf holds the leaf
+///     (AccumulateGrad), so a leaf must be named to the end too.
+///  4. Anything else is a reason the totals are unknown: an op in a loop
+///     (one iteration's saves per iteration), a saved member that is no
+///     input or result, an op with no node in the header, no header.
+class GradientTape {
+public:
+  struct Recorded {
+    /// Values whose storage the node certainly saves: the ledger holds
+    /// them until the function returns (rule 3).
+    std::vector<ValueId> Hold;
+    /// Non-empty: why the totals cannot follow this op (rule 4).
+    std::string Unknown;
+  };
+  /// Op has just been appended to T.
+  Recorded record(const FunctionTrace &T, const OpEvent &Op,
+                  const AutogradSaves *Saves);
+  /// After the function's scopes have closed (bindings know how long they
+  /// held): why the holds of rule 3 are not exact, or empty.
+  std::string finish(const FunctionTrace &T) const;
+  /// The recorded ops Root is computed from whose nodes save something:
+  /// backward() from Root releases what they saved (retain_graph false).
+  std::vector<OpId> savingAncestors(const FunctionTrace &T, ValueId Root) const;
+
+private:
+  struct Pending {
+    OpId Op = NoOp;
+    /// Saves its result / inputs in some overload; Certain: in every
+    /// overload, whichever inputs require grad (rule 2).
+    bool SavesResult = false, SavesInputs = false;
+    bool ResultCertain = false, InputsCertain = false;
+  };
+  /// The value requiring grad that V's history starts from, or NoValue.
+  ValueId source(const FunctionTrace &T, ValueId V, int Depth = 0) const;
+  void set(const FunctionTrace &T, ValueId V, ValueId Source);
+  bool graphOutlives(const FunctionTrace &T, ValueId V) const;
+
+  std::map<ValueId, ValueId> From;
+  std::map<StorageId, ValueId> WrittenWithGrad;
+  /// Recorded edges: an input to the results computed from it.
+  std::map<ValueId, std::vector<ValueId>> Children;
+  std::vector<Pending> Saving;
+  std::vector<std::pair<OpId, ValueId>> LeafEdges;
+};
 
 } // namespace tma

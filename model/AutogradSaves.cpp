@@ -108,25 +108,51 @@ void AutogradSaves::noteCompositeDispatch(std::string_view AtenOp,
   }
 }
 
-std::optional<std::set<std::string>>
-AutogradSaves::savedBy(std::string_view AtenOp) const {
-  std::string Stem = nodeStem(AtenOp);
-  std::optional<std::set<std::string>> Saved;
+namespace {
+
+/// Op's nodes (rule 2): StemN, not "MaxPool2DWithIndicesBackward0" (which
+/// does not share the stem) or "ViewBackwardAutogradNestedTensor0" (a
+/// kernel for another tensor type).
+template <typename Map, typename Visit>
+void forEachNode(const Map &Nodes, const std::string &Stem, Visit V) {
   for (auto It = Nodes.lower_bound(Stem);
        It != Nodes.end() && It->first.compare(0, Stem.size(), Stem) == 0; ++It) {
     std::string_view Rest = std::string_view(It->first).substr(Stem.size());
-    // Only StemN: "MaxPool2DBackward0", not "MaxPool2DWithIndicesBackward0"
-    // (which does not share the stem) or "ViewBackwardAutogradNestedTensor0"
-    // (a kernel for another tensor type).
     bool Numbered = !Rest.empty();
     for (char C : Rest)
       Numbered = Numbered && std::isdigit(static_cast<unsigned char>(C));
-    if (!Numbered)
-      continue;
+    if (Numbered)
+      V(It->second);
+  }
+}
+
+} // namespace
+
+std::optional<std::set<std::string>>
+AutogradSaves::savedBy(std::string_view AtenOp) const {
+  std::optional<std::set<std::string>> Saved;
+  forEachNode(Nodes, nodeStem(AtenOp), [&](const std::set<std::string> &S) {
     if (!Saved)
       Saved.emplace();
-    Saved->insert(It->second.begin(), It->second.end());
-  }
+    Saved->insert(S.begin(), S.end());
+  });
+  return Saved;
+}
+
+std::optional<std::set<std::string>>
+AutogradSaves::savedByEveryOverload(std::string_view AtenOp) const {
+  std::optional<std::set<std::string>> Saved;
+  forEachNode(Nodes, nodeStem(AtenOp), [&](const std::set<std::string> &S) {
+    if (!Saved) {
+      Saved = S;
+      return;
+    }
+    std::set<std::string> Both;
+    for (const std::string &M : *Saved)
+      if (S.count(M))
+        Both.insert(M);
+    Saved = std::move(Both);
+  });
   return Saved;
 }
 

@@ -49,6 +49,11 @@ public:
   /// ("self", "mat2", "result"); an empty set: its nodes save no tensor.
   /// nullopt: the header has no node for Op (rule 2).
   std::optional<std::set<std::string>> savedBy(std::string_view AtenOp) const;
+  /// The members every one of Op's nodes saves: what its call saves
+  /// whichever overload it is (the numbering follows derivatives.yaml, not
+  /// the schema, so the overload's own node is not known here).
+  std::optional<std::set<std::string>>
+  savedByEveryOverload(std::string_view AtenOp) const;
 
   size_t nodeCount() const { return Nodes.size(); }
 

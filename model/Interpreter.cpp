@@ -266,7 +266,29 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
                                                       : VI.Value.UnknownReason,
                   Where);
   Trace.Ops.push_back(E);
+  // What autograd saves for backward lives as long as its node
+  // (model/Autograd.h, rule 3).
+  GradientTape::Recorded Saved = Tape.record(Trace, Trace.Ops.back(), Saves.get());
+  if (!Saved.Unknown.empty())
+    totalsUnknown(Saved.Unknown);
+  for (size_t K = 0; K < Saved.Hold.size(); ++K) {
+    std::string Key = "\x01saved for backward by op " + std::to_string(E.Id) +
+                      "#" + std::to_string(K);
+    holdUntilReturn(Key, Saved.Hold[K]);
+    SavedHolds[E.Id].push_back(Key);
+  }
   return E.Result;
+}
+
+void Interpreter::releaseSavedForBackward(ValueId Root) {
+  for (OpId Op : Tape.savingAncestors(Trace, Root)) {
+    auto It = SavedHolds.find(Op);
+    if (It == SavedHolds.end())
+      continue;
+    for (const std::string &Key : It->second)
+      drop(Key);
+    SavedHolds.erase(It);
+  }
 }
 
 ValueId Interpreter::unknown(const std::string &What, const std::string &Reason,
@@ -559,6 +581,8 @@ FunctionTrace Interpreter::finish() {
   endStatement();
   while (!Scopes.empty())
     exitScope();
+  if (std::string Kept = Tape.finish(Trace); !Kept.empty())
+    totalsUnknown(Kept);
   TraceSummary &Sum = Trace.Summary;
   SymSize Total = 0;
   bool TotalKnown = true;

@@ -8,10 +8,13 @@
 // whose size is unknown makes the totals unknown rather than wrong.
 #pragma once
 
+#include "model/Autograd.h"
+#include "model/AutogradSaves.h"
 #include "model/Ops.h"
 #include "model/Trace.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -138,6 +141,14 @@ public:
 
   void mentionDevice(const SourceSpan &Where, bool IsStringLiteral,
                      const Device &Named);
+  /// What the parsed LibTorch's autograd saves (model/Autograd.h's
+  /// GradientTape reads it for every op; null: not known).
+  void setAutogradSaves(std::shared_ptr<const AutogradSaves> S) {
+    Saves = std::move(S);
+  }
+  /// backward() from Root without retain_graph: what the nodes of Root's
+  /// graph saved is released now.
+  void releaseSavedForBackward(ValueId Root);
   /// Notes that totals cannot be exact (an allocation inside a loop).
   void totalsUnknown(const std::string &Reason);
   void recordUnknown(const std::string &What, const std::string &Reason,
@@ -178,6 +189,10 @@ private:
   bool PeakKnown = true;
   bool InStatement = false;
   std::string TotalsUnknownReason;
+  std::shared_ptr<const AutogradSaves> Saves;
+  GradientTape Tape;
+  /// The hidden holds of what each op's node saved, by op.
+  std::map<OpId, std::vector<std::string>> SavedHolds;
 };
 
 /// Every size in T in the canonical form its ShapeEnv's facts give

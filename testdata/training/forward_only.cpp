@@ -154,3 +154,28 @@ void requires_grad_false_forward() {
   auto s = w.sigmoid().sum();
   auto after = torch::randn({64, 64});
 }
+
+// The leaf is a temporary: sigmoid's node reaches it through
+// AccumulateGrad, which keeps it alive as long as s's graph.
+void temporary_leaf_forward() {
+  auto s = torch::randn({64, 64}, torch::requires_grad()).sigmoid().sum();
+  auto after = torch::randn({64, 64});
+}
+
+// mm saves the temporary input x because w requires grad (and not w,
+// since x does not): kept with loss's graph.
+void mm_saves_a_temporary_input() {
+  auto w = torch::randn({32, 32}, torch::requires_grad());
+  auto loss = torch::mm(torch::randn({16, 32}), w).sum();
+  auto after = torch::randn({32, 32});
+}
+
+// Each iteration's tanh output is saved by its node and kept by h's
+// graph: one saved tensor per iteration.
+void recurrent_loop_forward() {
+  auto w = torch::randn({32, 32}, torch::requires_grad());
+  auto h = torch::randn({8, 32});
+  for (int i = 0; i < 4; ++i)
+    h = torch::tanh(torch::mm(h, w));
+  auto loss = h.sum();
+}

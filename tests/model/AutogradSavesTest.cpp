@@ -89,6 +89,16 @@ TEST(AutogradSaves, TheInstalledHeader) {
   auto Mul = S.savedBy("mul");
   ASSERT_TRUE(Mul);
   EXPECT_TRUE(Mul->count("self") && Mul->count("other"));
+  // pow(x, 2) is PowBackward0 (self), pow(x, y) PowBackward1 (self,
+  // exponent, result): what every overload saves is certain, the rest may
+  // be saved.
+  auto PowAny = S.savedBy("pow");
+  ASSERT_TRUE(PowAny);
+  EXPECT_TRUE(PowAny->count("self") && PowAny->count("exponent") &&
+              PowAny->count("result"));
+  EXPECT_EQ(S.savedByEveryOverload("pow"), std::set<std::string>{});
+  EXPECT_EQ(S.savedByEveryOverload("sigmoid"), std::set<std::string>{"result"});
+  EXPECT_EQ(S.savedByEveryOverload("mm"), (std::set<std::string>{"self", "mat2"}));
   // contiguous() has no node: it records clone's.
   EXPECT_EQ(S.savedBy("contiguous"), std::nullopt);
 }
