@@ -150,9 +150,14 @@ void Interpreter::notePeak(std::optional<SymSize> ExtraBytes) {
     Trace.Summary.PeakStatement =
         Trace.Statements.empty() ? 0 : Trace.Statements.size() - 1;
     Trace.Summary.PeakLive.clear();
+    Trace.Summary.PeakSavedForBackward.clear();
     for (size_t S = 0; S < RefCount.size(); ++S)
-      if (RefCount[S] > 0 && !Trace.Storages[S].External)
+      if (RefCount[S] > 0 && !Trace.Storages[S].External) {
         Trace.Summary.PeakLive.push_back(static_cast<StorageId>(S));
+        auto Saved = SavedRefs.find(static_cast<StorageId>(S));
+        if (Saved != SavedRefs.end() && Saved->second >= RefCount[S])
+          Trace.Summary.PeakSavedForBackward.push_back(static_cast<StorageId>(S));
+      }
   }
 }
 
@@ -276,6 +281,8 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
                       "#" + std::to_string(K);
     holdUntilReturn(Key, Saved.Hold[K]);
     SavedHolds[E.Id].push_back(Key);
+    if (StorageId S = value(Saved.Hold[K]).Storage; S != NoStorage)
+      ++SavedRefs[S];
   }
   return E.Result;
 }
@@ -285,8 +292,13 @@ void Interpreter::releaseSavedForBackward(ValueId Root) {
     auto It = SavedHolds.find(Op);
     if (It == SavedHolds.end())
       continue;
-    for (const std::string &Key : It->second)
+    for (const std::string &Key : It->second) {
+      auto Held = Names.find(Key);
+      if (Held != Names.end())
+        if (StorageId S = value(Held->second).Storage; S != NoStorage)
+          --SavedRefs[S];
       drop(Key);
+    }
     SavedHolds.erase(It);
   }
 }

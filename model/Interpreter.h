@@ -191,8 +191,10 @@ private:
   std::string TotalsUnknownReason;
   std::shared_ptr<const AutogradSaves> Saves;
   GradientTape Tape;
-  /// The hidden holds of what each op's node saved, by op.
+  /// The hidden holds of what each op's node saved, by op, and how many
+  /// of a storage's references they are.
   std::map<OpId, std::vector<std::string>> SavedHolds;
+  std::map<StorageId, int> SavedRefs;
 };
 
 /// Every size in T in the canonical form its ShapeEnv's facts give

@@ -223,6 +223,9 @@ struct TraceSummary {
   /// (PeakLiveBytes is then a max over the candidates).
   bool PeakStatementKnown = true;
   std::vector<StorageId> PeakLive;
+  /// Of PeakLive, the storages only autograd holds then: what a backward
+  /// node saved, past its C++ lifetime (model/Autograd.h).
+  std::vector<StorageId> PeakSavedForBackward;
   std::string UnknownTotalsReason;
   int Unknowns = 0;
   std::optional<CudaAllocatorSummary> CudaAllocator;

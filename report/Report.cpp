@@ -400,6 +400,9 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
         S.PeakStatement < T.Statements.size())
       OS << " at line " << T.Statements[S.PeakStatement].Where.Line;
     OS << "\n";
+    if (S.PeakLiveBytes && !S.PeakSavedForBackward.empty())
+      OS << "    of which saved for backward, past their C++ lifetime: "
+         << savedForBackwardText(T) << "\n";
     if (!S.UnknownTotalsReason.empty() &&
         (!S.LiveBytesNothingFreed || !S.PeakLiveBytes))
       OS << "    ? " << S.UnknownTotalsReason << "\n";
@@ -454,6 +457,23 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
            << U->Reason << "\n";
     }
   }
+}
+
+std::string savedForBackwardText(const FunctionTrace &T) {
+  std::string Text;
+  std::optional<SymSize> Total = SymSize(0);
+  for (StorageId Id : T.Summary.PeakSavedForBackward) {
+    const StorageInfo &S = T.Storages.at(Id);
+    Total = addSizes(Total, S.Bytes);
+    Text += Text.empty() ? " (" : ", ";
+    if (S.Producer != NoOp) {
+      const OpEvent &Op = T.Ops.at(S.Producer);
+      Text += Op.Name + "'s result, line " + std::to_string(Op.Where.Line);
+    } else {
+      Text += "a storage";
+    }
+  }
+  return bytesText(Total, T.Env.get()) + Text + ")";
 }
 
 void dropRepeatedExpansions(std::vector<FunctionTrace> &Traces) {
@@ -585,6 +605,12 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
       for (StorageId Id : T.Summary.PeakLive)
         PeakLive.push_back(Id);
       Summary["peak_storages"] = std::move(PeakLive);
+      if (!T.Summary.PeakSavedForBackward.empty()) {
+        llvm::json::Array Saved;
+        for (StorageId Id : T.Summary.PeakSavedForBackward)
+          Saved.push_back(Id);
+        Summary["peak_saved_for_backward"] = std::move(Saved);
+      }
     }
     if (!T.Summary.UnknownTotalsReason.empty() &&
         (!T.Summary.LiveBytesNothingFreed || !T.Summary.PeakLiveBytes))

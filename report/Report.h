@@ -66,6 +66,10 @@ std::string cudaAllocatorText(const CudaAllocatorSummary &S);
 /// differently (a size over sizeof(scalar_t)) all stay.
 void dropRepeatedExpansions(std::vector<FunctionTrace> &Traces);
 
+/// The bytes of summary.PeakSavedForBackward and what made each storage:
+/// "64 KiB (sigmoid's result, line 14)".
+std::string savedForBackwardText(const FunctionTrace &T);
+
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces);
 /// The JSON report; "failed_files" lists Failures (empty: every file was
 /// analysed).
