@@ -411,9 +411,12 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
         // object's construction is unknown.
         if (FE.Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl()))) {
           Obj->Ctor = nullptr;
-          Obj->Why = "'" + Name + "' is assigned again after its construction "
-                     "(line " + std::to_string(Where.Line) +
-                     "), so which module it holds is not followed";
+          // The line is the declaration's: say so, so it does not read
+          // as the assignment's.
+          Obj->Why = "'" + Name + "' (constructed at line " +
+                     std::to_string(Where.Line) +
+                     ") is assigned again later, so which module it holds "
+                     "is not followed";
         } else if (Uses.Mentions != Uses.Harmless) {
           Obj->Ctor = nullptr;
           Obj->Why = "'" + Name + "' (line " + std::to_string(Where.Line) +
