@@ -125,21 +125,20 @@ std::string atenName(const OpEvent &Op) {
   return Name.substr(0, Name.find('.'));
 }
 
-/// What the op's backward nodes save: its own nodes', or, for a composite
-/// op (no node of its own), those of the ops ATen implements it with
-/// (CompositeImplicitAutograd in native_functions.yaml), by the table's
-/// tags: a cast or device move is _to_copy; contiguous() is clone(); a
-/// reshape is view, _reshape_alias or _unsafe_view of a clone.
 /// What the op's node may save (any overload's, any decomposition's) and
 /// what it saves certainly (every one's).
 struct OpSaves {
   std::set<std::string> Possible, Certain;
 };
+/// The op's own nodes, or, for a composite op (no node of its own), those
+/// of the ops ATen implements it with, by the table's tags: a cast or
+/// device move is _to_copy; contiguous() is clone(); a reshape is view,
+/// _reshape_alias or _unsafe_view of a clone.
 std::optional<OpSaves> savedByOp(const AutogradSaves &Saves, const OpEvent &Op) {
   std::vector<std::string> Calls;
   if (!Saves.isComposite(atenName(Op)))
     Calls = {atenName(Op)};
-  if (hasTag(Op.Code, Cast) || hasTag(Op.Code, DeviceMove))
+  else if (hasTag(Op.Code, Cast) || hasTag(Op.Code, DeviceMove))
     Calls = {"_to_copy"};
   else if (hasTag(Op.Code, Compacting))
     Calls = {"clone"};
@@ -186,18 +185,17 @@ bool isResultMember(const std::string &Member) {
   return true;
 }
 
-/// Whether V's storage is held to the function's end: the caller's, or
-/// one the ledger releases only when the scopes close after the last
-/// statement (or not at all yet).
-
 /// The tensor of V (ValueInfo::SameTensorAs).
 ValueId tensorOf(const FunctionTrace &T, ValueId V) {
   ValueId Same = T.Values.at(V).SameTensorAs;
   return Same == NoValue ? V : Same;
 }
 
-bool isLastStatement(const FunctionTrace &T, std::optional<unsigned> S) {
-  return S && *S + 1 >= T.Statements.size();
+/// Whether B's name holds its value until the function's scopes close
+/// after its last statement.
+bool heldToEnd(const FunctionTrace &T, const Binding &B) {
+  return B.HoldsValue && B.Value >= 0 && B.HeldToScopeEnd && B.HeldUntil &&
+         *B.HeldUntil + 1 >= T.Statements.size();
 }
 
 /// Whether a name holds V's very tensor to the function's end, or the
@@ -208,8 +206,7 @@ bool tensorHeldToEnd(const FunctionTrace &T, ValueId V) {
     if (R >= 0 && tensorOf(T, R) == Tensor)
       return true;
   for (const Binding &B : T.Bindings)
-    if (B.HoldsValue && B.Value >= 0 && tensorOf(T, B.Value) == Tensor &&
-        B.HeldToScopeEnd && isLastStatement(T, B.HeldUntil))
+    if (heldToEnd(T, B) && tensorOf(T, B.Value) == Tensor)
       return true;
   return false;
 }
@@ -223,8 +220,7 @@ bool storageNamedToEnd(const FunctionTrace &T, ValueId V) {
   if (S->External)
     return true;
   for (const Binding &B : T.Bindings)
-    if (B.HoldsValue && B.Value >= 0 && T.value(B.Value).Storage == S->Id &&
-        B.HeldToScopeEnd && isLastStatement(T, B.HeldUntil))
+    if (heldToEnd(T, B) && T.value(B.Value).Storage == S->Id)
       return true;
   return false;
 }
@@ -381,9 +377,9 @@ bool GradientTape::graphOutlives(const FunctionTrace &T, ValueId V) const {
 
 std::vector<OpId> GradientTape::savingAncestors(const FunctionTrace &T,
                                                 ValueId Root) const {
-  std::set<OpId> Saving_;
+  std::set<OpId> SavingOps;
   for (const Pending &P : Saving)
-    Saving_.insert(P.Op);
+    SavingOps.insert(P.Op);
   std::vector<OpId> Found;
   std::set<ValueId> Seen;
   std::vector<ValueId> Work = {Root};
@@ -395,7 +391,7 @@ std::vector<OpId> GradientTape::savingAncestors(const FunctionTrace &T,
     const OpEvent *Op = T.producer(V);
     if (!Op)
       continue;
-    if (Saving_.count(Op->Id))
+    if (SavingOps.count(Op->Id))
       Found.push_back(Op->Id);
     Work.insert(Work.end(), Op->Inputs.begin(), Op->Inputs.end());
   }
