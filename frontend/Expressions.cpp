@@ -683,9 +683,12 @@ std::vector<ValueId> OpBinder::applyResult(const CallSite &S,
     for (const ArgValue &A : C.Args)
       Add(A);
   std::string Name = R.Name.empty() ? C.Written : R.Name;
+  std::vector<OpArgument> Named = namedArguments(S, C);
   std::vector<ValueId> Values;
-  for (const OpOutcome &Out : R.Outcomes)
+  for (OpOutcome Out : R.Outcomes) {
+    Out.Args = Named;
     Values.push_back(FE.apply(Name, S.E, Inputs, Out));
+  }
   if (R.ForgetSelf && S.Receiver)
     FE.forgetObject(S.Receiver, "is changed in place by '" + C.Written + "'");
   if (R.SelfTakesResult && !Values.empty() &&
@@ -694,6 +697,44 @@ std::vector<ValueId> OpBinder::applyResult(const CallSite &S,
                          "is reshaped in place by '" + C.Written + "'",
                          FE.span(S.E->getSourceRange()));
   return Values;
+}
+
+std::vector<OpArgument> OpBinder::namedArguments(const CallSite &S,
+                                                 const OpCall &C) {
+  const Schema *Sch = C.Op && C.Overload < C.Op->Overloads.size()
+                          ? &C.Op->Overloads[C.Overload]
+                          : nullptr;
+  if (!Sch)
+    return {};
+  // A schema the table writes as "(...)" binds by the C++ types alone:
+  // its names are the declaration's, which ATen's generated headers take
+  // from the schema.
+  auto ParamName = [&](size_t K) -> std::string {
+    if (!S.Callee || K >= S.Callee->getNumParams())
+      return "";
+    return S.Callee->getParamDecl(K)->getName().str();
+  };
+  std::vector<OpArgument> Named;
+  for (size_t K = 0; K < C.Args.size(); ++K) {
+    OpArgument A;
+    if (!Sch->Variadic)
+      A.Name = C.argName(K);
+    else if (S.Receiver)
+      A.Name = K == 0 ? "self" : ParamName(K - 1);
+    else
+      A.Name = ParamName(K);
+    if (A.Name.empty())
+      return {}; // a name not known: no argument is matched by name
+    const ArgValue &V = C.Args[K];
+    A.IsTensor = V.K == ArgValue::Kind::Tensor ||
+                 V.K == ArgValue::Kind::TensorList ||
+                 V.Type == ArgType::Tensor || V.Type == ArgType::OptTensor ||
+                 V.Type == ArgType::TensorList;
+    if (V.K == ArgValue::Kind::Tensor)
+      A.Tensor = V.Tensor;
+    Named.push_back(std::move(A));
+  }
+  return Named;
 }
 
 std::optional<ValueId> OpBinder::tableOp(const CallSite &S,

@@ -34,6 +34,8 @@ public:
   /// Records a rule's outcomes as ops; one value per outcome.
   std::vector<ValueId> applyResult(const CallSite &S, const OpCall &C,
                                    const RuleResult &R);
+  /// The call's arguments by ATen name, for autograd (OpEvent::Args).
+  std::vector<OpArgument> namedArguments(const CallSite &S, const OpCall &C);
 
 private:
   FunctionEvaluator &FE;

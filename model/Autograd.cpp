@@ -162,6 +162,53 @@ std::optional<OpSaves> savedByOp(const AutogradSaves &Saves, const OpEvent &Op) 
   return All;
 }
 
+/// The op whose node a call records, with its arguments by that op's
+/// schema names: the call itself, or for a composite op the one op ATen's
+/// decomposition records with the same inputs and result (SoftMax.cpp:
+/// softmax(x, dim) is _softmax(x, dim, false), after a cast when a dtype
+/// is given, which saves nothing; LinearAlgebra.cpp: matmul of two
+/// matrices is mm(self, other)).
+struct RecordedCall {
+  std::string Op;
+  std::vector<OpArgument> Args;
+};
+std::optional<RecordedCall> recordedCall(const FunctionTrace &T, const OpEvent &Op,
+                                         const AutogradSaves &Saves) {
+  if (Op.Args.empty())
+    return std::nullopt;
+  std::string Name = atenName(Op);
+  if (!Saves.isComposite(Name))
+    return RecordedCall{Name, Op.Args};
+  auto Arg = [&](const std::string &ArgName) -> const OpArgument * {
+    for (const OpArgument &A : Op.Args)
+      if (A.Name == ArgName)
+        return &A;
+    return nullptr;
+  };
+  const OpArgument *Self = Arg("self");
+  if (!Self || Self->Tensor == NoValue)
+    return std::nullopt;
+  if (Name == "softmax" || Name == "log_softmax") {
+    const OpArgument *Dim = Arg("dim");
+    if (!Dim || Dim->IsTensor)
+      return std::nullopt;
+    return RecordedCall{"_" + Name,
+                        {*Self, *Dim, OpArgument{"half_to_float", false, NoValue}}};
+  }
+  if (Name == "matmul") {
+    const OpArgument *Other = Arg("other");
+    if (!Other || Other->Tensor == NoValue)
+      return std::nullopt;
+    auto Rank = [&](ValueId V) { return T.value(V).rank(); };
+    if (Rank(Self->Tensor) != 2 || Rank(Other->Tensor) != 2)
+      return std::nullopt;
+    OpArgument Mat2 = *Other;
+    Mat2.Name = "mat2";
+    return RecordedCall{"mm", {*Self, Mat2}};
+  }
+  return std::nullopt;
+}
+
 /// Every argument name of the table op's schemas; `self`, ATen's name of
 /// an op's first tensor argument, for every op with an input (the table
 /// writes some schemas as "(...)").
@@ -174,15 +221,6 @@ std::set<std::string> schemaArgNames(const OpEvent &Op) {
       for (const SchemaArg &A : S.Args)
         Names.insert(A.Name);
   return Names;
-}
-
-bool isResultMember(const std::string &Member) {
-  if (Member.compare(0, 6, "result") != 0)
-    return false;
-  for (size_t K = 6; K < Member.size(); ++K)
-    if (!std::isdigit(static_cast<unsigned char>(Member[K])))
-      return false;
-  return true;
 }
 
 /// The tensor of V (ValueInfo::SameTensorAs).
@@ -311,8 +349,9 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
                        "the parsed torch/version.h";
     return R;
   }
+  std::optional<NodeSaves> Node = savedByCall(T, Op, *Saves);
   std::optional<OpSaves> Saved = savedByOp(*Saves, Op);
-  if (!Saved) {
+  if (!Node && !Saved) {
     R.Unknown = Runs + "what autograd saves for it is not known (" +
                 (Saves->isComposite(atenName(Op))
                      ? "ATen implements '" + atenName(Op) +
@@ -321,42 +360,139 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
                        "after '" + atenName(Op) + "')");
     return R;
   }
-  if (Saved->Possible.empty())
-    return R;
-  std::set<std::string> Args = schemaArgNames(Op);
   Pending P;
   P.Op = Op.Id;
-  P.ResultCertain = P.InputsCertain = true;
-  for (const std::string &Member : Saved->Possible) {
-    bool Certain = Saved->Certain.count(Member) > 0;
-    if (isResultMember(Member)) {
-      P.SavesResult = true;
-      P.ResultCertain = P.ResultCertain && Certain;
-    } else if (Args.count(Member)) {
-      P.SavesInputs = true;
-      P.InputsCertain = P.InputsCertain && Certain;
-    } else {
-      R.Unknown = Runs + "its backward saves '" + Member +
-                  "_', a tensor the analysis does not follow";
+  if (Node) {
+    // The call's own node: what it saves is certain but for inputs whose
+    // guard is not known (rule 2).
+    if (!Node->Unknown.empty()) {
+      R.Unknown = Runs + Node->Unknown;
       return R;
     }
+    P.SavesResult = P.ResultCertain = Node->SavesResult;
+    P.SavedInputs = Node->Possible;
+    P.InputsCertain = Node->Possible.size() == Node->Certain.size();
+    if (!P.SavesResult && P.SavedInputs.empty())
+      return R;
+  } else {
+    if (Saved->Possible.empty())
+      return R;
+    std::set<std::string> Args = schemaArgNames(Op);
+    bool SavesInputs = false;
+    P.ResultCertain = P.InputsCertain = true;
+    for (const std::string &Member : Saved->Possible) {
+      bool Certain = Saved->Certain.count(Member) > 0;
+      if (AutogradSaves::isResultMember(Member)) {
+        P.SavesResult = true;
+        P.ResultCertain = P.ResultCertain && Certain;
+      } else if (Args.count(Member)) {
+        SavesInputs = true;
+        P.InputsCertain = P.InputsCertain && Certain;
+      } else {
+        R.Unknown = Runs + "its backward saves '" + Member +
+                    "_', a tensor the analysis does not follow";
+        return R;
+      }
+    }
+    // A node saves an input to compute another input's gradient: certain
+    // when every input requires grad (or there is one), conditional
+    // otherwise, so then held only if names hold it anyway (finish()).
+    if (SavesInputs)
+      P.SavedInputs = Op.Inputs;
+    P.InputsCertain =
+        P.InputsCertain && (EveryInputRecorded || Op.Inputs.size() == 1);
   }
   if (T.Statements.at(Op.Statement).InLoop) {
     R.Unknown = Runs + "autograd keeps what its backward saves from every "
                        "iteration of the loop, which the totals do not follow";
     return R;
   }
-  // A node saves an input to compute another input's gradient: certain
-  // when every input requires grad (or there is one), conditional
-  // otherwise (mm saves mat2 only if self requires grad), so then held
-  // only if names hold it anyway (checked in finish()).
-  P.InputsCertain = P.InputsCertain && (EveryInputRecorded || Op.Inputs.size() == 1);
   if (P.SavesResult && P.ResultCertain)
     R.Hold.push_back(Op.Result);
-  if (P.SavesInputs && P.InputsCertain)
-    R.Hold.insert(R.Hold.end(), Op.Inputs.begin(), Op.Inputs.end());
+  if (P.InputsCertain)
+    R.Hold.insert(R.Hold.end(), P.SavedInputs.begin(), P.SavedInputs.end());
   Saving.push_back(P);
   return R;
+}
+
+std::optional<GradientTape::NodeSaves>
+GradientTape::savedByCall(const FunctionTrace &T, const OpEvent &Op,
+                          const AutogradSaves &Saves) const {
+  std::optional<RecordedCall> Call = recordedCall(T, Op, Saves);
+  if (!Call)
+    return std::nullopt;
+  const std::vector<OpArgument> &Args = Call->Args;
+  std::map<std::string, bool> ArgIsTensor;
+  for (const OpArgument &A : Args)
+    ArgIsTensor.emplace(A.Name, A.IsTensor);
+  std::optional<std::string> Node = Saves.nodeFor(Call->Op, ArgIsTensor);
+  if (!Node)
+    return std::nullopt;
+  auto Guards = AutogradSaves::inputGuards(*Node);
+  auto ArgTensor = [&](const std::string &Name) {
+    for (const OpArgument &A : Args)
+      if (A.Name == Name)
+        return A.Tensor;
+    return NoValue;
+  };
+  size_t TensorArgs = 0;
+  bool EveryTensorRequiresGrad = true;
+  for (const OpArgument &A : Args)
+    if (A.Tensor != NoValue) {
+      ++TensorArgs;
+      EveryTensorRequiresGrad =
+          EveryTensorRequiresGrad && certainlyRequiresGrad(T, A.Tensor);
+    }
+  NodeSaves Out;
+  for (const std::string &Member : Saves.savedByNode(*Node)) {
+    if (AutogradSaves::isResultMember(Member)) {
+      Out.SavesResult = true;
+      continue;
+    }
+    ValueId Input = ArgTensor(Member);
+    if (Input == NoValue && ArgIsTensor.count(Member))
+      return std::nullopt; // a list of tensors, or one not derived
+    if (Input == NoValue) {
+      Out.Unknown = "its backward (" + *Node + ") saves '" + Member +
+                    "_', a tensor the analysis does not follow";
+      return Out;
+    }
+    // Rule 5 of AutogradSaves: saved when the input whose gradient needs
+    // it requires grad.
+    bool Saved = false, NotSaved = false;
+    if (Guards && Guards->count(Member)) {
+      const std::string &NeededBy = Guards->at(Member);
+      ValueId Needing = NeededBy.empty() ? NoValue : ArgTensor(NeededBy);
+      Saved = NeededBy.empty() || certainlyRequiresGrad(T, Needing);
+      NotSaved = !NeededBy.empty() && Needing != NoValue &&
+                 certainlyNoGrad(T, Needing);
+      if (!NeededBy.empty() && Needing == NoValue)
+        NotSaved = true; // that input is no tensor: no gradient needs it
+    } else {
+      Saved = EveryTensorRequiresGrad || TensorArgs == 1;
+    }
+    if (NotSaved)
+      continue;
+    Out.Possible.push_back(Input);
+    if (Saved)
+      Out.Certain.push_back(Input);
+  }
+  return Out;
+}
+
+bool GradientTape::certainlyRequiresGrad(const FunctionTrace &T,
+                                         ValueId V) const {
+  if (V < 0 || V >= static_cast<ValueId>(T.Values.size()))
+    return false;
+  return From.count(V) || From.count(tensorOf(T, V));
+}
+
+bool GradientTape::certainlyNoGrad(const FunctionTrace &T, ValueId V) const {
+  if (V < 0 || V >= static_cast<ValueId>(T.Values.size()))
+    return false;
+  const ValueInfo &VI = T.Values[V];
+  return VI.Producer != NoOp && VI.MayBe.empty() && !VI.MayBeAny &&
+         source(T, V) == NoValue;
 }
 
 bool GradientTape::graphOutlives(const FunctionTrace &T, ValueId V) const {
@@ -412,16 +548,17 @@ std::string GradientTape::finish(const FunctionTrace &T) const {
     // anyway.
     bool ResultAlive = !P.SavesResult || (Outlives && P.ResultCertain) ||
                        storageNamedToEnd(T, Op.Result);
-    bool InputsAlive = !P.SavesInputs || (Outlives && P.InputsCertain);
-    if (P.SavesInputs && !InputsAlive) {
+    bool SavesInputs = !P.SavedInputs.empty();
+    bool InputsAlive = !SavesInputs || (Outlives && P.InputsCertain);
+    if (SavesInputs && !InputsAlive) {
       InputsAlive = true;
-      for (ValueId In : Op.Inputs)
+      for (ValueId In : P.SavedInputs)
         InputsAlive = InputsAlive && storageNamedToEnd(T, In);
     }
     if (ResultAlive && InputsAlive)
       continue;
     return lineText(Op) + " runs with gradients on: its backward saves " +
-           (P.SavesResult ? P.SavesInputs ? "its inputs and result" : "its result"
+           (P.SavesResult ? SavesInputs ? "its inputs and result" : "its result"
                           : "its inputs") +
            ", which autograd keeps " +
            (Outlives ? "or not, by the overload called and which inputs "

@@ -74,12 +74,14 @@ class AutogradSaves;
 ///     makes are followed: whether a parameter requires grad is the
 ///     caller's, not known here.
 ///  2. A recorded op's node saves what Functions.h lists (AutogradSaves):
-///     certainly what every overload's node saves (which overload's node
-///     it is, the header does not say: pow(x, 2) saves self, pow(x, y)
-///     its result too); an input, to compute another input's gradient, so
-///     certainly only when every input requires grad (or it has one). A
-///     node that saves no tensor (sum, add, clone, every view) changes
-///     nothing.
+///     the members of the node the call's arguments pick (AutogradSaves
+///     rule 4: pow(x, 2) saves self, pow(x, y) its result too), else
+///     certainly what every overload's node saves. An input saved to
+///     compute another input's gradient is saved when that input requires
+///     grad (rule 5: mm(x, w) saves x only if w requires grad); where the
+///     header's nodes do not say which, certainly only when every input
+///     requires grad (or there is one). A node that saves no tensor (sum,
+///     add, clone, every view) changes nothing.
 ///  3. The ledger holds what a node certainly saves until the function
 ///     returns. That is exact when the node outlives the function: a
 ///     tensor computed from its result (through recorded ops) is named to
@@ -112,13 +114,31 @@ public:
 private:
   struct Pending {
     OpId Op = NoOp;
-    /// Saves its result / inputs in some overload; Certain: in every
-    /// overload, whichever inputs require grad (rule 2).
-    bool SavesResult = false, SavesInputs = false;
-    bool ResultCertain = false, InputsCertain = false;
+    /// Saves its result in some overload; Certain: in every overload
+    /// (rule 2).
+    bool SavesResult = false, ResultCertain = false;
+    /// The inputs the node may save; Certain: it saves every one of them
+    /// (rule 2).
+    std::vector<ValueId> SavedInputs;
+    bool InputsCertain = false;
   };
+  /// Which of the op's inputs its node saves, by the node the call records
+  /// and which inputs require grad (AutogradSaves rules 4 and 5); nullopt:
+  /// the call's node is not known.
+  struct NodeSaves {
+    bool SavesResult = false;
+    std::vector<ValueId> Certain, Possible;
+    std::string Unknown; // a saved member that is no argument or result
+  };
+  std::optional<NodeSaves> savedByCall(const FunctionTrace &T, const OpEvent &Op,
+                                       const AutogradSaves &Saves) const;
   /// The value requiring grad that V's history starts from, or NoValue.
   ValueId source(const FunctionTrace &T, ValueId V, int Depth = 0) const;
+  /// V certainly requires grad: a leaf made so or a recorded op's result.
+  bool certainlyRequiresGrad(const FunctionTrace &T, ValueId V) const;
+  /// V certainly does not: the function made it, and not from a tensor
+  /// that requires grad (a parameter is the caller's, not known here).
+  bool certainlyNoGrad(const FunctionTrace &T, ValueId V) const;
   void set(const FunctionTrace &T, ValueId V, ValueId Source);
   bool graphOutlives(const FunctionTrace &T, ValueId V) const;
 

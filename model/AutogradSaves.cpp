@@ -48,6 +48,39 @@ void collectMembers(std::string_view Body, std::string_view Type,
   }
 }
 
+/// The members of one node's body that are no SavedVariable: every line
+/// `  <type> <name>;` or `  <type> <name> = <init>;` (functions, using
+/// declarations and statements have a parenthesis or a keyword).
+void collectPlainMembers(std::string_view Body, std::set<std::string> &Out) {
+  size_t Start = 0;
+  while (Start < Body.size()) {
+    size_t End = Body.find('\n', Start);
+    if (End == std::string_view::npos)
+      End = Body.size();
+    std::string_view Line = Body.substr(Start, End - Start);
+    Start = End + 1;
+    while (!Line.empty() && std::isspace(static_cast<unsigned char>(Line.back())))
+      Line.remove_suffix(1);
+    if (Line.empty() || Line.back() != ';' ||
+        Line.find('(') != std::string_view::npos ||
+        Line.find("SavedVariable") != std::string_view::npos ||
+        Line.find("using ") != std::string_view::npos)
+      continue;
+    Line.remove_suffix(1);
+    if (size_t Init = Line.find(" = "); Init != std::string_view::npos)
+      Line = Line.substr(0, Init);
+    size_t NameStart = Line.size();
+    while (NameStart > 0 && isIdentChar(Line[NameStart - 1]))
+      --NameStart;
+    std::string Member(Line.substr(NameStart));
+    if (Member.empty() || NameStart == 0 || Line[NameStart - 1] != ' ')
+      continue; // no type before the name
+    if (Member.back() == '_')
+      Member.pop_back();
+    Out.insert(Member);
+  }
+}
+
 } // namespace
 
 AutogradSaves AutogradSaves::parse(std::string_view Text) {
@@ -70,6 +103,7 @@ AutogradSaves AutogradSaves::parse(std::string_view Text) {
     std::set<std::string> &Saved = S.Nodes[std::string(Name)];
     collectMembers(Body, "std::vector<SavedVariable>", Saved);
     collectMembers(Body, "SavedVariable", Saved);
+    collectPlainMembers(Body, S.Plain[std::string(Name)]);
   }
   return S;
 }
@@ -114,7 +148,7 @@ namespace {
 /// does not share the stem) or "ViewBackwardAutogradNestedTensor0" (a
 /// kernel for another tensor type).
 template <typename Map, typename Visit>
-void forEachNode(const Map &Nodes, const std::string &Stem, Visit V) {
+void forEachNodeNamed(const Map &Nodes, const std::string &Stem, Visit V) {
   for (auto It = Nodes.lower_bound(Stem);
        It != Nodes.end() && It->first.compare(0, Stem.size(), Stem) == 0; ++It) {
     std::string_view Rest = std::string_view(It->first).substr(Stem.size());
@@ -122,8 +156,20 @@ void forEachNode(const Map &Nodes, const std::string &Stem, Visit V) {
     for (char C : Rest)
       Numbered = Numbered && std::isdigit(static_cast<unsigned char>(C));
     if (Numbered)
-      V(It->second);
+      V(It->first, It->second);
   }
+}
+
+template <typename Map, typename Visit>
+void forEachNode(const Map &Nodes, const std::string &Stem, Visit V) {
+  forEachNodeNamed(Nodes, Stem,
+                   [&](const std::string &, const auto &Saved) { V(Saved); });
+}
+
+/// A member named after argument Arg: `self_sym_sizes`, `tensors_released`.
+bool derivedFrom(const std::string &Member, const std::string &Arg) {
+  return Member.size() > Arg.size() + 1 && Member.compare(0, Arg.size(), Arg) == 0 &&
+         Member[Arg.size()] == '_';
 }
 
 } // namespace
@@ -154,6 +200,102 @@ AutogradSaves::savedByEveryOverload(std::string_view AtenOp) const {
     Saved = std::move(Both);
   });
   return Saved;
+}
+
+} // namespace tma
+
+namespace tma {
+
+bool AutogradSaves::isResultMember(const std::string &Member) {
+  if (Member.compare(0, 6, "result") != 0)
+    return false;
+  for (size_t K = 6; K < Member.size(); ++K)
+    if (!std::isdigit(static_cast<unsigned char>(Member[K])))
+      return false;
+  return true;
+}
+
+std::optional<std::string>
+AutogradSaves::nodeFor(std::string_view AtenOp,
+                       const std::map<std::string, bool> &ArgIsTensor) const {
+  std::optional<std::string> Best;
+  int BestScore = -1;
+  bool Tie = false;
+  forEachNodeNamed(Nodes, nodeStem(AtenOp), [&](const std::string &Node,
+                                                const std::set<std::string> &Saved) {
+    auto PlainIt = Plain.find(Node);
+    static const std::set<std::string> None;
+    const std::set<std::string> &Others = PlainIt == Plain.end() ? None : PlainIt->second;
+    int Score = 0, Outputs = 0;
+    // Every member names an argument the call has, of its kind, or is
+    // derived from one; a saved tensor may also be an output.
+    auto Fits = [&](const std::string &Member, bool IsTensor) {
+      if (IsTensor && isResultMember(Member))
+        return true;
+      if (auto It = ArgIsTensor.find(Member); It != ArgIsTensor.end()) {
+        Score += It->second == IsTensor;
+        return It->second == IsTensor;
+      }
+      for (const auto &[Arg, _] : ArgIsTensor)
+        if (derivedFrom(Member, Arg))
+          return true;
+      Outputs += IsTensor;
+      return IsTensor; // an output the op makes besides its result
+    };
+    for (const std::string &M : Saved)
+      if (!Fits(M, true))
+        return;
+    for (const std::string &M : Others)
+      if (!Fits(M, false))
+        return;
+    // Outputs beside the result, and no argument named: more likely
+    // arguments named otherwise (a wrapper's `input`) than this node.
+    if (Outputs > 0 && Score == 0)
+      return;
+    if (Score > BestScore) {
+      Best = Node;
+      BestScore = Score;
+      Tie = false;
+    } else if (Score == BestScore) {
+      Tie = true;
+    }
+  });
+  if (Tie)
+    return std::nullopt;
+  return Best;
+}
+
+std::set<std::string> AutogradSaves::savedByNode(const std::string &Node) const {
+  auto It = Nodes.find(Node);
+  return It == Nodes.end() ? std::set<std::string>{} : It->second;
+}
+
+std::optional<std::map<std::string, std::string>>
+AutogradSaves::inputGuards(std::string_view Node) {
+  // derivatives.yaml's formulas, by the input whose gradient reads each
+  // saved input: `mm: self: mm_mat1_backward(grad, mat2, ...)` reads mat2
+  // for self's gradient alone, so MmBackward0 saves mat2 only when self
+  // requires grad. Measured on LibTorch 1.13.1 for mm, mul and addmm
+  // (../shared/design/training.md); the rest by the same rule, checked
+  // by training_differential_cpu.
+  static const std::map<std::string, std::map<std::string, std::string>,
+                        std::less<>>
+      Guards = {
+          {"MmBackward0", {{"self", "mat2"}, {"mat2", "self"}}},
+          {"BmmBackward0", {{"self", "mat2"}, {"mat2", "self"}}},
+          {"MulBackward0", {{"self", "other"}, {"other", "self"}}},
+          {"AddmmBackward0", {{"mat1", "mat2"}, {"mat2", "mat1"}}},
+          {"MvBackward0", {{"self", "vec"}, {"vec", "self"}}},
+          {"DotBackward0", {{"self", "tensor"}, {"tensor", "self"}}},
+          // div_tensor_other_backward(grad, self, other) reads both.
+          {"DivBackward0", {{"self", "other"}, {"other", ""}}},
+          // mse_loss_backward(grad, self, target, ...) for either input.
+          {"MseLossBackward0", {{"self", ""}, {"target", ""}}},
+      };
+  auto It = Guards.find(Node);
+  if (It == Guards.end())
+    return std::nullopt;
+  return It->second;
 }
 
 } // namespace tma

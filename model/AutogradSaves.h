@@ -19,7 +19,21 @@
 //     (`self_`, `mat2_`, `other_`) or the op's output (`result_`,
 //     `result0_`, ...); anything else (`indices_`, `mask_`) is a tensor the
 //     op makes internally or returns beside its result.
-//  4. An op ATen implements with other ops has
+//  4. Which of an op's nodes a call records: the one whose other members
+//     (sizes, scalars, flags) name only arguments the call has, with a
+//     tensor where the call passes one (`pow(x, 2)`: PowBackward0 saves
+//     `self_` and a Scalar `exponent`; PowBackward1's `exponent_` is a
+//     tensor, PowBackward2's `self` a Scalar), the one naming most of them
+//     when several do (`mean(x, 1)`: MeanBackward1 names dim and keepdim,
+//     MeanBackward0 none). A member `<arg>_sym_sizes` is derived from an
+//     argument; a saved tensor no argument names is an output the op
+//     makes (`indices_`).
+//  5. Which inputs a node saves depends on which inputs require grad: a
+//     saved input that one other input's gradient formula alone reads is
+//     saved only when that input requires grad (derivatives.yaml and
+//     gen_variable_type.py's guard_for); the header does not say which,
+//     so inputGuards lists it for the nodes real code meets most.
+//  6. An op ATen implements with other ops has
 //     ATen/ops/<op>_compositeimplicitautograd_dispatch.h: it records their
 //     nodes, not one of its own (isComposite).
 //
@@ -57,7 +71,23 @@ public:
 
   size_t nodeCount() const { return Nodes.size(); }
 
-  /// Rule 4: ATen implements Op by calling other ops
+  /// Rule 4: the node among Op's that a call with these arguments (schema
+  /// name -> whether it is a tensor) records; nullopt when none fits or
+  /// several fit equally well.
+  std::optional<std::string>
+  nodeFor(std::string_view AtenOp,
+          const std::map<std::string, bool> &ArgIsTensor) const;
+  /// The members Node saves (trailing '_' removed); empty for no node.
+  std::set<std::string> savedByNode(const std::string &Node) const;
+  /// Rule 5: for each input Node saves, the input whose gradient alone
+  /// needs it ("" when every gradient does: saved whenever the node is);
+  /// nullopt: not known for this node.
+  static std::optional<std::map<std::string, std::string>>
+  inputGuards(std::string_view Node);
+  /// A member holding the op's output: `result_`, `result1_`.
+  static bool isResultMember(const std::string &Member);
+
+  /// Rule 6: ATen implements Op by calling other ops
   /// (CompositeImplicitAutograd): the nodes it records are theirs, and a
   /// node named after it is another kernel's (linear's LinearBackward0
   /// serves MKL-DNN, dense CPU records addmm's).
@@ -73,6 +103,8 @@ private:
   std::set<std::string> Composite;
   /// Node name -> its saved members (trailing '_' removed).
   std::map<std::string, std::set<std::string>> Nodes;
+  /// Node name -> its other members (sizes, scalars, flags).
+  std::map<std::string, std::set<std::string>> Plain;
 };
 
 } // namespace tma

@@ -201,6 +201,7 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   E.DTypeDefaulted = Outcome.DTypeDefaulted;
   E.GradModeOn = Outcome.GradModeOn;
   E.MakesGradLeaf = Outcome.MakesGradLeaf;
+  E.Args = Outcome.Args;
   E.Code = Outcome.Code;
 
   ValueInfo VI;

@@ -53,6 +53,9 @@ struct OpOutcome {
   /// GradModeOn and MakesGradLeaf; set by the frontend, not by rules).
   bool GradModeOn = true;
   bool MakesGradLeaf = false;
+  /// The call's arguments by schema name (copied to OpEvent::Args; set by
+  /// the frontend).
+  std::vector<OpArgument> Args;
   /// The table op whose rule made this outcome (set by applyRule).
   OpCode Code = NoOpCode;
 };

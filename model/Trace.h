@@ -70,6 +70,17 @@ enum class OpKind {
 };
 const char *opKindName(OpKind K);
 
+/// One argument of a table op's call by its ATen schema name ("self",
+/// "mat2", "exponent"): autograd's backward nodes name what they save after
+/// these (model/AutogradSaves.h), so they tell which overload's node the
+/// call records and which saved member is which tensor.
+struct OpArgument {
+  std::string Name;
+  bool IsTensor = false; // a tensor or a list of tensors
+  /// A single tensor given for it (NoValue: absent, a list, not a tensor).
+  ValueId Tensor = NoValue;
+};
+
 struct OpEvent {
   OpId Id = NoOp;
   std::string Name;         // "contiguous", "reshape", "randn", "index", ...
@@ -90,6 +101,9 @@ struct OpEvent {
   /// The result requires grad by itself: a factory given
   /// requires_grad(true), requires_grad_(), set_requires_grad(true).
   bool MakesGradLeaf = false;
+  /// The call's arguments by schema name, where the frontend knows them
+  /// (table ops); empty otherwise.
+  std::vector<OpArgument> Args;
   unsigned Statement = 0;   // index into FunctionTrace::Statements
   std::vector<ValueId> Inputs;
   ValueId Result = NoValue;

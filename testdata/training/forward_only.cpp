@@ -179,3 +179,66 @@ void recurrent_loop_forward() {
     h = torch::tanh(torch::mm(h, w));
   auto loss = h.sum();
 }
+
+// A constant mask: MulBackward0 keeps the mask (w's side needs it) and not
+// mm's result (the mask needs no gradient), so the unnamed mask outlives
+// its statement.
+void mul_keeps_the_constant_side() {
+  auto w = torch::randn({48, 32}, torch::requires_grad());
+  auto x = torch::randn({16, 48});
+  auto loss = (torch::mm(x, w) * torch::rand({16, 32})).sum();
+  auto after = torch::randn({16, 48});
+}
+
+// div by a tensor that needs no gradient: DivBackward0 keeps the divisor
+// (both gradients read it), not the dividend.
+void div_keeps_the_divisor() {
+  auto w = torch::randn({48, 32}, torch::requires_grad());
+  auto x = torch::randn({16, 48});
+  auto loss = (torch::mm(x, w) / torch::rand({16, 32}).add(1)).sum();
+  auto after = torch::randn({16, 48});
+}
+
+// bmm with a temporary batch: BmmBackward0 keeps it for w's gradient.
+void bmm_keeps_a_temporary_batch() {
+  auto w = torch::randn({4, 16, 8}, torch::requires_grad());
+  auto loss = torch::bmm(torch::randn({4, 12, 16}), w).sum();
+  auto after = torch::randn({4, 12, 16});
+}
+
+// mean over a dim (MeanBackward1) saves its input; mean() of everything
+// (MeanBackward0) saves nothing.
+torch::Tensor mean_over_a_dim_keeps_its_input() {
+  auto w = torch::randn({40, 24}, torch::requires_grad());
+  auto x = torch::randn({20, 40});
+  auto loss = torch::mm(x, w).mean(1).mean();
+  auto after = torch::randn({20, 40});
+  return loss;
+}
+
+// pow with a Scalar exponent (PowBackward0) keeps its input only.
+void pow_scalar_keeps_its_input() {
+  auto w = torch::randn({32, 16}, torch::requires_grad());
+  auto x = torch::randn({8, 32});
+  auto loss = torch::pow(torch::mm(x, w), 3).sum();
+  auto after = torch::randn({8, 32});
+}
+
+// softmax is _softmax underneath (SoftmaxBackward0 keeps its result);
+// log_softmax with a dtype casts first (the cast's node keeps nothing).
+torch::Tensor softmax_results_are_kept() {
+  auto w = torch::randn({32, 24}, torch::requires_grad());
+  auto x = torch::randn({12, 32});
+  auto p = torch::softmax(torch::mm(x, w), 1);
+  auto loss = torch::log_softmax(p, 1, torch::kDouble).sum();
+  auto after = torch::randn({12, 32});
+  return loss;
+}
+
+// matmul of two matrices is mm: the temporary left matrix is kept for w's
+// gradient.
+void matmul_of_matrices_keeps_a_temporary() {
+  auto w = torch::randn({40, 16}, torch::requires_grad());
+  auto loss = torch::matmul(torch::randn({10, 40}), w).sum();
+  auto after = torch::randn({10, 40});
+}

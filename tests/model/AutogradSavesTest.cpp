@@ -99,8 +99,89 @@ TEST(AutogradSaves, TheInstalledHeader) {
   EXPECT_EQ(S.savedByEveryOverload("pow"), std::set<std::string>{});
   EXPECT_EQ(S.savedByEveryOverload("sigmoid"), std::set<std::string>{"result"});
   EXPECT_EQ(S.savedByEveryOverload("mm"), (std::set<std::string>{"self", "mat2"}));
+  // The installed header's nodes, picked by the call's arguments.
+  EXPECT_EQ(S.nodeFor("pow", {{"self", true}, {"exponent", false}}), "PowBackward0");
+  EXPECT_EQ(S.nodeFor("mean", {{"self", true}, {"dtype", false}}), "MeanBackward0");
+  EXPECT_EQ(S.nodeFor("mm", {{"self", true}, {"mat2", true}}), "MmBackward0");
+  EXPECT_EQ(S.nodeFor("mse_loss", {{"self", true}, {"target", true},
+                                   {"reduction", false}}),
+            "MseLossBackward0");
   // contiguous() has no node: it records clone's.
   EXPECT_EQ(S.savedBy("contiguous"), std::nullopt);
+}
+
+TEST(AutogradSaves, TheCallsArgumentsPickTheNode) {
+  const char *Header = R"(
+struct TORCH_API PowBackward0 : public TraceableFunction {
+  using TraceableFunction::TraceableFunction;
+  variable_list apply(variable_list&& grads) override;
+  std::string name() const override { return "PowBackward0"; }
+  SavedVariable self_;
+  at::Scalar exponent;
+
+};
+struct TORCH_API PowBackward1 : public TraceableFunction {
+  SavedVariable self_;
+  SavedVariable exponent_;
+  SavedVariable result_;
+
+};
+struct TORCH_API PowBackward2 : public TraceableFunction {
+  at::Scalar self;
+  SavedVariable exponent_;
+  SavedVariable result_;
+
+};
+struct TORCH_API MeanBackward0 : public TraceableFunction {
+  std::vector<int64_t> self_sizes;
+  int64_t self_numel = 0;
+
+};
+struct TORCH_API MeanBackward1 : public TraceableFunction {
+  std::vector<c10::SymInt> self_sym_sizes;
+  SavedVariable self_;
+  c10::OptionalArray<int64_t> dim;
+  bool keepdim;
+
+};
+struct TORCH_API MaxBackward0 : public TraceableFunction {
+  std::vector<c10::SymInt> self_sym_sizes;
+  int64_t dim = 0;
+  bool keepdim;
+  SavedVariable indices_;
+
+};
+)";
+  AutogradSaves S = AutogradSaves::parse(Header);
+  // pow(x, 2), pow(x, y), pow(2, y): the tensor-ness of each argument.
+  EXPECT_EQ(S.nodeFor("pow", {{"self", true}, {"exponent", false}}), "PowBackward0");
+  EXPECT_EQ(S.nodeFor("pow", {{"self", true}, {"exponent", true}}), "PowBackward1");
+  EXPECT_EQ(S.nodeFor("pow", {{"self", false}, {"exponent", true}}), "PowBackward2");
+  // mean() has no dim: MeanBackward1 names one. mean(x, 1): both fit,
+  // MeanBackward1 names more of the call's arguments.
+  EXPECT_EQ(S.nodeFor("mean", {{"self", true}, {"dtype", false}}), "MeanBackward0");
+  EXPECT_EQ(S.nodeFor("mean", {{"self", true}, {"dim", false}, {"keepdim", false},
+                               {"dtype", false}}),
+            "MeanBackward1");
+  EXPECT_EQ(S.savedByNode("MeanBackward0"), std::set<std::string>{});
+  EXPECT_EQ(S.savedByNode("MeanBackward1"), std::set<std::string>{"self"});
+  // A saved tensor no argument names is an output (max.dim's indices).
+  EXPECT_EQ(S.nodeFor("max", {{"self", true}, {"dim", false}, {"keepdim", false}}),
+            "MaxBackward0");
+  // Arguments named otherwise (a wrapper's input, target): no node fits.
+  EXPECT_EQ(S.nodeFor("pow", {{"input", true}, {"p", false}}), std::nullopt);
+  EXPECT_EQ(S.nodeFor("sum", {{"self", true}}), std::nullopt);
+}
+
+TEST(AutogradSaves, InputGuardsFollowDerivativesYaml) {
+  // mm(x, w): x is saved for w's gradient, w for x's.
+  auto Mm = AutogradSaves::inputGuards("MmBackward0");
+  ASSERT_TRUE(Mm);
+  EXPECT_EQ(Mm->at("self"), "mat2");
+  EXPECT_EQ(Mm->at("mat2"), "self");
+  // div's other is read by both gradients.
+  EXPECT_EQ(AutogradSaves::inputGuards("DivBackward0")->at("other"), "");
+  EXPECT_EQ(AutogradSaves::inputGuards("SigmoidBackward0"), std::nullopt);
 }
 
 TEST(AutogradSaves, CompositeOpsForPlainTensors) {
