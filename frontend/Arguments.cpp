@@ -87,6 +87,13 @@ std::optional<Shape> ArgumentReader::intList(const Expr *E) {
       Cur = Arg;
       continue;
     }
+    // A local list nothing changes (FunctionEvaluator::ListVars).
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(Cur)) {
+      auto It = FE.ListVars.find(FE.key(DRE->getDecl()));
+      if (It == FE.ListVars.end())
+        return std::nullopt;
+      return It->second;
+    }
     // x.sizes(), x.strides(): the tensor's, as far as they are known.
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Cur)) {
       const auto *MD = MC->getMethodDecl();

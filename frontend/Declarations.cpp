@@ -428,13 +428,33 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
         FE.UserObjects[FE.key(VD)] = *Obj;
       }
     }
+  // A list of sizes nothing changes later: its sizes, as a literal list's.
+  // A c10::ArrayRef views the tensor's own sizes: only one whose tensor
+  // no statement changes holds them.
+  auto BindList = [&] {
+    if (T->isReferenceType() || !isIntegerListType(T) || !VD->hasLocalStorage() ||
+        !listNeverChanged(FE.FD.getBody(), VD))
+      return;
+    if (recordName(T) == "c10::ArrayRef") {
+      const auto *MC = dyn_cast<CXXMemberCallExpr>(strip(Init));
+      const auto *Of = MC ? dyn_cast<DeclRefExpr>(strip(MC->getImplicitObjectArgument()))
+                          : nullptr;
+      if (!Of || FE.Mutated.count(cast<ValueDecl>(Of->getDecl()->getCanonicalDecl())))
+        return;
+    }
+    if (auto Sizes = FE.args().intList(Init))
+      FE.ListVars[FE.key(VD)] = *Sizes;
+  };
   // Other declarations may still run tensor ops (int64_t n = x.sum().item()).
   // Their temporaries matter for the peak, so evaluate tensor subexprs.
-  if (!hasTensorWork(Init))
+  if (!hasTensorWork(Init)) {
+    BindList();
     return;
+  }
   openStatement(DS, F, Insertable);
   size_t OpsBefore = FE.I.trace().Ops.size();
   FE.sideEffects(Init);
+  BindList();
   // An object built by a constructor the analysis does not follow may
   // keep the tensors it was given.
   if (const auto *CE = dyn_cast<CXXConstructExpr>(strip(Init));

@@ -598,6 +598,10 @@ public:
   /// Integer variables and parameters nothing changes after their
   /// declaration, by key: their value as a size.
   std::map<std::string, SymSize> IntVars;
+  /// Local lists of integers nothing changes after their declaration
+  /// (listNeverChanged), by key: their sizes (`std::vector<int64_t> shape =
+  /// {B, -1}`, `auto sz = x.sizes();`).
+  std::map<std::string, Shape> ListVars;
   /// Declarations the body may change after they are declared.
   std::set<const ValueDecl *> Mutated;
   /// Tensor parameters changed only by whole assignments outside loops
@@ -636,7 +640,7 @@ public:
   auto changeableState() {
     return std::tie(I, *Env, OptionVars, DeviceVars, TensorLists, TensorTuples,
                     Evaluated, EvaluatedLists, EvaluatedTuples, References,
-                    Pointers, AddressTaken, MayHaveLeft, MayHaveLeftOps, IntVars,
+                    Pointers, AddressTaken, MayHaveLeft, MayHaveLeftOps, IntVars, ListVars,
                     ModuleOrder, Modules, Loaders, BatchVariables, Grads,
                     BackwardSeen, GradsWhy, Optimizers, OptimizerOrder,
                     TrainingCalls, NotFollowedWhy, UserObjects, Returns,

@@ -531,6 +531,112 @@ bool namesOneValue(const FunctionDecl &FD, const VarDecl *VD) {
   return !Scan.Found && !hasLabel(FD.getBody());
 }
 
+bool isIntegerListType(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType();
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T->getAsCXXRecordDecl());
+  if (!Spec || Spec->getTemplateArgs().size() < 1 ||
+      Spec->getTemplateArgs()[0].getKind() != TemplateArgument::Type)
+    return false;
+  std::string Name = Spec->getQualifiedNameAsString();
+  if (Name != "std::vector" && Name != "c10::ArrayRef" && Name != "c10::SmallVector")
+    return false;
+  QualType Elem = Spec->getTemplateArgs()[0].getAsType();
+  return Elem->isIntegerType() && !Elem->isBooleanType();
+}
+
+bool listNeverChanged(const Stmt *Body, const VarDecl *VD) {
+  if (!Body || !VD)
+    return false;
+  struct Uses : RecursiveASTVisitor<Uses> {
+    const VarDecl *VD;
+    std::vector<const DeclRefExpr *> Found;
+    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+      if (DRE->getDecl()->getCanonicalDecl() == VD->getCanonicalDecl())
+        Found.push_back(DRE);
+      return true;
+    }
+  } U;
+  U.VD = VD;
+  U.TraverseStmt(const_cast<Stmt *>(Body));
+  ParentMap Parents(const_cast<Stmt *>(Body));
+  auto Up = [&](const Stmt *S) {
+    const Stmt *P = Parents.getParent(S);
+    while (P && (isa<ImplicitCastExpr>(P) || isa<ParenExpr>(P)))
+      P = Parents.getParent(P);
+    return P;
+  };
+  auto Same = [](const Expr *A, const Stmt *B) {
+    return A->IgnoreParenImpCasts() == B;
+  };
+  // Bound to parameter type T: a read unless T is a non-const reference.
+  auto ReadsAs = [](QualType T) {
+    return !T->isReferenceType() || T->getPointeeType().isConstQualified();
+  };
+  // A read of E (the list, or an element of it) in its parent P.
+  auto Reads = [&](const Stmt *E, const Stmt *P) -> bool {
+    if (!P)
+      return false;
+    if (isa<ReturnStmt>(P))
+      return true;
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(P)) {
+      const CXXConstructorDecl *C = CE->getConstructor();
+      for (unsigned K = 0; K < CE->getNumArgs(); ++K)
+        if (Same(CE->getArg(K), E))
+          return K < C->getNumParams() && ReadsAs(C->getParamDecl(K)->getType());
+      return false;
+    }
+    if (const auto *Call = dyn_cast<CallExpr>(P)) {
+      const FunctionDecl *F = Call->getDirectCallee();
+      if (!F)
+        return false;
+      unsigned Shift = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(F);
+      for (unsigned K = 0; K < Call->getNumArgs(); ++K) {
+        if (!Same(Call->getArg(K), E))
+          continue;
+        if (K < Shift) // the object of a member operator
+          return cast<CXXMethodDecl>(F)->isConst();
+        return K - Shift < F->getNumParams() &&
+               ReadsAs(F->getParamDecl(K - Shift)->getType());
+      }
+      return false;
+    }
+    if (const auto *BO = dyn_cast<BinaryOperator>(P))
+      return !BO->isAssignmentOp() || BO->getRHS()->IgnoreParenImpCasts() == E;
+    if (const auto *UO = dyn_cast<UnaryOperator>(P))
+      return !UO->isIncrementDecrementOp() && UO->getOpcode() != UO_AddrOf;
+    return false;
+  };
+  for (const DeclRefExpr *DRE : U.Found) {
+    const Stmt *P = Up(DRE);
+    // s.size(): a const method; s[k]: an element, read or written.
+    if (const auto *ME = dyn_cast_or_null<MemberExpr>(P)) {
+      const auto *MD = dyn_cast<CXXMethodDecl>(ME->getMemberDecl());
+      const auto *Call = dyn_cast_or_null<CXXMemberCallExpr>(Up(ME));
+      if (!MD || !Call || !MD->isConst())
+        return false;
+      continue;
+    }
+    if (const auto *OCE = dyn_cast_or_null<CXXOperatorCallExpr>(P);
+        OCE && OCE->getOperator() == OO_Subscript && OCE->getNumArgs() == 2 &&
+        Same(OCE->getArg(0), DRE)) {
+      const Stmt *Outer = Up(OCE);
+      // An element converted to a value is read; one bound elsewhere may
+      // be written.
+      const Stmt *Direct = Parents.getParent(OCE);
+      if (const auto *IC = dyn_cast_or_null<ImplicitCastExpr>(Direct);
+          IC && IC->getCastKind() == CK_LValueToRValue)
+        continue;
+      if (!Reads(OCE, Outer))
+        return false;
+      continue;
+    }
+    if (!Reads(DRE, P))
+      return false;
+  }
+  return true;
+}
+
 void scanTuplesChangedInPart(const SourceManager &SM, const Stmt *Body,
                              std::map<const ValueDecl *, unsigned> &Out) {
   TuplePartScan(SM, Out).TraverseStmt(const_cast<Stmt *>(Body));

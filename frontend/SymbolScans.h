@@ -53,6 +53,15 @@ integersAssignedOnce(const clang::Stmt *Body, const MutationSites &Sites);
 /// no label (a goto back to one would run VD's declaration again).
 bool namesOneValue(const clang::FunctionDecl &FD, const clang::VarDecl *VD);
 
+/// A local list of integers (std::vector<int64_t>, c10::ArrayRef,
+/// c10::SmallVector of an integer type) that nothing in Body changes after
+/// its declaration: every use reads it (a const method, a copy, an
+/// argument taken by value or const reference, an element read). An
+/// element assigned, a non-const method (push_back), a non-const
+/// reference, its address: a change.
+bool isIntegerListType(clang::QualType T);
+bool listNeverChanged(const clang::Stmt *Body, const clang::VarDecl *VD);
+
 /// Tuples, pairs and structs of tensors the body changes other than by a
 /// whole assignment, with the line of the first change (TuplePartScan).
 void scanTuplesChangedInPart(const clang::SourceManager &SM, const clang::Stmt *Body,

@@ -383,3 +383,49 @@ void std_function_tuple_element_may_be_its_argument() {
   b.unsqueeze_(0);
   auto a2 = a.clone();
 }
+
+// Lists of sizes changed after their declaration are not read as declared
+// (issue 35 item 6): through a non-const reference, a lambda, a range-for
+// reference, an element's reference, a pointer, std::swap.
+static void set_first(std::vector<int64_t> &v) { v[0] = 3; }
+
+void alias_size_list_by_reference() {
+  auto x = torch::randn({2, 3});
+  std::vector<int64_t> s = {6};
+  set_first(s);
+  s.push_back(2);
+  auto a = x.view(s);
+}
+
+void alias_size_list_in_lambda() {
+  auto x = torch::randn({2, 3});
+  std::vector<int64_t> s = {6, 1};
+  [&] { s[0] = 3; s[1] = 2; }();
+  auto a = x.view(s);
+}
+
+void alias_size_list_element_reference() {
+  auto x = torch::randn({2, 3});
+  std::vector<int64_t> s = {6, 1};
+  int64_t &first = s[0];
+  first = 2;
+  s[1] = 3;
+  auto a = x.view(s);
+}
+
+void alias_size_list_swapped() {
+  auto x = torch::randn({2, 3});
+  std::vector<int64_t> s = {6};
+  std::vector<int64_t> t = {3, 2};
+  std::swap(s, t);
+  auto a = x.view(s);
+}
+
+void alias_size_list_read_only() {
+  auto x = torch::randn({2, 3});
+  std::vector<int64_t> s = {3, 2};
+  auto sz = x.sizes();
+  auto a = x.view(s);
+  auto b = torch::zeros(sz);
+  auto c = torch::zeros({sz[1], static_cast<int64_t>(s.size())});
+}

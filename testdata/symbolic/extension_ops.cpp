@@ -103,3 +103,22 @@ torch::Tensor sizes_by_mode(const torch::Tensor& x, bool train) {
   auto total = head.sum(0) + buffer.sum(0);
   return total;
 }
+
+// Sizes read through locals nothing changes later (issue 35 item 6): a
+// list built from sizes, a c10::ArrayRef of the input's sizes and its
+// elements, a copy from sizes().vec(); the list that is changed after its
+// declaration is not read as declared.
+torch::Tensor sizes_through_locals(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 3, "x must be (B, T, C)");
+  std::vector<int64_t> flat_shape = {x.size(0), -1};
+  auto flat = x.reshape(flat_shape);
+  auto sizes = x.sizes();
+  auto scratch = torch::zeros(sizes, x.options());
+  auto rows = torch::ones({sizes[0], sizes[2]}, x.options());
+  auto copy = x.sizes().vec();
+  auto merged = x.view({copy[0] * copy[1], copy[2]});
+  std::vector<int64_t> changed = {x.size(0), x.size(1), x.size(2)};
+  changed.push_back(1);
+  auto widened = x.view(changed);
+  return flat + rows.sum() + scratch.sum() + merged.sum() + widened.sum();
+}
