@@ -314,6 +314,10 @@ public:
     const clang::VarDecl *Local = nullptr;
     /// A temporary built in the expression that runs it: in training mode.
     bool Temporary = false;
+    /// Its parameters are autograd leaves the GradientTape follows (a
+    /// module the function builds and only runs): what its forward saves
+    /// is the tape's to judge, not a reason by itself.
+    bool ParamsOnTape = false;
     /// Adds what parameters() returns of it (not its buffers) to S's
     /// parameters, elements and bytes, named Prefix + name. When they are
     /// not listed (ParamsWhy), only their count is added (ParamElements),

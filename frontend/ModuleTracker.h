@@ -92,7 +92,11 @@ public:
   /// what follows) for as long as the output lives, temporaries included;
   /// the live and peak totals would free them at the end of their
   /// statement, so they become unknown.
-  void gradientsKeepIntermediates(const ModuleValue &M, const Expr *E);
+  void gradientsKeepIntermediates(const ModuleValue &M, const Expr *E,
+                                  size_t OpsBefore);
+  /// Every mention of VD in the body runs it (fc(x), fc->forward(x)) or
+  /// sets its mode (train(), eval()).
+  bool onlyRun(const clang::VarDecl *VD) const;
 
 private:
   FunctionEvaluator &FE;

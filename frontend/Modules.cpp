@@ -365,6 +365,20 @@ void ModuleTracker::declareModule(const VarDecl *VD, const DeclStmt *DS,
                                             "(to(device))"
                                       : "");
   FE.I.endStatement();
+  // Its parameters require grad (register_parameter), whatever the mode:
+  // followed as autograd leaves while the code only runs the module, so
+  // nothing else (parameters(), a read of fc->weight) may have turned that
+  // off, and the function's own scope holds it (a graph that outlives an
+  // inner block would keep the parameters through AccumulateGrad).
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(FE.FD.getBody());
+  bool FunctionScope =
+      Body && std::find(Body->body_begin(), Body->body_end(), DS) != Body->body_end();
+  if (FunctionScope && onlyRun(VD)) {
+    for (const auto &[PName, V] : M.Params)
+      if (!M.Buffers.count(PName))
+        FE.I.markGradLeaf(V);
+    M.ParamsOnTape = true;
+  }
   FE.Modules[FE.key(VD)] = M;
 }
 
@@ -494,9 +508,10 @@ ModuleTracker::moduleForward(const Expr *E, const FunctionDecl *Callee,
     return FE.unmodelledCall(M.Layer, E, {In}, M.Why);
   std::string Why;
   std::optional<bool> Training = trainingMode(M, E, Why);
+  size_t OpsBefore = FE.I.trace().Ops.size();
   ValueId Out =
       LayerEvaluator(FE, E, Callee).forward(M, M.Params, "", In, Training, Why);
-  gradientsKeepIntermediates(M, E);
+  gradientsKeepIntermediates(M, E, OpsBefore);
   // The summary's forward outputs, per module the function names.
   if (const ValueDecl *D = namedDecl(O))
     FE.Modules[FE.key(D)].Forwards.push_back({FE.span(E->getSourceRange()).Line, Out});
@@ -613,15 +628,56 @@ ModuleTracker::recurrentValues(const Expr *S) {
       else
         Others(Values, Outs.front().Value.UnknownReason);
     }
-    gradientsKeepIntermediates(M, MC);
+    gradientsKeepIntermediates(M, MC, FE.I.trace().Ops.size());
   }
   Layer->Forwards.push_back({FE.span(MC->getSourceRange()).Line, Values.front()});
   FE.EvaluatedTuples[MC] = Values;
   return Values;
 }
 
+bool ModuleTracker::onlyRun(const VarDecl *VD) const {
+  struct Uses : RecursiveASTVisitor<Uses> {
+    const VarDecl *VD;
+    unsigned Mentions = 0, Runs = 0;
+    bool VisitDeclRefExpr(DeclRefExpr *E) {
+      Mentions += E->getDecl() == VD;
+      return true;
+    }
+    // fc(x), fc->forward(x), fc->train(), fc->eval().
+    bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *E) {
+      if (E->getOperator() == OO_Call && E->getNumArgs() >= 1 &&
+          namedDecl(E->getArg(0)) == VD)
+        ++Runs;
+      return true;
+    }
+  } U;
+  U.VD = VD;
+  U.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
+  CallsOn Methods(VD, {"forward", "train", "eval"});
+  Methods.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
+  return U.Mentions == U.Runs + Methods.Calls.size();
+}
+
 void ModuleTracker::gradientsKeepIntermediates(const ModuleValue &M,
-                                                   const Expr *E) {
+                                                   const Expr *E,
+                                                   size_t OpsBefore) {
+  // The tape follows what the forward's ops save when each parameter is
+  // an input of one of them (a layer run as its table op); a forward
+  // that uses them inside one outcome (a recurrent layer) it cannot see.
+  if (M.ParamsOnTape) {
+    const auto &Ops = FE.I.trace().Ops;
+    bool EveryParameterRead = true;
+    for (const auto &[PName, V] : M.Params) {
+      if (M.Buffers.count(PName))
+        continue;
+      bool Read = false;
+      for (size_t K = OpsBefore; K < Ops.size() && !Read; ++K)
+        Read = std::count(Ops[K].Inputs.begin(), Ops[K].Inputs.end(), V) > 0;
+      EveryParameterRead = EveryParameterRead && Read;
+    }
+    if (EveryParameterRead)
+      return;
+  }
   bool Trainable = !M.ParamsWhy.empty() ||
                    std::any_of(M.ParamShapes.begin(), M.ParamShapes.end(),
                                [&](const auto &P) { return !M.Buffers.count(P.first); });

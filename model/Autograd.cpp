@@ -112,9 +112,17 @@ std::string gradSourceText(const FunctionTrace &T, ValueId Leaf) {
   for (const Binding &B : T.Bindings)
     if (B.Value == Leaf)
       return "'" + B.Name + "' requires grad";
-  if (const OpEvent *Op = T.producer(Leaf))
+  if (const OpEvent *Op = T.producer(Leaf)) {
+    // A module's parameter: its constructor's note names it ("Linear's
+    // weight (default dtype)").
+    size_t Own = Op->Note.find("'s ");
+    if (Op->Kind == OpKind::Alloc && Own != std::string::npos &&
+        Op->Note.compare(0, Own, Op->Name) == 0)
+      return Op->Note.substr(0, Op->Note.find(" (")) + " (line " +
+             std::to_string(Op->Where.Line) + ") requires grad";
     return "a tensor made at line " + std::to_string(Op->Where.Line) +
            " requires grad";
+  }
   return "a tensor requires grad";
 }
 
@@ -186,18 +194,43 @@ std::optional<RecordedCall> recordedCall(const FunctionTrace &T, const OpEvent &
     return nullptr;
   };
   const OpArgument *Self = Arg("self");
-  if (!Self || Self->Tensor == NoValue)
-    return std::nullopt;
   if (Name == "softmax" || Name == "log_softmax") {
+    if (!Self || Self->Tensor == NoValue)
+      return std::nullopt;
     const OpArgument *Dim = Arg("dim");
     if (!Dim || Dim->IsTensor)
       return std::nullopt;
     return RecordedCall{"_" + Name,
                         {*Self, *Dim, OpArgument{"half_to_float", false, NoValue}}};
   }
+  // Linear.cpp: a matrix input is addmm(bias, input, weight.t()) with a
+  // bias, matmul(input, weight.t()) (mm) without; weight.t() is a view of
+  // the weight, so saving it holds the weight's storage.
+  if (Name == "linear") {
+    const OpArgument *Input = Arg("input"), *Weight = Arg("weight"),
+                     *Bias = Arg("bias");
+    if (!Input || Input->Tensor == NoValue || !Weight ||
+        Weight->Tensor == NoValue || !Bias ||
+        T.value(Input->Tensor).rank() != 2)
+      return std::nullopt;
+    OpArgument Mat1 = *Input, Mat2 = *Weight;
+    Mat1.Name = "mat1";
+    Mat2.Name = "mat2";
+    // A bias not derived is taken for none: mm and addmm save the same
+    // two tensors (the input, the weight).
+    if (Bias->Tensor == NoValue) {
+      Mat1.Name = "self";
+      return RecordedCall{"mm", {Mat1, Mat2}};
+    }
+    OpArgument Self = *Bias;
+    Self.Name = "self";
+    return RecordedCall{"addmm", {Self, Mat1, Mat2,
+                                  OpArgument{"beta", false, NoValue},
+                                  OpArgument{"alpha", false, NoValue}}};
+  }
   if (Name == "matmul") {
     const OpArgument *Other = Arg("other");
-    if (!Other || Other->Tensor == NoValue)
+    if (!Self || Self->Tensor == NoValue || !Other || Other->Tensor == NoValue)
       return std::nullopt;
     auto Rank = [&](ValueId V) { return T.value(V).rank(); };
     if (Rank(Self->Tensor) != 2 || Rank(Other->Tensor) != 2)
@@ -534,9 +567,14 @@ std::vector<OpId> GradientTape::savingAncestors(const FunctionTrace &T,
   return Found;
 }
 
+bool GradientTape::aliveToEnd(const FunctionTrace &T, ValueId V) const {
+  return storageNamedToEnd(T, V) ||
+         (V >= 0 && (HeldLeaves.count(V) || HeldLeaves.count(tensorOf(T, V))));
+}
+
 std::string GradientTape::finish(const FunctionTrace &T) const {
   for (const auto &[OpId, Leaf] : LeafEdges)
-    if (!storageNamedToEnd(T, Leaf))
+    if (!aliveToEnd(T, Leaf))
       return lineText(T.Ops.at(OpId)) + " runs with gradients on: its node "
              "holds the leaf tensor it reads (through AccumulateGrad) for as "
              "long as the graph lives, which the totals do not follow";
@@ -547,13 +585,13 @@ std::string GradientTape::finish(const FunctionTrace &T) const {
     // long; otherwise only when names hold what it saves to the end
     // anyway.
     bool ResultAlive = !P.SavesResult || (Outlives && P.ResultCertain) ||
-                       storageNamedToEnd(T, Op.Result);
+                       aliveToEnd(T, Op.Result);
     bool SavesInputs = !P.SavedInputs.empty();
     bool InputsAlive = !SavesInputs || (Outlives && P.InputsCertain);
     if (SavesInputs && !InputsAlive) {
       InputsAlive = true;
       for (ValueId In : P.SavedInputs)
-        InputsAlive = InputsAlive && storageNamedToEnd(T, In);
+        InputsAlive = InputsAlive && aliveToEnd(T, In);
     }
     if (ResultAlive && InputsAlive)
       continue;

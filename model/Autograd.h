@@ -101,6 +101,15 @@ public:
     /// Non-empty: why the totals cannot follow this op (rule 4).
     std::string Unknown;
   };
+  /// V requires grad by itself and its owner holds it to the function's
+  /// end (a parameter of a module the function's own scope declares): a
+  /// leaf whose storage is alive to the end whatever autograd does.
+  void markHeldLeaf(const FunctionTrace &T, ValueId V) {
+    if (V < 0 || V >= static_cast<ValueId>(T.Values.size()))
+      return;
+    set(T, V, V);
+    HeldLeaves.insert(V);
+  }
   /// Op has just been appended to T.
   Recorded record(const FunctionTrace &T, const OpEvent &Op,
                   const AutogradSaves *Saves);
@@ -148,6 +157,10 @@ private:
   std::map<ValueId, std::vector<ValueId>> Children;
   std::vector<Pending> Saving;
   std::vector<std::pair<OpId, ValueId>> LeafEdges;
+  std::set<ValueId> HeldLeaves;
+  /// V's storage is alive at the function's end whatever autograd does: a
+  /// name holds it to the end, the caller owns it, or a held leaf.
+  bool aliveToEnd(const FunctionTrace &T, ValueId V) const;
 };
 
 } // namespace tma

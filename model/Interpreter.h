@@ -143,6 +143,10 @@ public:
                      const Device &Named);
   /// What the parsed LibTorch's autograd saves (model/Autograd.h's
   /// GradientTape reads it for every op; null: not known).
+  /// V is a tensor that requires grad by itself, held to the function's
+  /// end: a parameter of a module the function's own scope builds
+  /// (model/Autograd.h rule 1).
+  void markGradLeaf(ValueId V) { Tape.markHeldLeaf(Trace, V); }
   void setAutogradSaves(std::shared_ptr<const AutogradSaves> S) {
     Saves = std::move(S);
   }

@@ -242,3 +242,42 @@ void matmul_of_matrices_keeps_a_temporary() {
   auto loss = torch::matmul(torch::randn({10, 40}), w).sum();
   auto after = torch::randn({10, 40});
 }
+
+// A Linear layer with gradients on: its parameters are autograd leaves;
+// addmm(bias, x, weight.t()) keeps x (the weight needs a gradient) and not
+// the weight's view (x needs none). The temporary input outlives its
+// statement with the returned loss's graph.
+torch::Tensor linear_keeps_its_temporary_input() {
+  torch::nn::Linear fc(48, 24);
+  auto y = torch::sigmoid(fc(torch::randn({16, 48})));
+  auto after = torch::randn({16, 48});
+  return y.sum();
+}
+
+// Without a bias, Linear is mm(x, weight.t()): the same tensors kept.
+torch::Tensor linear_without_bias_keeps_its_input() {
+  torch::nn::Linear fc(torch::nn::LinearOptions(40, 20).bias(false));
+  auto loss = fc(torch::randn({12, 40})).relu().sum();
+  auto after = torch::randn({12, 40});
+  return loss;
+}
+
+// Two layers in a Sequential: the first keeps the temporary input, ReLU
+// its result, the second layer that result again (no extra bytes).
+torch::Tensor sequential_forward_keeps_activations() {
+  torch::nn::Sequential net(torch::nn::Linear(32, 64), torch::nn::ReLU(),
+                            torch::nn::Linear(64, 8));
+  auto loss = net->forward(torch::randn({10, 32})).sum();
+  auto after = torch::randn({10, 32});
+  return loss;
+}
+
+// The graph is dropped at the end of the function: what the layers kept
+// is freed with it, and every name holds its tensor to the end anyway.
+void linear_forward_named_input() {
+  torch::nn::Linear fc(24, 12);
+  auto x = torch::randn({6, 24});
+  auto h = torch::tanh(fc(x));
+  auto loss = h.sum();
+  auto after = torch::randn({6, 24});
+}

@@ -197,9 +197,11 @@ def report_peaks(args, verified):
             answered += 1
             got = v["measured"] if v else "not measured"
             diff = ""
-            if v and v["measured"].isdigit() and int(v["measured"]) != peak:
+            # A formula over the parameters' sizes is measured per draw.
+            if (v and v["measured"].isdigit() and isinstance(peak, int)
+                    and int(v["measured"]) != peak):
                 diff = " (%+d B)" % (int(v["measured"]) - peak)
-            print("  %-36s predicted %10d  measured %10s%s  line %s"
+            print("  %-36s predicted %10s  measured %10s%s  line %s"
                   % (name, peak, got, diff, summary.get("peak_line", "?")))
             continue
         reason = summary.get("unknown_reason", "")
