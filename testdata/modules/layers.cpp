@@ -15,9 +15,9 @@ torch::Tensor mlp_layers() {
   return logits;
 }
 
-// Inference with gradients off: autograd keeps nothing for a backward pass,
-// so the live and peak totals hold (with gradients on, as in mlp_layers,
-// they are unknown: the saved tensors outlive their statements).
+// Inference with gradients off: autograd keeps nothing for a backward pass
+// (with gradients on, as in mlp_layers, what each layer's node saves
+// outlives its statement while the graph lives).
 torch::Tensor inference_without_gradients() {
   torch::NoGradGuard no_grad;
   torch::nn::Linear fc(64, 32);
