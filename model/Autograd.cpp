@@ -383,7 +383,10 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
     return R;
   }
   std::optional<NodeSaves> Node = savedByCall(T, Op, *Saves);
-  std::optional<OpSaves> Saved = savedByOp(*Saves, Op);
+  // Every overload's and decomposition's saves: only when the call's own
+  // node is not known.
+  std::optional<OpSaves> Saved =
+      Node ? std::nullopt : savedByOp(*Saves, Op);
   if (!Node && !Saved) {
     R.Unknown = Runs + "what autograd saves for it is not known (" +
                 (Saves->isComposite(atenName(Op))
@@ -491,21 +494,20 @@ GradientTape::savedByCall(const FunctionTrace &T, const OpEvent &Op,
       return Out;
     }
     // Rule 5 of AutogradSaves: saved when the input whose gradient needs
-    // it requires grad.
-    bool Saved = false, NotSaved = false;
+    // it requires grad ("": every gradient needs it).
+    bool Saved = EveryTensorRequiresGrad || TensorArgs == 1;
     if (Guards && Guards->count(Member)) {
       const std::string &NeededBy = Guards->at(Member);
       ValueId Needing = NeededBy.empty() ? NoValue : ArgTensor(NeededBy);
+      auto Kind = ArgIsTensor.find(NeededBy);
+      bool NeedingIsTensor = Kind != ArgIsTensor.end() && Kind->second;
+      // An input that is no tensor, or certainly needs no gradient: no
+      // formula reads the member, so the node does not save it.
+      if (!NeededBy.empty() &&
+          (!NeedingIsTensor || (Needing != NoValue && certainlyNoGrad(T, Needing))))
+        continue;
       Saved = NeededBy.empty() || certainlyRequiresGrad(T, Needing);
-      NotSaved = !NeededBy.empty() && Needing != NoValue &&
-                 certainlyNoGrad(T, Needing);
-      if (!NeededBy.empty() && Needing == NoValue)
-        NotSaved = true; // that input is no tensor: no gradient needs it
-    } else {
-      Saved = EveryTensorRequiresGrad || TensorArgs == 1;
     }
-    if (NotSaved)
-      continue;
     Out.Possible.push_back(Input);
     if (Saved)
       Out.Certain.push_back(Input);
