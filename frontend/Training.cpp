@@ -258,6 +258,22 @@ void TrainingTracker::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
   Done("");
 }
 
+/// `{}` or `torch::Tensor()`: an undefined tensor, as if the argument
+/// were left out (backward({}, true) keeps the graph, gives no gradient).
+static bool isUndefinedTensorLiteral(const Expr *E) {
+  E = E->IgnoreImplicit();
+  if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(E))
+    E = MT->getSubExpr()->IgnoreImplicit();
+  if (const auto *BT = dyn_cast<CXXBindTemporaryExpr>(E))
+    E = BT->getSubExpr()->IgnoreImplicit();
+  if (const auto *IL = dyn_cast<InitListExpr>(E))
+    return IL->getNumInits() == 0;
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(E))
+    return CE->getNumArgs() == 0 ||
+           (CE->getNumArgs() == 1 && isUndefinedTensorLiteral(CE->getArg(0)));
+  return false;
+}
+
 bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
                                           bool Insertable) {
   const auto *MC = dyn_cast<CXXMemberCallExpr>(S);
@@ -284,7 +300,8 @@ bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
     ValueId Loss = FE.tensor(MC->getImplicitObjectArgument());
     std::vector<ValueId> Inputs = {Loss};
     // backward(gradient, retain_graph, create_graph, inputs).
-    bool GradientGiven = MC->getNumArgs() > 0 && !isDefaultArg(MC->getArg(0));
+    bool GradientGiven = MC->getNumArgs() > 0 && !isDefaultArg(MC->getArg(0)) &&
+                         !isUndefinedTensorLiteral(MC->getArg(0));
     if (GradientGiven && isTensorType(MC->getArg(0)->getType()))
       Inputs.push_back(FE.tensor(MC->getArg(0)));
     OpOutcome Use;
@@ -293,15 +310,32 @@ bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
     FE.apply("backward", S, Inputs, Use);
     // backward(gradient, retain_graph = create_graph, create_graph): the
     // graph's saved tensors go unless it is kept.
-    if (!keepsGraph(FE, MC->getNumArgs() > 1 ? MC->getArg(1) : nullptr,
-                    MC->getNumArgs() > 2 ? MC->getArg(2) : nullptr))
-      FE.I.releaseSavedForBackward(Loss);
-    FE.I.totalsUnknown("backward()" + At + " allocates the gradients and its "
-                    "own temporaries, which the totals do not follow (the "
-                    "module summary has the gradients' bytes)");
+    const Expr *RetainArg = MC->getNumArgs() > 1 ? MC->getArg(1) : nullptr;
+    const Expr *CreateArg = MC->getNumArgs() > 2 ? MC->getArg(2) : nullptr;
+    bool KeepGraph = keepsGraph(FE, RetainArg, CreateArg);
+    bool InputsGiven = MC->getNumArgs() > 3 && !isDefaultArg(MC->getArg(3));
+    // The pass is followed node by node (model/AutogradBackward.cpp) when
+    // it starts from the loss alone and builds no graph of its own.
+    std::string NotFollowed;
+    if (GradientGiven)
+      NotFollowed = "it is given the loss's gradient";
+    else if (InputsGiven)
+      NotFollowed = "it is given its inputs";
+    else if (CreateArg && !isDefaultArg(CreateArg) && keepsGraph(FE, nullptr, CreateArg))
+      NotFollowed = "it may build a graph of the gradients (create_graph)";
+    else
+      NotFollowed = FE.I.runBackward({Loss, KeepGraph, FE.Opts.Version});
+    if (!NotFollowed.empty()) {
+      FE.I.backwardNotFollowed();
+      if (!KeepGraph)
+        FE.I.releaseSavedForBackward(Loss);
+      FE.I.totalsUnknown("backward()" + At + " allocates the gradients and "
+                         "its own temporaries, which the totals do not "
+                         "follow here: " + NotFollowed);
+    }
     FE.I.endStatement();
     std::string Why;
-    if (MC->getNumArgs() > 3 && !isDefaultArg(MC->getArg(3)))
+    if (InputsGiven)
       Why = "backward() is given its inputs" + At;
     const TensorValue &LV = FE.I.value(Loss);
     // Without a gradient the loss must have one element (LibTorch throws

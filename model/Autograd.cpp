@@ -129,6 +129,9 @@ std::string gradSourceText(const FunctionTrace &T, ValueId Leaf) {
 /// The op's ATen name: the table's canonical one, else the name written
 /// without its overload ("max.dim": max).
 std::string atenName(const OpEvent &Op) {
+  // Tensor::operator-() runs the table's sub with one argument: ATen's neg.
+  if (Op.Code == OpCode::sub && Op.Name == "neg")
+    return "neg";
   const std::string &Name = Op.Code != NoOpCode ? opInfo(Op.Code).Name : Op.Name;
   return Name.substr(0, Name.find('.'));
 }
@@ -451,19 +454,39 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
   return R;
 }
 
-std::optional<GradientTape::NodeSaves>
-GradientTape::savedByCall(const FunctionTrace &T, const OpEvent &Op,
-                          const AutogradSaves &Saves) const {
+std::optional<std::pair<std::string, std::vector<OpArgument>>>
+GradientTape::nodeOf(const FunctionTrace &T, const OpEvent &Op,
+                     const AutogradSaves &Saves) const {
   std::optional<RecordedCall> Call = recordedCall(T, Op, Saves);
   if (!Call)
     return std::nullopt;
-  const std::vector<OpArgument> &Args = Call->Args;
   std::map<std::string, bool> ArgIsTensor;
-  for (const OpArgument &A : Args)
+  for (const OpArgument &A : Call->Args)
     ArgIsTensor.emplace(A.Name, A.IsTensor);
   std::optional<std::string> Node = Saves.nodeFor(Call->Op, ArgIsTensor);
   if (!Node)
     return std::nullopt;
+  return std::make_pair(*Node, std::move(Call->Args));
+}
+
+const GradientTape::Pending *GradientTape::pendingOf(OpId Op) const {
+  for (const Pending &P : Saving)
+    if (P.Op == Op)
+      return &P;
+  return nullptr;
+}
+
+std::optional<GradientTape::NodeSaves>
+GradientTape::savedByCall(const FunctionTrace &T, const OpEvent &Op,
+                          const AutogradSaves &Saves) const {
+  auto Call = nodeOf(T, Op, Saves);
+  if (!Call)
+    return std::nullopt;
+  const std::vector<OpArgument> &Args = Call->second;
+  std::map<std::string, bool> ArgIsTensor;
+  for (const OpArgument &A : Args)
+    ArgIsTensor.emplace(A.Name, A.IsTensor);
+  const std::optional<std::string> Node = Call->first;
   auto Guards = AutogradSaves::inputGuards(*Node);
   auto ArgTensor = [&](const std::string &Name) {
     for (const OpArgument &A : Args)
@@ -580,7 +603,15 @@ std::string GradientTape::finish(const FunctionTrace &T) const {
       return lineText(T.Ops.at(OpId)) + " runs with gradients on: its node "
              "holds the leaf tensor it reads (through AccumulateGrad) for as "
              "long as the graph lives, which the totals do not follow";
+  for (ValueId Leaf : GradDefined)
+    if (!aliveToEnd(T, Leaf))
+      return "backward() gives a tensor a .grad that lives as long as the "
+             "tensor, which may go before the function ends; the totals do "
+             "not follow that";
   for (const Pending &P : Saving) {
+    // Released by a followed backward(): the ledger let them go there.
+    if (Released.count(P.Op))
+      continue;
     const OpEvent &Op = T.Ops.at(P.Op);
     bool Outlives = graphOutlives(T, Op.Result);
     // Held to the return by the ledger: exact when the node lives that

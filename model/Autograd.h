@@ -63,6 +63,44 @@ TensorValue autogradGradient(const TensorValue &Input, bool MayBeUndefined);
 
 class AutogradSaves;
 
+/// One event of a backward() pass (GradientTape::backward), in the order
+/// LibTorch's engine runs them: the Interpreter replays them on its ledger.
+struct BackwardStep {
+  enum class Kind {
+    /// A new buffer of Bytes: a gradient, a formula's temporary, the seed.
+    Allocate,
+    /// The last reference to Buffer went away.
+    Free,
+    /// Op's node released what it saved (retain_graph false).
+    ReleaseSaved,
+    /// Buffer is now Leaf's .grad: it lives as long as the leaf.
+    KeepAsGrad,
+  };
+  Kind K = Kind::Allocate;
+  int Buffer = -1;
+  SymSize Bytes = 0;
+  /// ReleaseSaved: the forward op whose node ran.
+  OpId Op = NoOp;
+  /// Allocate: the tensor the buffer is a gradient of (NoValue for a
+  /// temporary); KeepAsGrad: the leaf.
+  ValueId Of = NoValue;
+};
+
+struct BackwardRequest {
+  ValueId Root = NoValue;
+  /// retain_graph: the nodes keep what they saved.
+  bool KeepGraph = false;
+  /// The parsed headers' version: the rules of GradientTape::backward are
+  /// LibTorch 1.13's.
+  TorchVersion Version;
+};
+
+struct BackwardPlan {
+  std::vector<BackwardStep> Steps;
+  /// Non-empty: why the pass is not followed (Steps is then empty).
+  std::string Unknown;
+};
+
 /// What autograd records and keeps in one function (issue 36), op by op as
 /// the Interpreter applies them.
 ///
@@ -119,6 +157,15 @@ public:
   /// The recorded ops Root is computed from whose nodes save something:
   /// backward() from Root releases what they saved (retain_graph false).
   std::vector<OpId> savingAncestors(const FunctionTrace &T, ValueId Root) const;
+  /// What `Root.backward()` allocates and frees, node by node (rules in
+  /// AutogradBackward.cpp); on success the leaves it reaches have a .grad
+  /// and, without KeepGraph, the nodes' saves are released. Called right
+  /// after the ops before it were recorded.
+  BackwardPlan backward(const FunctionTrace &T, const BackwardRequest &R,
+                        const AutogradSaves &Saves);
+  /// A backward() the analysis did not follow ran: which leaves have a
+  /// .grad is no longer known.
+  void backwardNotFollowed() { GradsKnown = false; }
 
 private:
   struct Pending {
@@ -158,6 +205,18 @@ private:
   std::vector<Pending> Saving;
   std::vector<std::pair<OpId, ValueId>> LeafEdges;
   std::set<ValueId> HeldLeaves;
+  /// Leaves (their tensors) a followed backward() gave a .grad.
+  std::set<ValueId> GradDefined;
+  bool GradsKnown = true;
+  /// Ops whose node released what it saved in a followed backward().
+  std::set<OpId> Released;
+  /// The backward node Op records and the call's arguments by that node's
+  /// schema (Autograd.cpp's recordedCall); nullopt: not known.
+  std::optional<std::pair<std::string, std::vector<OpArgument>>>
+  nodeOf(const FunctionTrace &T, const OpEvent &Op,
+         const AutogradSaves &Saves) const;
+  /// The pending saves of Op, or null when its node saves nothing.
+  const Pending *pendingOf(OpId Op) const;
   /// V's storage is alive at the function's end whatever autograd does: a
   /// name holds it to the end, the caller owns it, or a held leaf.
   bool aliveToEnd(const FunctionTrace &T, ValueId V) const;

@@ -3,6 +3,7 @@
 #include <set>
 #include "model/ShapeEnv.h"
 #include "model/Decide.h"
+#include "model/Geometry.h"
 
 #include <algorithm>
 
@@ -288,20 +289,111 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   return E.Result;
 }
 
-void Interpreter::releaseSavedForBackward(ValueId Root) {
-  for (OpId Op : Tape.savingAncestors(Trace, Root)) {
-    auto It = SavedHolds.find(Op);
-    if (It == SavedHolds.end())
-      continue;
-    for (const std::string &Key : It->second) {
-      auto Held = Names.find(Key);
-      if (Held != Names.end())
-        if (StorageId S = value(Held->second).Storage; S != NoStorage)
-          --SavedRefs[S];
-      drop(Key);
-    }
-    SavedHolds.erase(It);
+void Interpreter::releaseSavedBy(OpId Op) {
+  auto It = SavedHolds.find(Op);
+  if (It == SavedHolds.end())
+    return;
+  for (const std::string &Key : It->second) {
+    auto Held = Names.find(Key);
+    if (Held != Names.end())
+      if (StorageId S = value(Held->second).Storage; S != NoStorage)
+        --SavedRefs[S];
+    drop(Key);
   }
+  SavedHolds.erase(It);
+}
+
+void Interpreter::releaseSavedForBackward(ValueId Root) {
+  for (OpId Op : Tape.savingAncestors(Trace, Root))
+    releaseSavedBy(Op);
+}
+
+std::string Interpreter::runBackward(const BackwardRequest &R) {
+  if (!Saves || Saves->nodeCount() == 0)
+    return "torch/csrc/autograd/generated/Functions.h was not found with the "
+           "parsed torch/version.h";
+  BackwardPlan Plan = Tape.backward(Trace, R, *Saves);
+  if (!Plan.Unknown.empty())
+    return Plan.Unknown;
+  OpId Producer = Trace.Ops.empty() ? NoOp : Trace.Ops.back().Id;
+  std::map<int, std::string> Keys;
+  std::map<int, SymSize> Sizes;
+  // The op's figures: what stays (the .grad buffers), what came and went,
+  // and the most the pass's own buffers held at once above what stays.
+  std::optional<SymSize> Kept = SymSize(0), Freed = SymSize(0),
+                         Live = SymSize(0), Peak = SymSize(0);
+  for (const BackwardStep &S : Plan.Steps) {
+    switch (S.K) {
+    case BackwardStep::Kind::Allocate:
+      Sizes[S.Buffer] = S.Bytes;
+      Live = addSizes(Live, S.Bytes);
+      if (Live && Peak)
+        Peak = SymSize::max(*Peak, *Live);
+      break;
+    case BackwardStep::Kind::Free:
+      Freed = addSizes(Freed, Sizes.at(S.Buffer));
+      if (Live)
+        Live = *Live - Sizes.at(S.Buffer);
+      break;
+    case BackwardStep::Kind::KeepAsGrad:
+      Kept = addSizes(Kept, Sizes.at(S.Buffer));
+      break;
+    case BackwardStep::Kind::ReleaseSaved:
+      break;
+    }
+  }
+  if (!Trace.Ops.empty()) {
+    OpEvent &E = Trace.Ops.back();
+    E.AllocatedBytes = Kept;
+    E.TransientTotalBytes = Freed;
+    E.TransientBytes = Peak && Kept ? std::optional<SymSize>(*Peak - *Kept) : std::nullopt;
+  }
+  for (const BackwardStep &S : Plan.Steps) {
+    switch (S.K) {
+    case BackwardStep::Kind::Allocate: {
+      StorageInfo Info;
+      Info.Id = static_cast<StorageId>(Trace.Storages.size());
+      Info.Producer = Producer;
+      Info.Bytes = S.Bytes;
+      if (S.Of != NoValue)
+        Info.Dev = value(S.Of).Dev;
+      Trace.Storages.push_back(Info);
+      RefCount.push_back(0);
+      ValueInfo VI;
+      VI.Value = S.Of != NoValue ? value(S.Of) : unknownTensor("");
+      VI.Value.UnknownReason.clear();
+      if (VI.Value.Sizes)
+        VI.Value.Strides = contiguousStrides(*VI.Value.Sizes);
+      VI.Value.Offset = SymSize(0);
+      VI.Value.Storage = Info.Id;
+      VI.Producer = Producer;
+      Trace.Values.push_back(VI);
+      std::string Key = "\x01backward buffer " + std::to_string(Info.Id);
+      holdUntilReturn(Key, static_cast<ValueId>(Trace.Values.size() - 1));
+      Keys[S.Buffer] = Key;
+      notePeak(SymSize(0));
+      break;
+    }
+    case BackwardStep::Kind::Free:
+      drop(Keys.at(S.Buffer));
+      break;
+    case BackwardStep::Kind::ReleaseSaved:
+      releaseSavedBy(S.Op);
+      break;
+    case BackwardStep::Kind::KeepAsGrad: {
+      // Its key holds it until the function returns; the timeline names
+      // it after its leaf.
+      StorageId Grad = value(Names.at(Keys.at(S.Buffer))).Storage;
+      for (const Binding &B : Trace.Bindings)
+        if (B.Value >= 0 && tensorOf(B.Value) == S.Of) {
+          Trace.Storages[Grad].FirstName = B.Name + ".grad";
+          break;
+        }
+      break;
+    }
+    }
+  }
+  return "";
 }
 
 ValueId Interpreter::unknown(const std::string &What, const std::string &Reason,

@@ -153,6 +153,13 @@ public:
   /// backward() from Root without retain_graph: what the nodes of Root's
   /// graph saved is released now.
   void releaseSavedForBackward(ValueId Root);
+  /// backward() from R.Root, followed node by node (GradientTape::backward):
+  /// its gradients, temporaries and releases go on the ledger of the
+  /// current statement, the leaves' .grad held as long as the function.
+  /// Returns why the pass is not followed (then nothing changed), or "".
+  std::string runBackward(const BackwardRequest &R);
+  /// A backward() whose allocations are not followed ran.
+  void backwardNotFollowed() { Tape.backwardNotFollowed(); }
   /// Notes that totals cannot be exact (an allocation inside a loop).
   void totalsUnknown(const std::string &Reason);
   void recordUnknown(const std::string &What, const std::string &Reason,
@@ -179,6 +186,8 @@ private:
   /// Ends the binding Key holds now, if it has a report row.
   void endBinding(const std::string &Key, bool AtScopeEnd);
   void notePeak(std::optional<SymSize> ExtraBytes);
+  /// Op's node lets go of what it saved.
+  void releaseSavedBy(OpId Op);
 
   FunctionTrace Trace;
   std::map<std::string, ValueId> Names;

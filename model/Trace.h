@@ -79,6 +79,11 @@ struct OpArgument {
   bool IsTensor = false; // a tensor or a list of tensors
   /// A single tensor given for it (NoValue: absent, a list, not a tensor).
   ValueId Tensor = NoValue;
+  /// A number given for it, when a constant (an int, a bool, a Scalar):
+  /// what a backward formula reads (pow's exponent, softmax's dim).
+  std::optional<double> Number;
+  /// Not given: the schema's default.
+  bool Absent = false;
 };
 
 struct OpEvent {
