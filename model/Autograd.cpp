@@ -227,9 +227,10 @@ std::optional<RecordedCall> recordedCall(const FunctionTrace &T, const OpEvent &
     }
     OpArgument Self = *Bias;
     Self.Name = "self";
-    return RecordedCall{"addmm", {Self, Mat1, Mat2,
-                                  OpArgument{"beta", false, NoValue},
-                                  OpArgument{"alpha", false, NoValue}}};
+    OpArgument One{"beta", false, NoValue, 1.0};
+    OpArgument Alpha = One;
+    Alpha.Name = "alpha";
+    return RecordedCall{"addmm", {Self, Mat1, Mat2, One, Alpha}};
   }
   if (Name == "matmul") {
     const OpArgument *Other = Arg("other");

@@ -37,6 +37,7 @@
 #include "model/AutogradSaves.h"
 #include "model/DType.h"
 #include "model/Geometry.h"
+#include "model/ops/OpCodes.h"
 
 #include <algorithm>
 #include <functional>
@@ -341,39 +342,79 @@ std::string backwardFormula(PassLedger &L, const NodeCall &C, Gradients &Out) {
       Out.push_back({Other, L.fresh(*B, Result)});
     return "";
   }
-  if (C.Node == "MmBackward0") {
-    // mat2's gradient first, then self's (the generated code's order),
-    // each a product laid out as its input; a gradient BLAS cannot read
-    // (stride 0) is copied to a dense one for each product.
-    ValueId Mat2 = C.tensor("mat2");
-    for (ValueId M : {Self, Mat2}) {
+  if (C.Node == "MseLossBackward0") {
+    // mse_loss_backward: zeros_like(self), written by one TensorIterator
+    // (the norm is a double argument of the kernel, not a tensor).
+    if (C.Needs("target"))
+      return NotFollowed + "computes the target's gradient, which is not "
+                           "measured";
+    return C.Needs("self") ? Elementwise(Self, {}) : "";
+  }
+  if (C.Node == "MmBackward0" || C.Node == "AddmmBackward0") {
+    // Each matrix's gradient is a product laid out as that matrix
+    // (mm_mat1_backward, mm_mat2_backward); a gradient BLAS cannot read
+    // (stride 0, from sum()) is first copied to a dense one, for each
+    // product. mm computes mat2's then self's; addmm mat1's then mat2's,
+    // then bias's: the gradient itself, summed to the bias's shape.
+    //
+    // Linear records addmm(bias, input, weight.t()) (mm without a bias):
+    // mat2 is the weight's transpose, and TBackward0 hands its gradient,
+    // laid out as the transpose, to the weight as a dense tensor.
+    bool Addmm = C.Node == "AddmmBackward0";
+    bool OfLinear = C.Op.Code == OpCode::linear;
+    const char *First = Addmm ? "mat1" : "self";
+    ValueId Mat1 = C.tensor(First), Mat2 = C.tensor("mat2");
+    auto OperandLayout = [&](ValueId M) -> std::optional<Layout> {
+      std::optional<Layout> Own = layoutOf(C.value(M));
+      if (M != Mat2 || !OfLinear || !Own)
+        return Own;
+      return *Own == Layout::Dense ? std::optional<Layout>(Layout::Transposed)
+                                   : std::nullopt;
+    };
+    for (ValueId M : {Mat1, Mat2}) {
       const TensorValue &V = C.value(M);
-      if (!layoutOf(V) || !V.Sizes || V.Sizes->size() != 2)
+      if (M == NoValue || !OperandLayout(M) || !V.Sizes || V.Sizes->size() != 2)
         return NotFollowed + "reads a matrix whose layout is not followed";
       for (const SymSize &D : *V.Sizes)
         if (!D.constant() || *D.constant() < 2)
           return NotFollowed + "multiplies matrices with a size not known "
                                "to be over 1";
     }
+    if (Addmm)
+      for (const char *Scale : {"beta", "alpha"}) {
+        const OpArgument *A = C.arg(Scale);
+        if (A && !A->Absent && A->Number != std::optional<double>(1.0))
+          return NotFollowed + "scales by a " + Scale + " not known to be 1";
+      }
+    if (G == Layout::Transposed)
+      return NotFollowed + "reads a gradient laid out in a way not followed";
     auto ResultBytes = Bytes(Result);
     if (!ResultBytes)
       return NotFollowed + "reads a gradient of unknown size";
-    for (const char *Name : {"mat2", "self"}) {
-      if (!C.Needs(Name))
+    std::vector<ValueId> Order = Addmm ? std::vector<ValueId>{Mat1, Mat2}
+                                       : std::vector<ValueId>{Mat2, Mat1};
+    Gradients Products;
+    for (ValueId In : Order) {
+      if (!C.Needs(In == Mat1 ? First : "mat2"))
         continue;
-      ValueId In = C.tensor(Name);
       auto B = Bytes(In);
       if (!B)
         return NotFollowed + "makes a gradient of unknown size";
-      int H = L.fresh(*B, In, *layoutOf(C.value(In)));
+      Layout Laid = In == Mat2 && OfLinear ? Layout::Dense : *OperandLayout(In);
+      int H = L.fresh(*B, In, Laid);
       if (G == Layout::Expanded)
         L.release(L.fresh(*ResultBytes, NoValue));
-      Out.push_back({In, H});
+      Products.push_back({In, H});
     }
-    // Out lists self before mat2: the gradients go in the inputs' order.
-    std::stable_sort(Out.begin(), Out.end(), [&](const auto &A, const auto &B) {
-      return A.first == Self && B.first != Self;
-    });
+    // The gradients go in the inputs' order: self (the bias), mat1, mat2.
+    if (Addmm && C.Needs("self")) {
+      L.retain(C.Grad);
+      Out.push_back({Self, C.Grad});
+    }
+    for (ValueId In : {Mat1, Mat2})
+      for (const auto &P : Products)
+        if (P.first == In)
+          Out.push_back(P);
     return "";
   }
   if (C.Node == "TBackward0") {

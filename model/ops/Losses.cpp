@@ -191,6 +191,15 @@ RuleResult elementwiseLoss(const OpCall &C, const ElementwiseLoss &L) {
     if (!Out.StorageBytes)
       return notModelledOnAll(C, "the size of " + L.Op + "'s unreduced loss "
                                  "does not fit in int64");
+    // 1.13's mse_loss_out computes the unreduced loss into a temporary of
+    // the same size and reduces it into the result with mean_out (sum_out,
+    // then div_ by the count: a wrapped int64 scalar converted to float,
+    // 8 + 4 B) or sum_out; measured with a counting allocator.
+    if (L.Op == "mse_loss" && C.Version.Major == 1 && C.Version.Minor == 13 &&
+        Typed.Type == std::optional<DType>(DType::Float32))
+      Out.TransientBytes =
+          R == Reduction::Mean ? addSizes(Out.StorageBytes, SymSize(12))
+                               : Out.StorageBytes;
   }
   return one(Out, L.Op);
 }

@@ -97,3 +97,64 @@ void saved_sigmoid_then_backward() {
   auto b = torch::randn({128, 256});
   s.backward();
 }
+
+// A leaf's first gradient, expanded by sum(), is copied into its .grad;
+// mean()'s dense gradient is adopted.
+void sum_of_a_leaf_copies_its_gradient() {
+  auto w = torch::randn({64, 32}, torch::requires_grad());
+  auto loss = w.sum();
+  loss.backward();
+}
+
+void mean_of_a_leaf_adopts_its_gradient() {
+  auto w = torch::randn({64, 32}, torch::requires_grad());
+  auto loss = w.mean();
+  loss.backward();
+}
+
+// Both operands of mm require grad: each product copies the expanded
+// gradient it reads.
+void mm_both_operands_backward() {
+  auto a = torch::randn({16, 64}, torch::requires_grad());
+  auto w = torch::randn({64, 32}, torch::requires_grad());
+  auto loss = torch::mm(a, w).sum();
+  loss.backward();
+}
+
+// relu's saved output, unnamed, is released when ReluBackward0 runs.
+void relu_of_a_leaf_backward() {
+  auto a = torch::randn({16, 64}, torch::requires_grad());
+  auto loss = torch::relu(a).sum();
+  loss.backward();
+}
+
+// a's two gradients (through the product and the difference) are added
+// out of place before its AccumulateGrad runs.
+void sub_mul_accumulates_a_leaf() {
+  auto a = torch::randn({16, 64}, torch::requires_grad());
+  auto b = torch::randn({16, 64}, torch::requires_grad());
+  auto loss = ((a - b) * a).sum();
+  loss.backward();
+}
+
+void pow_three_backward() {
+  auto a = torch::randn({16, 64}, torch::requires_grad());
+  auto loss = a.pow(3).sum();
+  loss.backward();
+}
+
+// x * x: one node, both gradients to the same leaf.
+void square_by_mul_backward() {
+  auto x = torch::randn({32, 48}, torch::requires_grad());
+  auto loss = (x * x).mean();
+  loss.backward();
+}
+
+// A broadcast bias gets its gradient summed to its shape.
+void broadcast_bias_backward() {
+  auto w = torch::randn({40, 24}, torch::requires_grad());
+  auto b = torch::randn({24}, torch::requires_grad());
+  auto x = torch::randn({30, 40});
+  auto loss = torch::tanh(torch::mm(x, w) + b).sum();
+  loss.backward();
+}

@@ -83,3 +83,39 @@ void lstm_backward() {
   auto loss = out.pow(2).mean();
   loss.backward();
 }
+
+// Linear's AddmmBackward0: the weight's gradient after a copy of the
+// expanded gradient, the bias's summed to its shape.
+void linear_sum_backward() {
+  torch::nn::Linear fc(64, 16);
+  auto x = torch::randn({32, 64});
+  auto loss = fc->forward(x).sum();
+  loss.backward();
+}
+
+void linear_without_bias_mean_backward() {
+  torch::nn::Linear fc(torch::nn::LinearOptions(64, 16).bias(false));
+  auto x = torch::randn({32, 64});
+  auto loss = fc->forward(x).mean();
+  loss.backward();
+}
+
+// Two layers: the second computes its input's gradient too; tanh's and
+// pow's saved tensors go as their nodes run.
+void two_linear_tanh_backward() {
+  torch::nn::Linear fc1(24, 32);
+  torch::nn::Linear fc2(32, 6);
+  auto x = torch::randn({10, 24});
+  auto loss = fc2->forward(torch::tanh(fc1->forward(x))).pow(2).mean();
+  loss.backward();
+}
+
+// The same layers in a Sequential, with an mse loss against a target.
+void sequential_mse_backward() {
+  torch::nn::Sequential net(torch::nn::Linear(20, 40), torch::nn::ReLU(),
+                            torch::nn::Linear(40, 4));
+  auto x = torch::randn({16, 20});
+  auto y = torch::randn({16, 4});
+  auto loss = torch::mse_loss(net->forward(x), y);
+  loss.backward();
+}
