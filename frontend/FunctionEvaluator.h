@@ -377,6 +377,11 @@ public:
     /// with a .grad.
     unsigned PerParameter = 0;
     bool AtConstruction = false;
+    /// What step() reads to follow its allocations (model/Optimizers.h).
+    OptimizerKind Kind;
+    /// Declared in the function body's outermost block: its state lives
+    /// until the function returns.
+    bool LivesToReturn = false;
     std::map<std::string, Holding> State;
   };
   std::map<std::string, OptimizerValue> Optimizers;

@@ -650,6 +650,25 @@ bool ModuleTracker::onlyRun(const VarDecl *VD) const {
         ++Runs;
       return true;
     }
+    // torch::optim::SGD opt(fc->parameters(), ...): the optimizer holds
+    // handles to the parameters; step() and zero_grad() change them in
+    // place, which the tape's leaves follow (Training.cpp).
+    bool VisitCXXConstructExpr(CXXConstructExpr *E) {
+      if (E->getNumArgs() < 1 || !TrainingTracker::isOptimizerType(E->getType()))
+        return true;
+      const auto *PC = dyn_cast_or_null<CXXMemberCallExpr>(throughCopies(E->getArg(0)));
+      const CXXMethodDecl *PM = PC ? PC->getMethodDecl() : nullptr;
+      if (!PM || !PM->getIdentifier() || PM->getName() != "parameters" ||
+          (PC->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(PC->getArg(0))))
+        return true;
+      const Expr *Object = strip(PC->getImplicitObjectArgument());
+      if (const auto *Arrow = dyn_cast_or_null<CXXOperatorCallExpr>(Object);
+          Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
+        Object = Arrow->getArg(0);
+      if (namedDecl(Object) == VD)
+        ++Runs;
+      return true;
+    }
   } U;
   U.VD = VD;
   U.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));

@@ -232,6 +232,15 @@ void TrainingTracker::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
       return std::nullopt;
     return It->second.Bool;
   };
+  O.Kind.Type = O.Type;
+  O.Kind.Version = FE.Opts.Version;
+  O.Kind.Momentum = Number("momentum");
+  O.Kind.WeightDecay = Number("weight_decay");
+  O.Kind.Nesterov = Flag("nesterov");
+  O.Kind.Amsgrad = Flag("amsgrad");
+  if (const auto *Body = dyn_cast_or_null<CompoundStmt>(FE.FD.getBody()))
+    O.LivesToReturn = std::find(Body->body_begin(), Body->body_end(), DS) !=
+                      Body->body_end();
   if (O.Type == "SGD") {
     auto M = Number("momentum");
     if (!M)
@@ -407,6 +416,13 @@ bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
       for (auto &[P, H] : FE.Grads[ModuleKey])
         Set(H, Holding::No, "");
     }
+    // zero_grad(false) zeroes each .grad in place (1.13's default);
+    // otherwise the gradients backward() left may be freed here.
+    if (ToNone != std::optional<bool>(false) && FE.I.anyGrad()) {
+      FE.I.backwardNotFollowed();
+      FE.I.totalsUnknown("zero_grad()" + At + " may free the gradients, "
+                         "which the totals do not follow");
+    }
     if (ModuleKey.empty())
       FE.GradsWhy = "zero_grad()" + At + " on an object the analysis does not "
                  "follow";
@@ -419,12 +435,45 @@ bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
     return true;
   }
   OptimizerValue &O = FE.Optimizers.at(FE.key(D));
-  FE.I.totalsUnknown("step()" + At + " allocates the optimizer's state, which "
-                  "the totals do not follow (the module summary has its "
-                  "bytes)");
+  auto MIt = FE.Modules.find(O.ModuleKey);
+  // Its allocations, parameter by parameter (model/Optimizers.h), where the
+  // parameters' gradients are the tape's and the state lives to the end.
+  std::string StepWhy = O.Why;
+  if (StepWhy.empty() && MIt == FE.Modules.end())
+    StepWhy = "its parameters are not a module built here";
+  else if (StepWhy.empty() && !MIt->second.ParamsOnTape)
+    StepWhy = "the gradients of '" + MIt->second.Name + "' are not followed "
+              "(it is used other than by running it and handing its "
+              "parameters() to an optimizer, or is not built in the "
+              "function's own scope)";
+  else if (StepWhy.empty() && !O.LivesToReturn)
+    StepWhy = "the optimizer is declared in an inner block";
+  FE.statements().openStatement(E, F, Insertable);
+  OpOutcome Use;
+  Use.Kind = OpKind::Use;
+  Use.ReadBytes = Use.WrittenBytes = 0;
+  FE.apply("step", S, {}, Use);
+  if (StepWhy.empty()) {
+    std::vector<std::pair<ValueId, bool>> Params;
+    for (const auto &[P, Shape] : MIt->second.ParamShapes) {
+      if (MIt->second.Buffers.count(P))
+        continue;
+      auto V = MIt->second.Params.find(P);
+      if (V == MIt->second.Params.end()) {
+        StepWhy = "parameter '" + P + "' is not followed";
+        break;
+      }
+      Params.push_back({V->second, O.State[P].H == Holding::Yes});
+    }
+    if (StepWhy.empty())
+      StepWhy = FE.I.runOptimizerStep(O.Kind, O.Name + "'s state", Params);
+  }
+  if (!StepWhy.empty())
+    FE.I.totalsUnknown("step()" + At + " allocates the optimizer's state, "
+                       "which the totals do not follow here: " + StepWhy);
+  FE.I.endStatement();
   if (!O.Why.empty() || O.AtConstruction)
     return true;
-  auto MIt = FE.Modules.find(O.ModuleKey);
   if (MIt == FE.Modules.end())
     return true;
   for (const auto &[P, V] : MIt->second.Params) {

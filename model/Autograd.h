@@ -75,6 +75,9 @@ struct BackwardStep {
     ReleaseSaved,
     /// Buffer is now Leaf's .grad: it lives as long as the leaf.
     KeepAsGrad,
+    /// Buffer is an optimizer's state of parameter Of: it lives as long as
+    /// the optimizer.
+    KeepAsState,
   };
   Kind K = Kind::Allocate;
   int Buffer = -1;
@@ -166,6 +169,14 @@ public:
   /// A backward() the analysis did not follow ran: which leaves have a
   /// .grad is no longer known.
   void backwardNotFollowed() { GradsKnown = false; }
+  /// Whether V (a leaf) has a .grad; nullopt: not known.
+  std::optional<bool> hasGrad(const FunctionTrace &T, ValueId V) const {
+    if (!GradsKnown || V < 0 || V >= static_cast<ValueId>(T.Values.size()))
+      return std::nullopt;
+    ValueId Same = T.Values[V].SameTensorAs;
+    return GradDefined.count(Same == NoValue ? V : Same) > 0;
+  }
+  bool anyGrad() const { return !GradDefined.empty() || !GradsKnown; }
 
 private:
   struct Pending {

@@ -4,6 +4,7 @@
 #include "model/ShapeEnv.h"
 #include "model/Decide.h"
 #include "model/Geometry.h"
+#include "model/Optimizers.h"
 
 #include <algorithm>
 
@@ -315,11 +316,34 @@ std::string Interpreter::runBackward(const BackwardRequest &R) {
   BackwardPlan Plan = Tape.backward(Trace, R, *Saves);
   if (!Plan.Unknown.empty())
     return Plan.Unknown;
+  replay(Plan, "");
+  return "";
+}
+
+std::string Interpreter::runOptimizerStep(
+    const OptimizerKind &K, const std::string &StateName,
+    std::vector<std::pair<ValueId, bool>> ParamsWithState) {
+  std::vector<OptimizerParameter> Params;
+  for (const auto &[V, HasState] : ParamsWithState) {
+    std::optional<bool> Grad = Tape.hasGrad(Trace, V);
+    if (!Grad)
+      return "which parameters have a .grad is not known";
+    Params.push_back({V, *Grad, HasState});
+  }
+  BackwardPlan Plan = optimizerStep(Trace, K, Params);
+  if (!Plan.Unknown.empty())
+    return Plan.Unknown;
+  replay(Plan, StateName);
+  return "";
+}
+
+void Interpreter::replay(const BackwardPlan &Plan, const std::string &StateName) {
   OpId Producer = Trace.Ops.empty() ? NoOp : Trace.Ops.back().Id;
   std::map<int, std::string> Keys;
   std::map<int, SymSize> Sizes;
-  // The op's figures: what stays (the .grad buffers), what came and went,
-  // and the most the pass's own buffers held at once above what stays.
+  // The op's figures: what stays (a .grad, the optimizer's state), what
+  // came and went, and the most the steps' own buffers held at once above
+  // what stays.
   std::optional<SymSize> Kept = SymSize(0), Freed = SymSize(0),
                          Live = SymSize(0), Peak = SymSize(0);
   for (const BackwardStep &S : Plan.Steps) {
@@ -336,6 +360,7 @@ std::string Interpreter::runBackward(const BackwardRequest &R) {
         Live = *Live - Sizes.at(S.Buffer);
       break;
     case BackwardStep::Kind::KeepAsGrad:
+    case BackwardStep::Kind::KeepAsState:
       Kept = addSizes(Kept, Sizes.at(S.Buffer));
       break;
     case BackwardStep::Kind::ReleaseSaved:
@@ -348,6 +373,14 @@ std::string Interpreter::runBackward(const BackwardRequest &R) {
     E.TransientTotalBytes = Freed;
     E.TransientBytes = Peak && Kept ? std::optional<SymSize>(*Peak - *Kept) : std::nullopt;
   }
+  auto NameOf = [&](ValueId Of) -> std::string {
+    for (const Binding &B : Trace.Bindings)
+      if (B.Value >= 0 && tensorOf(B.Value) == Of)
+        return B.Name;
+    if (const OpEvent *Op = Of >= 0 ? Trace.producer(Of) : nullptr)
+      return Op->Note.substr(0, Op->Note.find(" ("));
+    return "";
+  };
   for (const BackwardStep &S : Plan.Steps) {
     switch (S.K) {
     case BackwardStep::Kind::Allocate: {
@@ -368,7 +401,7 @@ std::string Interpreter::runBackward(const BackwardRequest &R) {
       VI.Value.Storage = Info.Id;
       VI.Producer = Producer;
       Trace.Values.push_back(VI);
-      std::string Key = "\x01backward buffer " + std::to_string(Info.Id);
+      std::string Key = "\x01step buffer " + std::to_string(Info.Id);
       holdUntilReturn(Key, static_cast<ValueId>(Trace.Values.size() - 1));
       Keys[S.Buffer] = Key;
       notePeak(SymSize(0));
@@ -380,20 +413,20 @@ std::string Interpreter::runBackward(const BackwardRequest &R) {
     case BackwardStep::Kind::ReleaseSaved:
       releaseSavedBy(S.Op);
       break;
-    case BackwardStep::Kind::KeepAsGrad: {
+    case BackwardStep::Kind::KeepAsGrad:
+    case BackwardStep::Kind::KeepAsState: {
       // Its key holds it until the function returns; the timeline names
-      // it after its leaf.
-      StorageId Grad = value(Names.at(Keys.at(S.Buffer))).Storage;
-      for (const Binding &B : Trace.Bindings)
-        if (B.Value >= 0 && tensorOf(B.Value) == S.Of) {
-          Trace.Storages[Grad].FirstName = B.Name + ".grad";
-          break;
-        }
+      // it after its tensor.
+      StorageId Kept = value(Names.at(Keys.at(S.Buffer))).Storage;
+      std::string Name = NameOf(S.Of);
+      if (!Name.empty())
+        Trace.Storages[Kept].FirstName =
+            S.K == BackwardStep::Kind::KeepAsGrad ? Name + ".grad"
+                                                  : StateName + " of " + Name;
       break;
     }
     }
   }
-  return "";
 }
 
 ValueId Interpreter::unknown(const std::string &What, const std::string &Reason,

@@ -10,6 +10,7 @@
 
 #include "model/Autograd.h"
 #include "model/AutogradSaves.h"
+#include "model/Optimizers.h"
 #include "model/Ops.h"
 #include "model/Trace.h"
 
@@ -158,6 +159,14 @@ public:
   /// current statement, the leaves' .grad held as long as the function.
   /// Returns why the pass is not followed (then nothing changed), or "".
   std::string runBackward(const BackwardRequest &R);
+  /// optimizer.step() over ParamsWithState (each parameter, and whether
+  /// the optimizer holds its state already), followed as model/Optimizers.h
+  /// says; the state is held as long as the function, named StateName.
+  /// Returns why not followed (then nothing changed), or "".
+  std::string runOptimizerStep(const OptimizerKind &K, const std::string &StateName,
+                               std::vector<std::pair<ValueId, bool>> ParamsWithState);
+  /// Whether a backward() gave any tensor a .grad (or may have).
+  bool anyGrad() const { return Tape.anyGrad(); }
   /// A backward() whose allocations are not followed ran.
   void backwardNotFollowed() { Tape.backwardNotFollowed(); }
   /// Notes that totals cannot be exact (an allocation inside a loop).
@@ -186,6 +195,8 @@ private:
   /// Ends the binding Key holds now, if it has a report row.
   void endBinding(const std::string &Key, bool AtScopeEnd);
   void notePeak(std::optional<SymSize> ExtraBytes);
+  /// Puts a backward pass's or a step's buffers on the ledger.
+  void replay(const BackwardPlan &Plan, const std::string &StateName);
   /// Op's node lets go of what it saved.
   void releaseSavedBy(OpId Op);
 

@@ -95,3 +95,42 @@ void train_then_eval() {
   torch::NoGradGuard no_grad;
   auto logits = net->forward(x);
 }
+
+// SGD with momentum, two steps written out: the first clones each
+// gradient as its momentum buffer, the second scales the buffers in place.
+void sgd_momentum_two_steps_unrolled() {
+  torch::nn::Linear fc(32, 8);
+  torch::optim::SGD opt(fc->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+  auto x = torch::randn({16, 32});
+  auto loss = fc->forward(x).pow(2).mean();
+  loss.backward();
+  opt.step();
+  opt.zero_grad();
+  auto loss2 = fc->forward(x).pow(2).mean();
+  loss2.backward();
+  opt.step();
+}
+
+// Plain SGD keeps no state.
+void sgd_without_momentum_step() {
+  torch::nn::Linear fc(32, 8);
+  torch::optim::SGD opt(fc->parameters(), torch::optim::SGDOptions(0.1));
+  auto x = torch::randn({16, 32});
+  auto loss = fc->forward(x).pow(2).mean();
+  loss.backward();
+  opt.step();
+}
+
+// Adam over a Sequential: exp_avg and exp_avg_sq per parameter, and the
+// two parameter-size temporaries of each parameter's update.
+void adam_sequential_mse_step() {
+  torch::nn::Sequential net(torch::nn::Linear(24, 48), torch::nn::Tanh(),
+                            torch::nn::Linear(48, 6));
+  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(1e-3));
+  auto x = torch::randn({10, 24});
+  auto y = torch::randn({10, 6});
+  opt.zero_grad();
+  auto loss = torch::mse_loss(net->forward(x), y);
+  loss.backward();
+  opt.step();
+}
