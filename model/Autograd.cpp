@@ -380,6 +380,26 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
 
   std::string Runs = lineText(Op) + " runs with gradients on (" +
                      gradSourceText(T, Source) + "): ";
+  // Rule 6: cross_entropy's nodes keep its log_softmax output and
+  // total_weight, and the target (NllLossBackward0 saves it whatever
+  // requires grad).
+  if (atenName(Op) == "cross_entropy_loss" && Op.Intermediates.size() == 2 &&
+      Op.Inputs.size() >= 2 && Op.Inputs[1] >= 0) {
+    if (T.Statements.at(Op.Statement).InLoop) {
+      R.Unknown = Runs + "autograd keeps what its backward saves from every "
+                         "iteration of the loop, which the totals do not follow";
+      return R;
+    }
+    Pending P;
+    P.Op = Op.Id;
+    P.SavedInputs = {Op.Inputs[1]};
+    P.InputsCertain = true;
+    P.Hidden = Op.Intermediates.size();
+    R.Hold = {Op.Inputs[1]};
+    R.Hidden = Op.Intermediates;
+    Saving.push_back(P);
+    return R;
+  }
   if (!Saves || Saves->nodeCount() == 0) {
     R.Unknown = Runs + "torch/csrc/autograd/generated/Functions.h, which says "
                        "what autograd saves for backward, was not found with "
@@ -622,6 +642,12 @@ std::string GradientTape::finish(const FunctionTrace &T) const {
                        aliveToEnd(T, Op.Result);
     bool SavesInputs = !P.SavedInputs.empty();
     bool InputsAlive = !SavesInputs || (Outlives && P.InputsCertain);
+    // The intermediates only the graph holds: held to the return exactly
+    // when the graph lives that long.
+    if (P.Hidden > 0 && !Outlives)
+      return lineText(Op) + " runs with gradients on: its nodes keep the "
+             "tensors it makes inside until the graph is dropped, before "
+             "the function ends; the totals do not follow that";
     if (SavesInputs && !InputsAlive) {
       InputsAlive = true;
       for (ValueId In : P.SavedInputs)

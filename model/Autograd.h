@@ -82,8 +82,10 @@ struct BackwardStep {
   Kind K = Kind::Allocate;
   int Buffer = -1;
   SymSize Bytes = 0;
-  /// ReleaseSaved: the forward op whose node ran.
+  /// ReleaseSaved: the forward op whose node ran, and which of what it
+  /// saved goes (its Recorded::Hold then Hidden, in order; -1: all).
   OpId Op = NoOp;
+  int Member = -1;
   /// Allocate: the tensor the buffer is a gradient of (NoValue for a
   /// temporary); KeepAsGrad: the leaf.
   ValueId Of = NoValue;
@@ -130,6 +132,11 @@ struct BackwardPlan {
 ///     graph is dropped earlier, or the save is not certain, it is exact
 ///     only if names hold what the node may save to the end anyway. A node's edge to a leaf holds the leaf
 ///     (AccumulateGrad), so a leaf must be named to the end too.
+///  6. A composite op whose recorded nodes keep tensors it made inside:
+///     cross_entropy over class indices is log_softmax then nll_loss, so
+///     LogSoftmaxBackward0 keeps log_softmax's output and NllLossBackward0
+///     that output, the target and total_weight (OpOutcome::Intermediates
+///     gives their sizes where the op's rule knows them).
 ///  4. Anything else is a reason the totals are unknown: an op in a loop
 ///     (one iteration's saves per iteration), a saved member that is no
 ///     input or result, an op with no node in the header, no header.
@@ -139,6 +146,9 @@ public:
     /// Values whose storage the node certainly saves: the ledger holds
     /// them until the function returns (rule 3).
     std::vector<ValueId> Hold;
+    /// Tensors the op made inside that its nodes keep (rule 6), by size:
+    /// the ledger holds new storages of these sizes like Hold.
+    std::vector<SymSize> Hidden;
     /// Non-empty: why the totals cannot follow this op (rule 4).
     std::string Unknown;
   };
@@ -188,6 +198,8 @@ private:
     /// (rule 2).
     std::vector<ValueId> SavedInputs;
     bool InputsCertain = false;
+    /// How many of the op's intermediates its nodes keep (rule 6).
+    size_t Hidden = 0;
   };
   /// Which of the op's inputs its node saves, by the node the call records
   /// and which inputs require grad (AutogradSaves rules 4 and 5); nullopt:

@@ -108,10 +108,11 @@ public:
     S.Of = Leaf;
     Steps.push_back(S);
   }
-  void releaseSaved(OpId Op) {
+  void releaseSaved(OpId Op, int Member = -1) {
     BackwardStep S;
     S.K = BackwardStep::Kind::ReleaseSaved;
     S.Op = Op;
+    S.Member = Member;
     Steps.push_back(S);
   }
   Layout layout(int H) const { return Handles[H].L; }
@@ -171,6 +172,10 @@ std::optional<bool> sameShape(const TensorValue &A, const TensorValue &B) {
   }
   return Equal;
 }
+
+/// cross_entropy's two nodes (Autograd.h rule 6), run one after the
+/// other: their sequence numbers are adjacent.
+const char *const CrossEntropyNodes = "LogSoftmaxBackward0 and NllLossBackward0";
 
 /// One node's call: what its formula reads.
 struct NodeCall {
@@ -508,6 +513,10 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
   auto Requires = [&](ValueId V) -> std::optional<bool> {
     if (certainlyRequiresGrad(T, V))
       return true;
+    // An integer or bool tensor never requires grad (autograd refuses it).
+    if (const auto &Type = T.value(V).Type;
+        Type && !isFloating(*Type) && !isComplex(*Type))
+      return false;
     if (certainlyNoGrad(T, V))
       return false;
     return std::nullopt;
@@ -528,6 +537,12 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
       continue;
     const OpEvent &Op = T.Ops.at(Id);
     auto Node = nodeOf(T, Op, Saves);
+    if (const Pending *P = pendingOf(Id); P && P->Hidden == 2 &&
+                                          Op.Intermediates.size() == 2)
+      Node = std::make_pair(
+          std::string(CrossEntropyNodes),
+          std::vector<OpArgument>{OpArgument{"self", true, Op.Inputs[0]},
+                                  OpArgument{"target", true, Op.Inputs[1]}});
     if (!Node)
       return Fail(lineOf(Op) + " records a backward node that is not known");
     if (T.Statements.at(Op.Statement).InLoop)
@@ -655,6 +670,21 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
     return "";
   };
 
+  // A node's gradients go to the next nodes in its inputs' order; the
+  // AccumulateGrads that became ready run next.
+  auto DeliverAll = [&](const OpEvent &Op, const Gradients &Out) -> std::string {
+    for (const auto &[In, H] : Out) {
+      std::optional<Target> To = TargetOf(In);
+      if (!To)
+        return Why;
+      std::string Err = To->Leaf ? Deliver(Leaves[To->Tensor], In, H)
+                                 : Deliver(Nodes[To->Op], In, H);
+      if (!Err.empty())
+        return lineOf(Op) + ": " + Err;
+    }
+    return RunReadyLeaves();
+  };
+
   // Rule 2: descending op order.
   for (auto It = Nodes.rbegin(); It != Nodes.rend(); ++It) {
     OpId Id = It->first;
@@ -670,6 +700,35 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
                  return false;
                }};
     Gradients Out;
+    if (GN.Node == CrossEntropyNodes) {
+      // NllLossBackward0: zeros_like(log_softmax) written; then its
+      // gradient, the target and total_weight go. LogSoftmaxBackward0:
+      // the input's gradient; then nll's gradient and log_softmax's
+      // output go.
+      ValueId Self = GN.Args[0].Tensor;
+      auto B = T.value(Self).logicalBytes();
+      if (!B || layoutOf(T.value(Self)) != Layout::Dense)
+        return Fail(lineOf(Op) + " runs with gradients on: its backward reads "
+                                 "an input whose size or layout is not known");
+      int Nll = L.fresh(*B, Self);
+      L.release(GN.Input);
+      GN.Input = -1;
+      if (!R.KeepGraph) {
+        L.releaseSaved(Id, 0);
+        L.releaseSaved(Id, 2);
+      }
+      int H = L.fresh(*B, Self);
+      L.release(Nll);
+      if (!R.KeepGraph)
+        L.releaseSaved(Id, 1);
+      if (certainlyRequiresGrad(T, Self))
+        Out.push_back({Self, H});
+      else
+        L.release(H);
+      if (std::string Err = DeliverAll(Op, Out); !Err.empty())
+        return Fail(Err);
+      continue;
+    }
     if (std::string Why = backwardFormula(L, C, Out); !Why.empty())
       return Fail(lineOf(Op) + " runs with gradients on: " + Why);
     // validate_outputs: a broadcast input gets its gradient summed to it.
@@ -692,16 +751,7 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
     GN.Input = -1;
     if (!R.KeepGraph && pendingOf(Id))
       L.releaseSaved(Id);
-    for (auto &[In, H] : Out) {
-      std::optional<Target> To = TargetOf(In);
-      if (!To)
-        return Fail(Why);
-      std::string Err = To->Leaf ? Deliver(Leaves[To->Tensor], In, H)
-                                 : Deliver(Nodes[To->Op], In, H);
-      if (!Err.empty())
-        return Fail(lineOf(Op) + ": " + Err);
-    }
-    if (std::string Err = RunReadyLeaves(); !Err.empty())
+    if (std::string Err = DeliverAll(Op, Out); !Err.empty())
       return Fail(Err);
   }
   for (auto &[Leaf, GN] : Leaves)

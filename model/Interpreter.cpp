@@ -198,6 +198,7 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   E.WrittenBytes = Outcome.WrittenBytes;
   E.TransientBytes = Outcome.TransientBytes;
   E.TransientTotalBytes = Outcome.TransientTotalBytes;
+  E.Intermediates = Outcome.Intermediates;
   E.Note = Outcome.Note;
   E.Error = Outcome.Error;
   E.DTypeDefaulted = Outcome.DTypeDefaulted;
@@ -279,29 +280,53 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   GradientTape::Recorded Saved = Tape.record(Trace, Trace.Ops.back(), Saves.get());
   if (!Saved.Unknown.empty())
     totalsUnknown(Saved.Unknown);
-  for (size_t K = 0; K < Saved.Hold.size(); ++K) {
+  std::vector<ValueId> Holds = Saved.Hold;
+  // What the op made inside and its nodes keep: storages of their own.
+  for (const SymSize &Bytes : Saved.Hidden) {
+    StorageInfo Info;
+    Info.Id = static_cast<StorageId>(Trace.Storages.size());
+    Info.Producer = E.Id;
+    Info.Bytes = Bytes;
+    Info.Dev = Outcome.Value.Dev;
+    Trace.Storages.push_back(Info);
+    RefCount.push_back(0);
+    ValueInfo Kept;
+    Kept.Value = unknownTensor("");
+    Kept.Value.UnknownReason.clear();
+    Kept.Value.Storage = Info.Id;
+    Kept.Producer = E.Id;
+    Trace.Values.push_back(Kept);
+    Holds.push_back(static_cast<ValueId>(Trace.Values.size() - 1));
+  }
+  for (size_t K = 0; K < Holds.size(); ++K) {
     std::string Key = "\x01saved for backward by op " + std::to_string(E.Id) +
                       "#" + std::to_string(K);
-    holdUntilReturn(Key, Saved.Hold[K]);
+    holdUntilReturn(Key, Holds[K]);
     SavedHolds[E.Id].push_back(Key);
-    if (StorageId S = value(Saved.Hold[K]).Storage; S != NoStorage)
+    if (StorageId S = value(Holds[K]).Storage; S != NoStorage)
       ++SavedRefs[S];
   }
   return E.Result;
 }
 
-void Interpreter::releaseSavedBy(OpId Op) {
+void Interpreter::releaseSavedBy(OpId Op, int Member) {
   auto It = SavedHolds.find(Op);
   if (It == SavedHolds.end())
     return;
-  for (const std::string &Key : It->second) {
+  for (size_t K = 0; K < It->second.size(); ++K) {
+    std::string &Key = It->second[K];
+    if (Key.empty() || (Member >= 0 && static_cast<size_t>(Member) != K))
+      continue;
     auto Held = Names.find(Key);
     if (Held != Names.end())
       if (StorageId S = value(Held->second).Storage; S != NoStorage)
         --SavedRefs[S];
     drop(Key);
+    Key.clear();
   }
-  SavedHolds.erase(It);
+  if (std::all_of(It->second.begin(), It->second.end(),
+                  [](const std::string &Key) { return Key.empty(); }))
+    SavedHolds.erase(It);
 }
 
 void Interpreter::releaseSavedForBackward(ValueId Root) {
@@ -411,7 +436,7 @@ void Interpreter::replay(const BackwardPlan &Plan, const std::string &StateName)
       drop(Keys.at(S.Buffer));
       break;
     case BackwardStep::Kind::ReleaseSaved:
-      releaseSavedBy(S.Op);
+      releaseSavedBy(S.Op, S.Member);
       break;
     case BackwardStep::Kind::KeepAsGrad:
     case BackwardStep::Kind::KeepAsState: {

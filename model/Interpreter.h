@@ -197,8 +197,8 @@ private:
   void notePeak(std::optional<SymSize> ExtraBytes);
   /// Puts a backward pass's or a step's buffers on the ledger.
   void replay(const BackwardPlan &Plan, const std::string &StateName);
-  /// Op's node lets go of what it saved.
-  void releaseSavedBy(OpId Op);
+  /// Op's node lets go of what it saved: the Member-th hold, or all (-1).
+  void releaseSavedBy(OpId Op, int Member = -1);
 
   FunctionTrace Trace;
   std::map<std::string, ValueId> Names;

@@ -37,6 +37,11 @@ struct OpOutcome {
   /// allocation of TransientBytes (a followed call's temporaries: their
   /// peak is TransientBytes, their sum this); unset: TransientBytes.
   std::optional<SymSize> TransientTotalBytes;
+  /// Tensors the op makes inside and frees before it returns (counted in
+  /// TransientBytes) that the backward nodes it records keep when
+  /// gradients are on: cross_entropy's log_softmax output and nll_loss's
+  /// total_weight, in that order (model/Autograd.h rule 6).
+  std::vector<SymSize> Intermediates;
   /// Alloc/Copy: the new storage's bytes when they are not the result's
   /// extent (a called function that returns a slice of a tensor it
   /// allocated keeps the whole allocation alive).

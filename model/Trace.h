@@ -123,6 +123,8 @@ struct OpEvent {
   /// The sum of what was allocated and freed inside, when that is not
   /// TransientBytes (a followed call: TransientBytes is its peak).
   std::optional<SymSize> TransientTotalBytes;
+  /// OpOutcome::Intermediates.
+  std::vector<SymSize> Intermediates;
   std::string Note;  // why it copies, why it returns self, ...
   std::string Error; // Kind == Throws: what LibTorch says
 };

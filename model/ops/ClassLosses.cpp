@@ -2,6 +2,7 @@
 // nll_loss2d) and cross_entropy; the design the losses share is in
 // Losses.cpp's opening comment.
 #include "model/Ops.h"
+#include <array>
 #include "model/ops/LossCommon.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
@@ -225,6 +226,21 @@ RuleResult rule_nll_loss(const OpCall &C) {
   return classLossResult(C, Op, S, *A.Reduce, Typed, {&In, &Target, A.Weight});
 }
 
+/// What 1.13.1's cross_entropy over class indices (2-D float32 input, no
+/// weight, Mean) makes inside: log_softmax's output and total_weight.
+static std::optional<std::array<SymSize, 2>>
+crossEntropyIntermediates(const TorchVersion &Version, const TensorValue &In,
+                          const TensorValue *Weight, Reduction R, size_t Rank) {
+  if (!(Version.Major == 1 && Version.Minor == 13) || Weight || Rank != 2 ||
+      R != Reduction::Mean || In.Type != std::optional<DType>(DType::Float32))
+    return std::nullopt;
+  auto LogSoftmax = In.logicalBytes();
+  if (!LogSoftmax)
+    return std::nullopt;
+  return std::array<SymSize, 2>{*LogSoftmax, SymSize(4)};
+}
+
+
 // cross_entropy_loss (LossNLL.cpp, 1.13; F::cross_entropy calls it):
 //  - input and target of one shape: class probabilities. The target must
 //    be floating ("Expected floating point type for target with class
@@ -301,7 +317,18 @@ RuleResult rule_cross_entropy_loss(const OpCall &C) {
   if (!lossDType(Op, In, Same, Typed, Why) ||
       !classIndexTarget(Op, Target, Why))
     return notModelledOnAll(C, Why);
-  return classLossResult(C, Op, S, *A.Reduce, Typed, {&In, &Target, A.Weight});
+  RuleResult R =
+      classLossResult(C, Op, S, *A.Reduce, Typed, {&In, &Target, A.Weight});
+  // Measured on 1.13.1: log_softmax's output (the input's size) and
+  // nll_loss's 0-d total_weight live until the op returns; with
+  // gradients on, autograd keeps both (GradientTape, rule 6).
+  if (auto Extra = crossEntropyIntermediates(C.Version, In, A.Weight,
+                                             *A.Reduce, IS.size()))
+    for (OpOutcome &Out : R.Outcomes) {
+      Out.TransientBytes = addSizes((*Extra)[0], (*Extra)[1]);
+      Out.Intermediates = {(*Extra)[0], (*Extra)[1]};
+    }
+  return R;
 }
 
 } // namespace tma
