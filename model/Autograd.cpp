@@ -400,6 +400,21 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
     Saving.push_back(P);
     return R;
   }
+  // Rule 6: dropout in training is input * noise: MulBackward0 keeps the
+  // noise (the input's gradient needs it; the noise needs none).
+  if (atenName(Op) == "dropout" && Op.Intermediates.size() == 1) {
+    if (T.Statements.at(Op.Statement).InLoop) {
+      R.Unknown = Runs + "autograd keeps what its backward saves from every "
+                         "iteration of the loop, which the totals do not follow";
+      return R;
+    }
+    Pending P;
+    P.Op = Op.Id;
+    P.Hidden = 1;
+    R.Hidden = Op.Intermediates;
+    Saving.push_back(P);
+    return R;
+  }
   if (!Saves || Saves->nodeCount() == 0) {
     R.Unknown = Runs + "torch/csrc/autograd/generated/Functions.h, which says "
                        "what autograd saves for backward, was not found with "

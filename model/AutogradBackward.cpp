@@ -176,6 +176,8 @@ std::optional<bool> sameShape(const TensorValue &A, const TensorValue &B) {
 /// cross_entropy's two nodes (Autograd.h rule 6), run one after the
 /// other: their sequence numbers are adjacent.
 const char *const CrossEntropyNodes = "LogSoftmaxBackward0 and NllLossBackward0";
+/// dropout's MulBackward0 (input * noise, the noise kept by the node).
+const char *const DropoutNode = "MulBackward0 (dropout's input * noise)";
 
 /// One node's call: what its formula reads.
 struct NodeCall {
@@ -235,6 +237,8 @@ std::string backwardFormula(PassLedger &L, const NodeCall &C, Gradients &Out) {
   if (C.Node == "ReluBackward0" || C.Node == "SigmoidBackward0" ||
       C.Node == "TanhBackward0")
     return C.Needs("self") ? Elementwise(Self, {Result}) : "";
+  if (C.Node == DropoutNode) // grad * noise
+    return C.Needs("self") ? Elementwise(Self, {}) : "";
   if (C.Node == "GeluBackward0")
     return C.Needs("self") ? Elementwise(Self, {Self}) : "";
   if (C.Node == "NegBackward0")
@@ -543,6 +547,11 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
           std::string(CrossEntropyNodes),
           std::vector<OpArgument>{OpArgument{"self", true, Op.Inputs[0]},
                                   OpArgument{"target", true, Op.Inputs[1]}});
+    else if (P && P->Hidden == 1 && Op.Intermediates.size() == 1 &&
+             !Op.Inputs.empty())
+      Node = std::make_pair(std::string(DropoutNode),
+                            std::vector<OpArgument>{
+                                OpArgument{"self", true, Op.Inputs[0]}});
     if (!Node)
       return Fail(lineOf(Op) + " records a backward node that is not known");
     if (T.Statements.at(Op.Statement).InLoop)

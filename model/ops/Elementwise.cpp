@@ -574,6 +574,10 @@ RuleResult rule_dropout(const OpCall &C) {
     return one(Out, Op);
   Out.ReadBytes = In.logicalBytes();
   Out.TransientBytes = addSizes(Out.TransientBytes, Noise.logicalBytes());
+  // With gradients on, input * noise records MulBackward0, which keeps the
+  // noise (model/Autograd.h rule 6; measured on 1.13.1).
+  if (Prob < 1 && !Feature && Noise.logicalBytes())
+    Out.Intermediates = {*Noise.logicalBytes()};
   Out.Note = Prob == 1 ? Op + " with p == 1 multiplies by a 0-dim zero"
                        : Op + " multiplies by a noise tensor it frees on return";
   return one(Out, Op);
