@@ -269,8 +269,29 @@ std::string backwardFormula(PassLedger &L, const NodeCall &C, Gradients &Out) {
     Out.push_back({Self, H});
     return "";
   }
-  if (C.Node == "MeanBackward0") {
-    // grad.expand(sizes) / numel: the count as a wrapped int64 scalar (8
+  if (C.Node == "EmbeddingBackward0") {
+    // embedding_dense_backward: zeros(num_weights, dim), rows added from
+    // the gradient made contiguous (a dense gradient: no copy).
+    ValueId Weight = C.tensor("weight");
+    if (!C.Needs("weight"))
+      return "";
+    for (const char *Flag : {"scale_grad_by_freq", "sparse"}) {
+      const OpArgument *A = C.arg(Flag);
+      if (!A || A->Number != std::optional<double>(0.0))
+        return NotFollowed + "is followed without " + Flag + " only";
+    }
+    if (G != Layout::Dense)
+      return NotFollowed + "copies a gradient that is not dense, which is "
+                           "not measured";
+    auto B = Bytes(Weight);
+    if (!B)
+      return NotFollowed + "makes a gradient of unknown size";
+    Out.push_back({Weight, L.fresh(*B, Weight)});
+    return "";
+  }
+  if (C.Node == "MeanBackward0" || C.Node == "MeanBackward1") {
+    // grad.expand(sizes) / numel (over dim: grad unsqueezed and expanded,
+    // divided by the dims' count): the count as a wrapped int64 scalar (8
     // bytes), converted to float (4), then the quotient.
     if (!C.Needs("self"))
       return "";
@@ -384,10 +405,12 @@ std::string backwardFormula(PassLedger &L, const NodeCall &C, Gradients &Out) {
       const TensorValue &V = C.value(M);
       if (M == NoValue || !OperandLayout(M) || !V.Sizes || V.Sizes->size() != 2)
         return NotFollowed + "reads a matrix whose layout is not followed";
+      // BLAS reads a dense matrix or its transpose (a size of 1 too:
+      // measured with Linear(16, 1)); an empty one takes other paths.
       for (const SymSize &D : *V.Sizes)
-        if (!D.constant() || *D.constant() < 2)
+        if (!D.constant() || *D.constant() < 1)
           return NotFollowed + "multiplies matrices with a size not known "
-                               "to be over 1";
+                               "to be over 0";
     }
     if (Addmm)
       for (const char *Scale : {"beta", "alpha"}) {

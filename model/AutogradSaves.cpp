@@ -291,6 +291,10 @@ AutogradSaves::inputGuards(std::string_view Node) {
           {"DivBackward0", {{"self", "other"}, {"other", ""}}},
           // mse_loss_backward(grad, self, target, ...) for either input.
           {"MseLossBackward0", {{"self", ""}, {"target", ""}}},
+          // embedding_backward(grad, indices, weight.size(0), ...) for the
+          // weight (1.13 saves the weight to read its size); indices are
+          // non_differentiable.
+          {"EmbeddingBackward0", {{"indices", "weight"}, {"weight", "weight"}}},
       };
   auto It = Guards.find(Node);
   if (It == Guards.end())

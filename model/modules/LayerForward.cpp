@@ -249,6 +249,20 @@ LayerForward embeddingForward(const LayerSpec &L, const NamedArgs &O,
   C.Args.push_back(In.Param("weight"));
   C.Args.back().Type = ArgType::Tensor;
   C.Args.push_back(In.Input);
+  // padding_idx (unset: -1), scale_grad_by_freq, sparse: what the
+  // EmbeddingBackward0 this call records reads (model/AutogradSaves.h
+  // rule 4 picks the node by them).
+  auto Given = [&](const char *N, ArgValue Default) {
+    if (unset(O, N))
+      return Default;
+    auto It = O.Values.find(N);
+    ArgValue Unknown;
+    Unknown.K = ArgValue::Kind::Unknown;
+    return It != O.Values.end() ? It->second : Unknown;
+  };
+  C.Args.push_back(Given("padding_idx", intArgOf(-1)));
+  C.Args.push_back(Given("scale_grad_by_freq", boolArgOf(false)));
+  C.Args.push_back(Given("sparse", boolArgOf(false)));
   return run(C);
 }
 
