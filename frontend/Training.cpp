@@ -326,7 +326,10 @@ bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
     // The pass is followed node by node (model/AutogradBackward.cpp) when
     // it starts from the loss alone and builds no graph of its own.
     std::string NotFollowed;
-    if (GradientGiven)
+    if (F.InLoop || F.InBranch)
+      NotFollowed = std::string("it runs in a ") +
+                    (F.InLoop ? "loop, once per iteration" : "branch");
+    else if (GradientGiven)
       NotFollowed = "it is given the loss's gradient";
     else if (InputsGiven)
       NotFollowed = "it is given its inputs";
@@ -448,6 +451,9 @@ bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
               "function's own scope)";
   else if (StepWhy.empty() && !O.LivesToReturn)
     StepWhy = "the optimizer is declared in an inner block";
+  else if (StepWhy.empty() && (F.InLoop || F.InBranch))
+    StepWhy = std::string("it runs in a ") +
+              (F.InLoop ? "loop, once per iteration" : "branch");
   FE.statements().openStatement(E, F, Insertable);
   OpOutcome Use;
   Use.Kind = OpKind::Use;
