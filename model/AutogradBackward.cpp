@@ -624,7 +624,9 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
   auto SeedBytes = RootValue.itemBytes();
   if (!SeedBytes)
     return Fail("the loss's dtype is not known");
-  int Seed = L.fresh(*SeedBytes, NoValue);
+  // The seed has the root's shape: a node that hands it on as it is
+  // (add) passes that shape to its inputs.
+  int Seed = L.handle(L.allocate(*SeedBytes, NoValue), Layout::Dense, R.Root);
   L.retain(Seed); // the graph root's copy
   Nodes[RootTarget->Op].Input = Seed;
 
@@ -651,7 +653,7 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
       return Action::Add;
     const TensorValue &LV = T.value(Leaf);
     bool Adopt = L.refs(H) == 1 && L.layout(H) == Layout::Dense &&
-                 layoutOf(LV) == Layout::Dense &&
+                 layoutOf(LV) == Layout::Dense && L.shapeOf(H) != NoValue &&
                  sameShape(T.value(L.shapeOf(H)), LV) == std::optional<bool>(true);
     return Adopt ? Action::Adopt : Action::Copy;
   };
@@ -765,6 +767,9 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
       return Fail(lineOf(Op) + " runs with gradients on: " + Why);
     // validate_outputs: a broadcast input gets its gradient summed to it.
     for (auto &[In, H] : Out) {
+      if (L.shapeOf(H) == NoValue || In == NoValue)
+        return Fail(lineOf(Op) + "'s gradient has a shape the analysis does "
+                                 "not follow");
       std::optional<bool> Same = sameShape(T.value(L.shapeOf(H)), T.value(In));
       if (!Same)
         return Fail(lineOf(Op) + "'s gradient for an input may need summing "

@@ -158,3 +158,13 @@ void broadcast_bias_backward() {
   auto loss = torch::tanh(torch::mm(x, w) + b).sum();
   loss.backward();
 }
+
+// 0-dim leaves, as a first autograd example writes them: add hands the
+// seed itself to b (shared, so b's .grad is a copy) and to the product.
+void scalar_leaves_backward() {
+  torch::Tensor x = torch::tensor(1.0, torch::requires_grad());
+  torch::Tensor w = torch::tensor(2.0, torch::requires_grad());
+  torch::Tensor b = torch::tensor(3.0, torch::requires_grad());
+  auto y = w * x + b;
+  y.backward();
+}
