@@ -380,14 +380,17 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
 
   std::string Runs = lineText(Op) + " runs with gradients on (" +
                      gradSourceText(T, Source) + "): ";
+  auto InLoop = [&] { return T.Statements.at(Op.Statement).InLoop; };
+  const char *const EveryIteration =
+      "autograd keeps what its backward saves from every iteration of the "
+      "loop, which the totals do not follow";
   // Rule 6: cross_entropy's nodes keep its log_softmax output and
   // total_weight, and the target (NllLossBackward0 saves it whatever
   // requires grad).
   if (atenName(Op) == "cross_entropy_loss" && Op.Intermediates.size() == 2 &&
       Op.Inputs.size() >= 2 && Op.Inputs[1] >= 0) {
-    if (T.Statements.at(Op.Statement).InLoop) {
-      R.Unknown = Runs + "autograd keeps what its backward saves from every "
-                         "iteration of the loop, which the totals do not follow";
+    if (InLoop()) {
+      R.Unknown = Runs + EveryIteration;
       return R;
     }
     Pending P;
@@ -403,9 +406,8 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
   // Rule 6: dropout in training is input * noise: MulBackward0 keeps the
   // noise (the input's gradient needs it; the noise needs none).
   if (atenName(Op) == "dropout" && Op.Intermediates.size() == 1) {
-    if (T.Statements.at(Op.Statement).InLoop) {
-      R.Unknown = Runs + "autograd keeps what its backward saves from every "
-                         "iteration of the loop, which the totals do not follow";
+    if (InLoop()) {
+      R.Unknown = Runs + EveryIteration;
       return R;
     }
     Pending P;
@@ -477,9 +479,8 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
     P.InputsCertain =
         P.InputsCertain && (EveryInputRecorded || Op.Inputs.size() == 1);
   }
-  if (T.Statements.at(Op.Statement).InLoop) {
-    R.Unknown = Runs + "autograd keeps what its backward saves from every "
-                       "iteration of the loop, which the totals do not follow";
+  if (InLoop()) {
+    R.Unknown = Runs + EveryIteration;
     return R;
   }
   if (P.SavesResult && P.ResultCertain)

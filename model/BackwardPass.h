@@ -69,11 +69,13 @@ public:
       Steps.push_back(S);
     }
   }
-  /// Buffer becomes Leaf's .grad: held for as long as the leaf.
-  void keep(int Buffer, ValueId Leaf) {
+  /// Buffer becomes Leaf's .grad (KeepAsGrad: held for as long as the
+  /// leaf) or an optimizer's state of parameter Leaf (KeepAsState).
+  void keep(int Buffer, ValueId Leaf,
+            BackwardStep::Kind As = BackwardStep::Kind::KeepAsGrad) {
     ++Buffers[Buffer];
     BackwardStep S;
-    S.K = BackwardStep::Kind::KeepAsGrad;
+    S.K = As;
     S.Buffer = Buffer;
     S.Of = Leaf;
     Steps.push_back(S);

@@ -1,48 +1,28 @@
 // step()'s allocations, per optimizer (the rules are in Optimizers.h).
 #include "model/Optimizers.h"
 
+#include "model/BackwardPass.h"
 #include "model/DType.h"
 
 namespace tma {
 
+using namespace backward_pass;
+
 namespace {
 
-class StepLedger {
-public:
-  std::vector<BackwardStep> Steps;
-  int allocate(const SymSize &Bytes, ValueId Of) {
-    BackwardStep S;
-    S.K = BackwardStep::Kind::Allocate;
-    S.Buffer = Next++;
-    S.Bytes = Bytes;
-    S.Of = Of;
-    Steps.push_back(S);
-    return S.Buffer;
-  }
-  void free(int Buffer) {
-    BackwardStep S;
-    S.K = BackwardStep::Kind::Free;
-    S.Buffer = Buffer;
-    Steps.push_back(S);
-  }
-  void keepAsState(int Buffer, ValueId Of) {
-    BackwardStep S;
-    S.K = BackwardStep::Kind::KeepAsState;
-    S.Buffer = Buffer;
-    S.Of = Of;
-    Steps.push_back(S);
-  }
-  /// An in-place op with a Scalar: the wrapped double and its float copy.
-  void scalarOperand() {
-    int Wrapped = allocate(SymSize(8), NoValue);
-    int AsFloat = allocate(SymSize(4), NoValue);
-    free(AsFloat);
-    free(Wrapped);
-  }
+/// A buffer the optimizer keeps as Param's state.
+void state(PassLedger &L, const SymSize &Bytes, ValueId Param) {
+  int H = L.fresh(Bytes, Param);
+  L.keep(L.buffer(H), Param, BackwardStep::Kind::KeepAsState);
+  L.release(H);
+}
 
-private:
-  int Next = 0;
-};
+/// An in-place op with a Scalar: the wrapped double and its float copy.
+void scalarOperand(PassLedger &L) {
+  int Wrapped = L.fresh(SymSize(8), NoValue);
+  L.release(L.fresh(SymSize(4), NoValue));
+  L.release(Wrapped);
+}
 
 } // namespace
 
@@ -68,7 +48,7 @@ BackwardPlan optimizerStep(const FunctionTrace &T, const OptimizerKind &K,
     return Fail("its momentum or nesterov option is not known");
   if (Adam && K.Amsgrad != std::optional<bool>(false))
     return Fail("amsgrad is not known to be off");
-  StepLedger L;
+  PassLedger L;
   for (const OptimizerParameter &P : Params) {
     if (!P.HasGrad)
       continue; // `if (!p.grad().defined()) continue;`
@@ -81,25 +61,26 @@ BackwardPlan optimizerStep(const FunctionTrace &T, const OptimizerKind &K,
       if (*K.Momentum == 0)
         continue;
       if (!P.HasState)
-        L.keepAsState(L.allocate(*Bytes, P.Param), P.Param); // clone(d_p)
+        state(L, *Bytes, P.Param); // clone(d_p)
       else
-        L.scalarOperand(); // buf.mul_(momentum)
+        scalarOperand(L); // buf.mul_(momentum)
       continue;
     }
     if (!P.HasState) {
-      L.keepAsState(L.allocate(*Bytes, P.Param), P.Param); // exp_avg
-      L.keepAsState(L.allocate(*Bytes, P.Param), P.Param); // exp_avg_sq
+      state(L, *Bytes, P.Param); // exp_avg
+      state(L, *Bytes, P.Param); // exp_avg_sq
     }
-    L.scalarOperand(); // exp_avg.mul_(beta1)
-    L.scalarOperand(); // exp_avg_sq.mul_(beta2)
-    int Root = L.allocate(*Bytes, NoValue); // exp_avg_sq.sqrt()
-    int Wrapped = L.allocate(SymSize(8), NoValue), AsFloat = L.allocate(SymSize(4), NoValue);
-    int Denom = L.allocate(*Bytes, NoValue); // / sqrt(bias_correction2)
-    L.free(AsFloat);
-    L.free(Wrapped);
-    L.scalarOperand(); // .add_(eps)
-    L.free(Root);
-    L.free(Denom); // after p.addcdiv_(exp_avg, denom, -step_size)
+    scalarOperand(L); // exp_avg.mul_(beta1)
+    scalarOperand(L); // exp_avg_sq.mul_(beta2)
+    int Root = L.fresh(*Bytes, NoValue); // exp_avg_sq.sqrt()
+    int Wrapped = L.fresh(SymSize(8), NoValue);
+    int AsFloat = L.fresh(SymSize(4), NoValue);
+    int Denom = L.fresh(*Bytes, NoValue); // / sqrt(bias_correction2)
+    L.release(AsFloat);
+    L.release(Wrapped);
+    scalarOperand(L); // .add_(eps)
+    L.release(Root);
+    L.release(Denom); // after p.addcdiv_(exp_avg, denom, -step_size)
   }
   Plan.Steps = std::move(L.Steps);
   return Plan;
