@@ -638,6 +638,7 @@ ModuleTracker::recurrentValues(const Expr *S) {
 bool ModuleTracker::onlyRun(const VarDecl *VD) const {
   struct Uses : RecursiveASTVisitor<Uses> {
     const VarDecl *VD;
+    FunctionEvaluator *FE;
     unsigned Mentions = 0, Runs = 0;
     bool VisitDeclRefExpr(DeclRefExpr *E) {
       Mentions += E->getDecl() == VD;
@@ -654,23 +655,14 @@ bool ModuleTracker::onlyRun(const VarDecl *VD) const {
     // handles to the parameters; step() and zero_grad() change them in
     // place, which the tape's leaves follow (Training.cpp).
     bool VisitCXXConstructExpr(CXXConstructExpr *E) {
-      if (E->getNumArgs() < 1 || !TrainingTracker::isOptimizerType(E->getType()))
-        return true;
-      const auto *PC = dyn_cast_or_null<CXXMemberCallExpr>(throughCopies(E->getArg(0)));
-      const CXXMethodDecl *PM = PC ? PC->getMethodDecl() : nullptr;
-      if (!PM || !PM->getIdentifier() || PM->getName() != "parameters" ||
-          (PC->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(PC->getArg(0))))
-        return true;
-      const Expr *Object = strip(PC->getImplicitObjectArgument());
-      if (const auto *Arrow = dyn_cast_or_null<CXXOperatorCallExpr>(Object);
-          Arrow && Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
-        Object = Arrow->getArg(0);
-      if (namedDecl(Object) == VD)
+      if (E->getNumArgs() >= 1 && TrainingTracker::isOptimizerType(E->getType()) &&
+          TrainingTracker::parametersOwner(*FE, E->getArg(0)) == VD)
         ++Runs;
       return true;
     }
   } U;
   U.VD = VD;
+  U.FE = &FE;
   U.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
   CallsOn Methods(VD, {"forward", "train", "eval"});
   Methods.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));

@@ -152,6 +152,18 @@ bool TrainingTracker::isOptimizerType(QualType T) {
                      "torch::optim::Optimizer");
 }
 
+const ValueDecl *TrainingTracker::parametersOwner(FunctionEvaluator &FE,
+                                                  const Expr *Arg) {
+  const auto *PC = dyn_cast_or_null<CXXMemberCallExpr>(throughCopies(Arg));
+  const CXXMethodDecl *PM = PC ? PC->getMethodDecl() : nullptr;
+  if (PM && PM->getIdentifier() && PM->getName() == "parameters" &&
+      derivesFrom(PM->getParent(), "torch::nn::Module") &&
+      (PC->getNumArgs() == 0 ||
+       FE.args().foldInteger(PC->getArg(0)) == std::optional<int64_t>(1)))
+    return namedDecl(callObject(PC));
+  return nullptr;
+}
+
 void TrainingTracker::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
                                          Flow F, bool Insertable) {
   OptimizerValue O;
@@ -170,15 +182,7 @@ void TrainingTracker::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
       strip(VD->hasInit() ? VD->getInit() : nullptr));
   if (!CE || CE->getNumArgs() < 1)
     return Done("its constructor's arguments are not read");
-  // The parameters: `fc->parameters()` (recurse = true, the default).
-  const auto *PC = dyn_cast_or_null<CXXMemberCallExpr>(throughCopies(CE->getArg(0)));
-  const CXXMethodDecl *PM = PC ? PC->getMethodDecl() : nullptr;
-  const ValueDecl *ModuleDecl = nullptr;
-  if (PM && PM->getIdentifier() && PM->getName() == "parameters" &&
-      derivesFrom(PM->getParent(), "torch::nn::Module") &&
-      (PC->getNumArgs() == 0 || FE.args().foldInteger(PC->getArg(0)) == std::optional<int64_t>(1)))
-    ModuleDecl = namedDecl(callObject(PC));
-  if (ModuleDecl) {
+  if (const ValueDecl *ModuleDecl = parametersOwner(FE, CE->getArg(0))) {
     O.ModuleKey = FE.key(ModuleDecl);
     auto It = FE.Modules.find(O.ModuleKey);
     if (It == FE.Modules.end())
@@ -267,6 +271,16 @@ void TrainingTracker::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
   Done("");
 }
 
+/// Why a statement does not run exactly once per call (then its
+/// allocations are not counted as one pass), or "".
+static std::string notOncePerCall(const FunctionEvaluator::Flow &F) {
+  if (F.InLoop)
+    return "it runs in a loop, once per iteration";
+  if (F.InBranch)
+    return "it runs in a branch";
+  return "";
+}
+
 /// `{}` or `torch::Tensor()`: an undefined tensor, as if the argument
 /// were left out (backward({}, true) keeps the graph, gives no gradient).
 static bool isUndefinedTensorLiteral(const Expr *E) {
@@ -325,18 +339,15 @@ bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
     bool InputsGiven = MC->getNumArgs() > 3 && !isDefaultArg(MC->getArg(3));
     // The pass is followed node by node (model/AutogradBackward.cpp) when
     // it starts from the loss alone and builds no graph of its own.
-    std::string NotFollowed;
-    if (F.InLoop || F.InBranch)
-      NotFollowed = std::string("it runs in a ") +
-                    (F.InLoop ? "loop, once per iteration" : "branch");
-    else if (GradientGiven)
-      NotFollowed = "it is given the loss's gradient";
-    else if (InputsGiven)
-      NotFollowed = "it is given its inputs";
-    else if (CreateArg && !isDefaultArg(CreateArg) && keepsGraph(FE, nullptr, CreateArg))
-      NotFollowed = "it may build a graph of the gradients (create_graph)";
-    else
-      NotFollowed = FE.I.runBackward({Loss, KeepGraph, FE.Opts.Version});
+    bool CreatesGraph = CreateArg && !isDefaultArg(CreateArg) &&
+                        keepsGraph(FE, nullptr, CreateArg);
+    std::string NotFollowed = notOncePerCall(F);
+    if (NotFollowed.empty())
+      NotFollowed = GradientGiven ? "it is given the loss's gradient"
+                    : InputsGiven ? "it is given its inputs"
+                    : CreatesGraph
+                        ? "it may build a graph of the gradients (create_graph)"
+                        : FE.I.runBackward({Loss, KeepGraph, FE.Opts.Version});
     if (!NotFollowed.empty()) {
       FE.I.backwardNotFollowed();
       if (!KeepGraph)
@@ -451,9 +462,8 @@ bool TrainingTracker::trainingStatement(const Expr *E, const Expr *S, Flow F,
               "function's own scope)";
   else if (StepWhy.empty() && !O.LivesToReturn)
     StepWhy = "the optimizer is declared in an inner block";
-  else if (StepWhy.empty() && (F.InLoop || F.InBranch))
-    StepWhy = std::string("it runs in a ") +
-              (F.InLoop ? "loop, once per iteration" : "branch");
+  else if (StepWhy.empty())
+    StepWhy = notOncePerCall(F);
   FE.statements().openStatement(E, F, Insertable);
   OpOutcome Use;
   Use.Kind = OpKind::Use;

@@ -22,6 +22,9 @@ public:
 
   /// Whether T is a torch::optim optimizer (derives from Optimizer).
   static bool isOptimizerType(QualType T);
+  /// The module whose parameters an optimizer's first constructor argument
+  /// is: `fc->parameters()` (recurse true, the default), else null.
+  static const ValueDecl *parametersOwner(FunctionEvaluator &FE, const Expr *Arg);
   void declareOptimizer(const VarDecl *VD, const DeclStmt *DS, Flow F,
                         bool Insertable);
   /// `loss.backward()`, `opt.step()`, `opt.zero_grad()`,

@@ -260,6 +260,26 @@ std::set<std::string> schemaArgNames(const OpEvent &Op) {
   return Names;
 }
 
+/// Rule 6: a composite op whose recorded nodes keep the intermediates its
+/// rule gave (OpOutcome::Intermediates), with the inputs those nodes read;
+/// nullopt for every other op.
+std::optional<std::pair<std::string, std::vector<OpArgument>>>
+keepsIntermediates(const OpEvent &Op) {
+  if (Op.Intermediates.empty() || Op.Inputs.empty() || Op.Inputs[0] < 0)
+    return std::nullopt;
+  if (Op.Code == OpCode::cross_entropy_loss && Op.Intermediates.size() == 2 &&
+      Op.Inputs.size() >= 2 && Op.Inputs[1] >= 0)
+    return std::make_pair(
+        std::string(CrossEntropyNodes),
+        std::vector<OpArgument>{OpArgument{"self", true, Op.Inputs[0]},
+                                OpArgument{"target", true, Op.Inputs[1]}});
+  if (Op.Code == OpCode::dropout && Op.Intermediates.size() == 1)
+    return std::make_pair(
+        std::string(DropoutNode),
+        std::vector<OpArgument>{OpArgument{"self", true, Op.Inputs[0]}});
+  return std::nullopt;
+}
+
 /// The tensor of V (ValueInfo::SameTensorAs).
 ValueId tensorOf(const FunctionTrace &T, ValueId V) {
   ValueId Same = T.Values.at(V).SameTensorAs;
@@ -384,35 +404,22 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
   const char *const EveryIteration =
       "autograd keeps what its backward saves from every iteration of the "
       "loop, which the totals do not follow";
-  // Rule 6: cross_entropy's nodes keep its log_softmax output and
-  // total_weight, and the target (NllLossBackward0 saves it whatever
-  // requires grad).
-  if (atenName(Op) == "cross_entropy_loss" && Op.Intermediates.size() == 2 &&
-      Op.Inputs.size() >= 2 && Op.Inputs[1] >= 0) {
+  // Rule 6: the nodes keep what the op made inside, and cross_entropy's
+  // NllLossBackward0 the target too (whatever requires grad).
+  if (auto Composite = keepsIntermediates(Op)) {
     if (InLoop()) {
       R.Unknown = Runs + EveryIteration;
       return R;
     }
     Pending P;
     P.Op = Op.Id;
-    P.SavedInputs = {Op.Inputs[1]};
-    P.InputsCertain = true;
     P.Hidden = Op.Intermediates.size();
-    R.Hold = {Op.Inputs[1]};
-    R.Hidden = Op.Intermediates;
-    Saving.push_back(P);
-    return R;
-  }
-  // Rule 6: dropout in training is input * noise: MulBackward0 keeps the
-  // noise (the input's gradient needs it; the noise needs none).
-  if (atenName(Op) == "dropout" && Op.Intermediates.size() == 1) {
-    if (InLoop()) {
-      R.Unknown = Runs + EveryIteration;
-      return R;
-    }
-    Pending P;
-    P.Op = Op.Id;
-    P.Hidden = 1;
+    for (const OpArgument &A : Composite->second)
+      if (A.Name == "target") {
+        P.SavedInputs = {A.Tensor};
+        P.InputsCertain = true;
+        R.Hold = {A.Tensor};
+      }
     R.Hidden = Op.Intermediates;
     Saving.push_back(P);
     return R;
@@ -494,6 +501,9 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
 std::optional<std::pair<std::string, std::vector<OpArgument>>>
 GradientTape::nodeOf(const FunctionTrace &T, const OpEvent &Op,
                      const AutogradSaves &Saves) const {
+  // Rule 6: the op's rule gave the intermediates its nodes keep.
+  if (auto Composite = keepsIntermediates(Op))
+    return Composite;
   std::optional<RecordedCall> Call = recordedCall(T, Op, Saves);
   if (!Call)
     return std::nullopt;

@@ -91,6 +91,13 @@ struct BackwardStep {
   ValueId Of = NoValue;
 };
 
+/// The nodes of a composite op that keep its intermediates (GradientTape
+/// rule 6), as GradientTape::nodeOf names them: cross_entropy's two,
+/// recorded one after the other (their sequence numbers are adjacent),
+/// and dropout's input * noise.
+inline const char *const CrossEntropyNodes = "LogSoftmaxBackward0 and NllLossBackward0";
+inline const char *const DropoutNode = "MulBackward0 (dropout's input * noise)";
+
 struct BackwardRequest {
   ValueId Root = NoValue;
   /// retain_graph: the nodes keep what they saved.
@@ -234,7 +241,8 @@ private:
   /// Ops whose node released what it saved in a followed backward().
   std::set<OpId> Released;
   /// The backward node Op records and the call's arguments by that node's
-  /// schema (Autograd.cpp's recordedCall); nullopt: not known.
+  /// schema (Autograd.cpp's recordedCall; rule 6's composites by the names
+  /// above); nullopt: not known.
   std::optional<std::pair<std::string, std::vector<OpArgument>>>
   nodeOf(const FunctionTrace &T, const OpEvent &Op,
          const AutogradSaves &Saves) const;

@@ -44,11 +44,9 @@
 #include <functional>
 #include <map>
 
-
 namespace tma {
 
 using namespace backward_pass;
-
 
 BackwardPlan GradientTape::backward(const FunctionTrace &T,
                                     const BackwardRequest &R,
@@ -148,17 +146,6 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
       continue;
     const OpEvent &Op = T.Ops.at(Id);
     auto Node = nodeOf(T, Op, Saves);
-    if (const Pending *P = pendingOf(Id); P && P->Hidden == 2 &&
-                                          Op.Intermediates.size() == 2)
-      Node = std::make_pair(
-          std::string(CrossEntropyNodes),
-          std::vector<OpArgument>{OpArgument{"self", true, Op.Inputs[0]},
-                                  OpArgument{"target", true, Op.Inputs[1]}});
-    else if (P && P->Hidden == 1 && Op.Intermediates.size() == 1 &&
-             !Op.Inputs.empty())
-      Node = std::make_pair(std::string(DropoutNode),
-                            std::vector<OpArgument>{
-                                OpArgument{"self", true, Op.Inputs[0]}});
     if (!Node)
       return Fail(lineOf(Op) + " records a backward node that is not known");
     if (T.Statements.at(Op.Statement).InLoop)

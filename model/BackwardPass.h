@@ -145,11 +145,6 @@ inline std::optional<bool> sameShape(const TensorValue &A, const TensorValue &B)
   return Equal;
 }
 
-/// cross_entropy's two nodes (Autograd.h rule 6), run one after the
-/// other: their sequence numbers are adjacent.
-inline const char *const CrossEntropyNodes = "LogSoftmaxBackward0 and NllLossBackward0";
-/// dropout's MulBackward0 (input * noise, the noise kept by the node).
-inline const char *const DropoutNode = "MulBackward0 (dropout's input * noise)";
 
 /// One node's call: what its formula reads.
 struct NodeCall {

@@ -4,7 +4,6 @@
 #include "model/ShapeEnv.h"
 #include "model/Decide.h"
 #include "model/Geometry.h"
-#include "model/Optimizers.h"
 
 #include <algorithm>
 
@@ -282,22 +281,8 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
     totalsUnknown(Saved.Unknown);
   std::vector<ValueId> Holds = Saved.Hold;
   // What the op made inside and its nodes keep: storages of their own.
-  for (const SymSize &Bytes : Saved.Hidden) {
-    StorageInfo Info;
-    Info.Id = static_cast<StorageId>(Trace.Storages.size());
-    Info.Producer = E.Id;
-    Info.Bytes = Bytes;
-    Info.Dev = Outcome.Value.Dev;
-    Trace.Storages.push_back(Info);
-    RefCount.push_back(0);
-    ValueInfo Kept;
-    Kept.Value = unknownTensor("");
-    Kept.Value.UnknownReason.clear();
-    Kept.Value.Storage = Info.Id;
-    Kept.Producer = E.Id;
-    Trace.Values.push_back(Kept);
-    Holds.push_back(static_cast<ValueId>(Trace.Values.size() - 1));
-  }
+  for (const SymSize &Bytes : Saved.Hidden)
+    Holds.push_back(storageOf(Bytes, E.Id, nullptr, Outcome.Value.Dev));
   for (size_t K = 0; K < Holds.size(); ++K) {
     std::string Key = "\x01saved for backward by op " + std::to_string(E.Id) +
                       "#" + std::to_string(K);
@@ -307,6 +292,28 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
       ++SavedRefs[S];
   }
   return E.Result;
+}
+
+ValueId Interpreter::storageOf(const SymSize &Bytes, OpId Producer,
+                               const TensorValue *Like,
+                               std::optional<Device> Dev) {
+  StorageInfo Info;
+  Info.Id = static_cast<StorageId>(Trace.Storages.size());
+  Info.Producer = Producer;
+  Info.Bytes = Bytes;
+  Info.Dev = Like ? Like->Dev : Dev;
+  Trace.Storages.push_back(Info);
+  RefCount.push_back(0);
+  ValueInfo VI;
+  VI.Value = Like ? *Like : unknownTensor("");
+  VI.Value.UnknownReason.clear();
+  if (VI.Value.Sizes)
+    VI.Value.Strides = contiguousStrides(*VI.Value.Sizes);
+  VI.Value.Offset = SymSize(0);
+  VI.Value.Storage = Info.Id;
+  VI.Producer = Producer;
+  Trace.Values.push_back(VI);
+  return static_cast<ValueId>(Trace.Values.size() - 1);
 }
 
 void Interpreter::releaseSavedBy(OpId Op, int Member) {

@@ -195,6 +195,11 @@ private:
   /// Ends the binding Key holds now, if it has a report row.
   void endBinding(const std::string &Key, bool AtScopeEnd);
   void notePeak(std::optional<SymSize> ExtraBytes);
+  /// A new storage of Bytes, not yet held, and a value on it: dense in
+  /// Like's shape and dtype, or unknown (an op's intermediate, a
+  /// temporary of a formula).
+  ValueId storageOf(const SymSize &Bytes, OpId Producer, const TensorValue *Like,
+                    std::optional<Device> Dev);
   /// Puts a backward pass's or a step's buffers on the ledger.
   void replay(const BackwardPlan &Plan, const std::string &StateName);
   /// Op's node lets go of what it saved: the Member-th hold, or all (-1).

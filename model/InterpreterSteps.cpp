@@ -85,25 +85,10 @@ void Interpreter::replay(const BackwardPlan &Plan, const std::string &StateName)
   for (const BackwardStep &S : Plan.Steps) {
     switch (S.K) {
     case BackwardStep::Kind::Allocate: {
-      StorageInfo Info;
-      Info.Id = static_cast<StorageId>(Trace.Storages.size());
-      Info.Producer = Producer;
-      Info.Bytes = S.Bytes;
-      if (S.Of != NoValue)
-        Info.Dev = value(S.Of).Dev;
-      Trace.Storages.push_back(Info);
-      RefCount.push_back(0);
-      ValueInfo VI;
-      VI.Value = S.Of != NoValue ? value(S.Of) : unknownTensor("");
-      VI.Value.UnknownReason.clear();
-      if (VI.Value.Sizes)
-        VI.Value.Strides = contiguousStrides(*VI.Value.Sizes);
-      VI.Value.Offset = SymSize(0);
-      VI.Value.Storage = Info.Id;
-      VI.Producer = Producer;
-      Trace.Values.push_back(VI);
-      std::string Key = "\x01step buffer " + std::to_string(Info.Id);
-      holdUntilReturn(Key, static_cast<ValueId>(Trace.Values.size() - 1));
+      ValueId V = storageOf(S.Bytes, Producer,
+                            S.Of != NoValue ? &value(S.Of) : nullptr, std::nullopt);
+      std::string Key = "\x01step buffer " + std::to_string(value(V).Storage);
+      holdUntilReturn(Key, V);
       Keys[S.Buffer] = Key;
       notePeak(SymSize(0));
       break;

@@ -2,7 +2,6 @@
 // nll_loss2d) and cross_entropy; the design the losses share is in
 // Losses.cpp's opening comment.
 #include "model/Ops.h"
-#include <array>
 #include "model/ops/LossCommon.h"
 #include "model/ops/OpTable.h"
 #include "model/ops/OpsDetail.h"
@@ -227,19 +226,19 @@ RuleResult rule_nll_loss(const OpCall &C) {
 }
 
 /// What 1.13.1's cross_entropy over class indices (2-D float32 input, no
-/// weight, Mean) makes inside: log_softmax's output and total_weight.
-static std::optional<std::array<SymSize, 2>>
+/// weight, no label smoothing, Mean) makes inside: log_softmax's output
+/// and total_weight; empty where not measured.
+static std::vector<SymSize>
 crossEntropyIntermediates(const TorchVersion &Version, const TensorValue &In,
-                          const TensorValue *Weight, Reduction R, size_t Rank) {
-  if (!(Version.Major == 1 && Version.Minor == 13) || Weight || Rank != 2 ||
-      R != Reduction::Mean || In.Type != std::optional<DType>(DType::Float32))
-    return std::nullopt;
+                          const ClassLossArgs &A, size_t Rank) {
   auto LogSoftmax = In.logicalBytes();
-  if (!LogSoftmax)
-    return std::nullopt;
-  return std::array<SymSize, 2>{*LogSoftmax, SymSize(4)};
+  if (!(Version.Major == 1 && Version.Minor == 13) || A.Weight || Rank != 2 ||
+      A.Reduce != std::optional<Reduction>(Reduction::Mean) ||
+      A.LabelSmoothing != std::optional<double>(0.0) ||
+      In.Type != std::optional<DType>(DType::Float32) || !LogSoftmax)
+    return {};
+  return {*LogSoftmax, SymSize(4)};
 }
-
 
 // cross_entropy_loss (LossNLL.cpp, 1.13; F::cross_entropy calls it):
 //  - input and target of one shape: class probabilities. The target must
@@ -322,11 +321,11 @@ RuleResult rule_cross_entropy_loss(const OpCall &C) {
   // Measured on 1.13.1: log_softmax's output (the input's size) and
   // nll_loss's 0-d total_weight live until the op returns; with
   // gradients on, autograd keeps both (GradientTape, rule 6).
-  if (auto Extra = crossEntropyIntermediates(C.Version, In, A.Weight,
-                                             *A.Reduce, IS.size()))
+  std::vector<SymSize> Kept = crossEntropyIntermediates(C.Version, In, A, IS.size());
+  if (!Kept.empty())
     for (OpOutcome &Out : R.Outcomes) {
-      Out.TransientBytes = addSizes((*Extra)[0], (*Extra)[1]);
-      Out.Intermediates = {(*Extra)[0], (*Extra)[1]};
+      Out.TransientBytes = addSizes(Kept[0], Kept[1]);
+      Out.Intermediates = Kept;
     }
   return R;
 }

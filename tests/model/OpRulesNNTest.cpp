@@ -92,6 +92,13 @@ TEST(OpRules, CrossEntropyReducesToZeroDimUnlessNone) {
                             false));
   expectGeometry(None, {4}, {1}, 0, DType::Float32);
   EXPECT_FALSE(None.TransientBytes.has_value()) << "None is not measured";
+  // Label smoothing computes a smoothed loss besides: not measured either.
+  OpOutcome Smoothed = run(bind("cross_entropy_loss", 0,
+                                {tensorArg(Logits), tensorArg(Classes), ArgValue(),
+                                 intArg(1), intArg(-100), doubleScalarArg(0.1)},
+                                false));
+  EXPECT_FALSE(Smoothed.TransientBytes.has_value());
+  EXPECT_TRUE(Smoothed.Intermediates.empty());
   // F::cross_entropy(x, t, F::CrossEntropyFuncOptions().reduction(torch::kNone)).
   OpOutcome Functional = run(bind(
       "cross_entropy", 1,
