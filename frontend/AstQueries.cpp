@@ -79,6 +79,18 @@ bool holdsTensors(QualType T) {
   return false;
 }
 
+bool mayHoldTensor(QualType T, int Depth) {
+  if (holdsTensors(T))
+    return true;
+  const auto *RD = T.getNonReferenceType().getCanonicalType()->getAsCXXRecordDecl();
+  if (!RD || Depth > 3 || !RD->hasDefinition() || isLibTorchDecl(RD))
+    return false;
+  for (const FieldDecl *F : RD->getDefinition()->fields())
+    if (isTensorType(F->getType()) || mayHoldTensor(F->getType(), Depth + 1))
+      return true;
+  return false;
+}
+
 bool isTensorType(QualType T) {
   std::string N = recordName(T);
   return N == "at::Tensor" || N == "at::TensorBase";
@@ -271,6 +283,21 @@ bool hasTensorWork(const Expr *E) {
       return !Found;
     }
   } Find;
+  Find.TraverseStmt(const_cast<Expr *>(E));
+  return Find.Found;
+}
+
+bool mentionsTensor(const Expr *E) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool Found = false;
+    const Expr *Top = nullptr;
+    bool VisitExpr(Expr *X) {
+      Found = Found || (X != Top && (isTensorType(X->getType()) ||
+                                     holdsTensors(X->getType())));
+      return !Found;
+    }
+  } Find;
+  Find.Top = E;
   Find.TraverseStmt(const_cast<Expr *>(E));
   return Find.Found;
 }

@@ -57,6 +57,9 @@ std::string calleeName(const clang::FunctionDecl *FD);
 /// Whether E does any tensor work (a tensor-typed subexpression that is not
 /// just a name), so that a statement is worth opening for it.
 bool hasTensorWork(const clang::Expr *E);
+/// Whether any subexpression of E below E itself (a name included) is or
+/// holds a tensor.
+bool mentionsTensor(const clang::Expr *E);
 /// `t.data_ptr<float>()` (and mutable_/const_data_ptr): a raw pointer to
 /// t's memory, which the code past it may read as a flat array.
 bool takesRawPointer(const clang::CXXMemberCallExpr *MC);
@@ -72,6 +75,9 @@ const clang::Expr *handleSource(const clang::Expr *E);
 /// c10 container, a tuple or pair, an ArrayRef or initializer_list, an
 /// optional, or a reference to one (not a tensor itself).
 bool holdsTensors(clang::QualType T);
+/// holdsTensors, or a record of the program with a member that is or
+/// holds a tensor (`struct Box { torch::Tensor t; int k; };`).
+bool mayHoldTensor(clang::QualType T, int Depth = 0);
 
 /// Also looks through converting constructors with one argument
 /// (c10::optional<int64_t>(3), TensorOptions(kHalf), Scalar(1.5)) until

@@ -449,6 +449,11 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   // Their temporaries matter for the peak, so evaluate tensor subexprs.
   if (!hasTensorWork(Init)) {
     BindList();
+    // `c10::optional<torch::Tensor> o = y;` keeps y's tensor past y.
+    if (!T->isReferenceType() && mayHoldTensor(T) && mentionsTensor(Init))
+      FE.I.totalsUnknown("'" + Name + "' may keep the tensors its "
+                         "initializer is given (line " +
+                         std::to_string(Where.Line) + ")");
     return;
   }
   openStatement(DS, F, Insertable);
@@ -457,15 +462,21 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   BindList();
   // An object built by a constructor the analysis does not follow may
   // keep the tensors it was given.
-  if (const auto *CE = dyn_cast<CXXConstructExpr>(strip(Init));
-      CE && RD && !isLibTorchDecl(RD) && !T->isReferenceType()) {
-    bool TakesTensor = false;
+  const auto *CE = dyn_cast<CXXConstructExpr>(strip(Init));
+  bool TakesTensor = false;
+  if (CE && RD && !isLibTorchDecl(RD) && !T->isReferenceType())
     for (const Expr *A : CE->arguments())
       TakesTensor |= isTensorType(A->getType());
-    if (TakesTensor)
-      FE.I.totalsUnknown("'" + Name + "' may keep the tensors its constructor "
-                      "is given (line " + std::to_string(Where.Line) + ")");
-  }
+  if (TakesTensor)
+    FE.I.totalsUnknown("'" + Name + "' may keep the tensors its constructor "
+                       "is given (line " + std::to_string(Where.Line) + ")");
+  // So may any other object whose type can hold a tensor, however it is
+  // made: `auto t = std::make_tuple(torch::sigmoid(x), 1);`,
+  // `c10::optional<torch::Tensor> o = y;`, a struct a helper returns.
+  else if (!T->isReferenceType() && mayHoldTensor(T))
+    FE.I.totalsUnknown("'" + Name + "' may keep the tensors its initializer "
+                       "makes or is given (line " + std::to_string(Where.Line) +
+                       ")");
   (void)OpsBefore;
   FE.I.endStatement();
 }

@@ -148,6 +148,16 @@ FunctionEvaluator::Completion StatementWalker::expressionStatement(const Expr *E
         FE.DeviceVars[FE.key(DRE->getDecl())] = FE.args().device(OCE->getArg(1));
       return Done;
     }
+    // Any other object that can hold a tensor (a tuple with an int, a
+    // c10::optional, a struct) keeps what it is assigned, which the
+    // analysis does not follow.
+    if (!isTensorType(LHS->getType()) && mayHoldTensor(LHS->getType())) {
+      const auto *DRE = dyn_cast<DeclRefExpr>(LHS);
+      FE.I.totalsUnknown((DRE ? "'" + DRE->getDecl()->getName().str() + "'"
+                              : std::string("an object")) +
+                         " may keep the tensors it is assigned (line " +
+                         std::to_string(FE.span(E->getSourceRange()).Line) + ")");
+    }
   }
   if (const auto *MCE = dyn_cast<CXXMemberCallExpr>(S)) {
     const Expr *Obj = MCE->getImplicitObjectArgument();

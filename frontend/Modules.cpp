@@ -393,6 +393,7 @@ void ModuleTracker::allocateParameters(ModuleValue &M, const Expr *Init,
         factory(Sizes, M.paramType(PName), Device{}, FillKind::Filled);
     Out.Note = M.Layer + "'s " + PName +
                (M.Buffers.count(PName) ? " (buffer)" : " (default dtype)");
+    Out.MakesParameter = !M.Buffers.count(PName);
     // A later to(device) moves it: its size stays, its device is unknown.
     if (!DeviceMoved.empty()) {
       Out.Value.Dev.reset();

@@ -277,6 +277,14 @@ keepsIntermediates(const OpEvent &Op) {
     return std::make_pair(
         std::string(DropoutNode),
         std::vector<OpArgument>{OpArgument{"self", true, Op.Inputs[0]}});
+  if (Op.Code == OpCode::layer_norm && Op.Intermediates.size() == 2) {
+    // The input, and the weight and bias when the call passes tensors.
+    std::vector<OpArgument> Saved;
+    for (ValueId In : Op.Inputs)
+      if (In >= 0)
+        Saved.push_back(OpArgument{"input", true, In});
+    return std::make_pair(std::string(LayerNormNode), Saved);
+  }
   return std::nullopt;
 }
 
@@ -414,11 +422,13 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
     Pending P;
     P.Op = Op.Id;
     P.Hidden = Op.Intermediates.size();
+    // NllLossBackward0 keeps the target, NativeLayerNormBackward0 the
+    // input, weight and bias.
     for (const OpArgument &A : Composite->second)
-      if (A.Name == "target") {
-        P.SavedInputs = {A.Tensor};
+      if (A.Name == "target" || A.Name == "input") {
+        P.SavedInputs.push_back(A.Tensor);
         P.InputsCertain = true;
-        R.Hold = {A.Tensor};
+        R.Hold.push_back(A.Tensor);
       }
     R.Hidden = Op.Intermediates;
     Saving.push_back(P);
@@ -644,9 +654,75 @@ bool GradientTape::aliveToEnd(const FunctionTrace &T, ValueId V) const {
          (V >= 0 && (HeldLeaves.count(V) || HeldLeaves.count(tensorOf(T, V))));
 }
 
+std::vector<ValueId> GradientTape::leavesHeldBy(OpId Op) const {
+  std::vector<ValueId> Out;
+  for (const auto &[Id, Leaf] : LeafEdges)
+    if (Id == Op)
+      Out.push_back(Leaf);
+  return Out;
+}
+
+std::vector<OpId>
+GradientTape::droppedAtEnd(const FunctionTrace &T, unsigned S,
+                           const std::set<ValueId> &HeldTensors) {
+  std::set<OpId> Candidates;
+  for (const Pending &P : Saving)
+    Candidates.insert(P.Op);
+  for (const auto &[Id, Leaf] : LeafEdges)
+    Candidates.insert(Id);
+  for (auto It = Candidates.begin(); It != Candidates.end();) {
+    unsigned Made = T.Ops.at(*It).Statement;
+    if (Dropped.count(*It) || Made > S || T.Statements.at(Made).InLoop)
+      It = Candidates.erase(It);
+    else
+      ++It;
+  }
+  std::vector<OpId> Out;
+  if (Candidates.empty())
+    return Out;
+  // What may keep a tensor, and its grad_fn, alive: a name (HeldTensors),
+  // the return, a reader the tape did not record (a call not followed, a
+  // view made without gradients).
+  std::set<ValueId> Kept = HeldTensors;
+  for (ValueId R : T.Returned)
+    Kept.insert(tensorOf(T, R));
+  for (const OpEvent &Reader : T.Ops)
+    for (ValueId In : Reader.Inputs) {
+      if (In < 0)
+        continue;
+      auto It = Children.find(In);
+      if (It == Children.end() ||
+          std::find(It->second.begin(), It->second.end(), Reader.Result) ==
+              It->second.end())
+        Kept.insert(tensorOf(T, In));
+    }
+  for (OpId Id : Candidates) {
+    // Every tensor computed from the op's result through recorded ops.
+    bool Held = false;
+    std::set<ValueId> Graph;
+    std::vector<ValueId> Work = {T.Ops.at(Id).Result};
+    while (!Work.empty() && !Held) {
+      ValueId V = Work.back();
+      Work.pop_back();
+      if (V < 0 || !Graph.insert(tensorOf(T, V)).second)
+        continue;
+      Held = Kept.count(tensorOf(T, V)) > 0;
+      if (auto It = Children.find(V); It != Children.end())
+        Work.insert(Work.end(), It->second.begin(), It->second.end());
+    }
+    if (Held)
+      continue;
+    Dropped.insert(Id);
+    Out.push_back(Id);
+  }
+  return Out;
+}
+
 std::string GradientTape::finish(const FunctionTrace &T) const {
   for (const auto &[OpId, Leaf] : LeafEdges)
-    if (!aliveToEnd(T, Leaf))
+    if (!aliveToEnd(T, Leaf) &&
+        !(LedgerHeldLeaves.count({OpId, Leaf}) &&
+          (Dropped.count(OpId) || graphOutlives(T, T.Ops.at(OpId).Result))))
       return lineText(T.Ops.at(OpId)) + " runs with gradients on: its node "
              "holds the leaf tensor it reads (through AccumulateGrad) for as "
              "long as the graph lives, which the totals do not follow";
@@ -656,8 +732,9 @@ std::string GradientTape::finish(const FunctionTrace &T) const {
              "tensor, which may go before the function ends; the totals do "
              "not follow that";
   for (const Pending &P : Saving) {
-    // Released by a followed backward(): the ledger let them go there.
-    if (Released.count(P.Op))
+    // Released by a followed backward() or with a dropped graph: the
+    // ledger let them go there.
+    if (Released.count(P.Op) || Dropped.count(P.Op))
       continue;
     const OpEvent &Op = T.Ops.at(P.Op);
     bool Outlives = graphOutlives(T, Op.Result);
@@ -672,8 +749,8 @@ std::string GradientTape::finish(const FunctionTrace &T) const {
     // when the graph lives that long.
     if (P.Hidden > 0 && !Outlives)
       return lineText(Op) + " runs with gradients on: its nodes keep the "
-             "tensors it makes inside until the graph is dropped, before "
-             "the function ends; the totals do not follow that";
+             "tensors it makes inside until the graph is dropped, which "
+             "may be before the function ends; the totals do not follow that";
     if (SavesInputs && !InputsAlive) {
       InputsAlive = true;
       for (ValueId In : P.SavedInputs)
@@ -687,8 +764,8 @@ std::string GradientTape::finish(const FunctionTrace &T) const {
            ", which autograd keeps " +
            (Outlives ? "or not, by the overload called and which inputs "
                        "require grad"
-                     : "until the graph is dropped, before the function "
-                       "ends") +
+                     : "until the graph is dropped, which may be before "
+                       "the function ends") +
            "; the totals do not follow that";
   }
   return "";

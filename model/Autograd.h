@@ -94,9 +94,11 @@ struct BackwardStep {
 /// The nodes of a composite op that keep its intermediates (GradientTape
 /// rule 6), as GradientTape::nodeOf names them: cross_entropy's two,
 /// recorded one after the other (their sequence numbers are adjacent),
-/// and dropout's input * noise.
+/// dropout's input * noise, and layer_norm's native_layer_norm.
 inline const char *const CrossEntropyNodes = "LogSoftmaxBackward0 and NllLossBackward0";
 inline const char *const DropoutNode = "MulBackward0 (dropout's input * noise)";
+/// layer_norm's node keeps its input, mean and rstd.
+inline const char *const LayerNormNode = "NativeLayerNormBackward0";
 
 struct BackwardRequest {
   ValueId Root = NoValue;
@@ -144,6 +146,9 @@ struct BackwardPlan {
 ///     LogSoftmaxBackward0 keeps log_softmax's output and NllLossBackward0
 ///     that output, the target and total_weight (OpOutcome::Intermediates
 ///     gives their sizes where the op's rule knows them).
+///  7. A graph nothing holds at the end of a statement (a discarded
+///     full-expression, a loss assigned again) is dropped there: its
+///     nodes' saves and the leaves they hold go then, not at the return.
 ///  4. Anything else is a reason the totals are unknown: an op in a loop
 ///     (one iteration's saves per iteration), a saved member that is no
 ///     input or result, an op with no node in the header, no header.
@@ -171,6 +176,21 @@ public:
   /// Op has just been appended to T.
   Recorded record(const FunctionTrace &T, const OpEvent &Op,
                   const AutogradSaves *Saves);
+  /// The leaves Op's node reads through AccumulateGrad, which hold them
+  /// for as long as the graph lives (rule 3).
+  std::vector<ValueId> leavesHeldBy(OpId Op) const;
+  /// The ledger holds Leaf for Op's node (no name held it when the op
+  /// ran): exact while the graph outlives the function or is dropped at a
+  /// statement's end (droppedAtEnd).
+  void noteLeafHeld(OpId Op, ValueId Leaf) { LedgerHeldLeaves.emplace(Op, Leaf); }
+  /// Rule 7: the ops recorded up to statement S whose graph nothing holds
+  /// at its end (`f(x).sum();`, `loss = ...` again): no name holds a tensor
+  /// computed from them (HeldTensors: the tensors, by their first value,
+  /// the function's names may hold), none is returned, and nothing the
+  /// analysis does not follow read one. Their nodes, with what they save
+  /// and the leaves they hold, go there; the ledger releases them.
+  std::vector<OpId> droppedAtEnd(const FunctionTrace &T, unsigned S,
+                                 const std::set<ValueId> &HeldTensors);
   /// After the function's scopes have closed (bindings know how long they
   /// held): why the holds of rule 3 are not exact, or empty.
   std::string finish(const FunctionTrace &T) const;
@@ -240,6 +260,10 @@ private:
   bool GradsKnown = true;
   /// Ops whose node released what it saved in a followed backward().
   std::set<OpId> Released;
+  /// Ops whose graph was dropped at the end of their statement (rule 7).
+  std::set<OpId> Dropped;
+  /// Leaf edges whose leaf the ledger holds (noteLeafHeld).
+  std::set<std::pair<OpId, ValueId>> LedgerHeldLeaves;
   /// The backward node Op records and the call's arguments by that node's
   /// schema (Autograd.cpp's recordedCall; rule 6's composites by the names
   /// above); nullopt: not known.

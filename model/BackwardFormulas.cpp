@@ -268,6 +268,13 @@ std::string backwardFormula(PassLedger &L, const NodeCall &C, Gradients &Out) {
     Out.push_back({Self, H});
     return "";
   }
+  if (C.Node == LayerNormNode)
+    // Measured: the input's, weight's and bias's gradients, then a
+    // {2, threads, features} scratch buffer (LayerNormBackwardKernelImpl),
+    // whose size is the thread count's.
+    return NotFollowed + "makes a scratch of 2 x threads x features "
+                         "elements, whose size depends on the thread count "
+                         "at run time";
   return NotFollowed + "allocates what the analysis does not follow";
 }
 

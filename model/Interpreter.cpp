@@ -44,6 +44,7 @@ void Interpreter::endStatement() {
   for (StorageId S : Temporaries)
     release(S);
   Temporaries.clear();
+  dropGraphsOfStatement();
   Statement &S = Trace.Statements.back();
   S.LiveBytesAfter = LiveBytes;
   S.LiveKnown = UnknownLive == 0;
@@ -144,6 +145,7 @@ void Interpreter::notePeak(std::optional<SymSize> ExtraBytes) {
     // larger of the two, and its statement is not one statement.
     PeakBytes = SymSize::max(PeakBytes, *Now);
     Trace.Summary.PeakStatementKnown = false;
+    Trace.Summary.PeakParts.reset();
     return;
   }
   if (Higher == Tri::True) {
@@ -152,13 +154,36 @@ void Interpreter::notePeak(std::optional<SymSize> ExtraBytes) {
         Trace.Statements.empty() ? 0 : Trace.Statements.size() - 1;
     Trace.Summary.PeakLive.clear();
     Trace.Summary.PeakSavedForBackward.clear();
+    PeakBreakdown Parts;
+    bool PartsKnown = true;
+    auto Add = [&](SymSize &Part, const std::optional<SymSize> &Bytes) {
+      std::optional<SymSize> Sum = addSizes(Part, Bytes);
+      PartsKnown = PartsKnown && Sum.has_value();
+      if (Sum)
+        Part = *Sum;
+    };
+    Add(Parts.Temporaries, ExtraBytes);
     for (size_t S = 0; S < RefCount.size(); ++S)
       if (RefCount[S] > 0 && !Trace.Storages[S].External) {
+        const StorageInfo &Info = Trace.Storages[S];
         Trace.Summary.PeakLive.push_back(static_cast<StorageId>(S));
         auto Saved = SavedRefs.find(static_cast<StorageId>(S));
-        if (Saved != SavedRefs.end() && Saved->second >= RefCount[S])
+        bool OnlyAutograd = Saved != SavedRefs.end() && Saved->second >= RefCount[S];
+        if (OnlyAutograd)
           Trace.Summary.PeakSavedForBackward.push_back(static_cast<StorageId>(S));
+        Add(OnlyAutograd && Info.Role == StorageRole::Tensor
+                ? Parts.SavedForBackward
+            : Info.Role == StorageRole::Parameter      ? Parts.Parameters
+            : Info.Role == StorageRole::Gradient       ? Parts.Gradients
+            : Info.Role == StorageRole::OptimizerState ? Parts.OptimizerState
+            : Info.Role == StorageRole::Scratch        ? Parts.Temporaries
+                                                       : Parts.Tensors,
+            Info.Bytes);
       }
+    if (PartsKnown)
+      Trace.Summary.PeakParts = Parts;
+    else
+      Trace.Summary.PeakParts.reset();
   }
 }
 
@@ -265,6 +290,9 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   }
   Trace.Values.push_back(VI);
   E.Result = static_cast<ValueId>(Trace.Values.size() - 1);
+  if ((Outcome.MakesGradLeaf || Outcome.MakesParameter) &&
+      VI.Value.Storage != NoStorage)
+    Trace.Storages[VI.Value.Storage].Role = StorageRole::Parameter;
   notePeak(Outcome.TransientBytes);
   if (!Trace.Statements.empty())
     Trace.Statements.back().Ops.push_back(E.Id);
@@ -284,14 +312,60 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
   for (const SymSize &Bytes : Saved.Hidden)
     Holds.push_back(storageOf(Bytes, E.Id, nullptr, Outcome.Value.Dev));
   for (size_t K = 0; K < Holds.size(); ++K) {
-    std::string Key = "\x01saved for backward by op " + std::to_string(E.Id) +
+    std::string Key = std::string(SavedPrefix) + std::to_string(E.Id) +
                       "#" + std::to_string(K);
     holdUntilReturn(Key, Holds[K]);
     SavedHolds[E.Id].push_back(Key);
     if (StorageId S = value(Holds[K]).Storage; S != NoStorage)
       ++SavedRefs[S];
   }
+  // A temporary leaf the node reads lives as long as the graph (its
+  // AccumulateGrad holds it); a named one is its name's to keep.
+  for (ValueId Leaf : Tape.leavesHeldBy(E.Id)) {
+    if (!keysHoldingTensor(Leaf).empty())
+      continue;
+    std::string Key = std::string(LeafHoldPrefix) + std::to_string(E.Id) + "#" +
+                      std::to_string(Leaf);
+    holdUntilReturn(Key, Leaf);
+    LeafHolds[E.Id].push_back(Key);
+    Tape.noteLeafHeld(E.Id, Leaf);
+  }
   return E.Result;
+}
+
+void Interpreter::dropGraphsOfStatement() {
+  if (Trace.Statements.empty())
+    return;
+  // The tensors the function's names may hold. Autograd's own holds do
+  // not keep a graph alive: a node's saved output does not hold its
+  // grad_fn (no cycle), and a saved input of a later node is in the graph
+  // only if that node's result is.
+  std::set<ValueId> Held;
+  for (const auto &[Key, V] : Names) {
+    if (V < 0 || Key.rfind(SavedPrefix, 0) == 0 || Key.rfind(LeafHoldPrefix, 0) == 0)
+      continue;
+    // A value chosen among tensors (after a branch) may be any of them;
+    // one that may be any tensor may be one of the graph's.
+    std::vector<ValueId> Work = {V};
+    std::set<ValueId> Seen;
+    while (!Work.empty()) {
+      ValueId W = Work.back();
+      Work.pop_back();
+      if (W < 0 || !Seen.insert(W).second)
+        continue;
+      Held.insert(tensorOf(W));
+      if (Trace.Values.at(W).MayBeAny)
+        return;
+      for (ValueId M : Trace.Values.at(W).MayBe)
+        Work.push_back(M);
+    }
+  }
+  for (OpId Op : Tape.droppedAtEnd(Trace, currentStatement(), Held)) {
+    releaseSavedBy(Op);
+    for (const std::string &Key : LeafHolds[Op])
+      drop(Key);
+    LeafHolds.erase(Op);
+  }
 }
 
 ValueId Interpreter::storageOf(const SymSize &Bytes, OpId Producer,

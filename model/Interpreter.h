@@ -204,6 +204,9 @@ private:
   void replay(const BackwardPlan &Plan, const std::string &StateName);
   /// Op's node lets go of what it saved: the Member-th hold, or all (-1).
   void releaseSavedBy(OpId Op, int Member = -1);
+  /// GradientTape rule 7: the graphs the ending statement made and
+  /// dropped take what their nodes hold with them.
+  void dropGraphsOfStatement();
 
   FunctionTrace Trace;
   std::map<std::string, ValueId> Names;
@@ -223,6 +226,10 @@ private:
   /// The hidden holds of what each op's node saved, by op, and how many
   /// of a storage's references they are.
   std::map<OpId, std::vector<std::string>> SavedHolds;
+  /// The ledger's keys for the temporary leaves each op's node holds.
+  std::map<OpId, std::vector<std::string>> LeafHolds;
+  static constexpr const char *SavedPrefix = "\x01saved for backward by op ";
+  static constexpr const char *LeafHoldPrefix = "\x01leaf held by the node of op ";
   std::map<StorageId, int> SavedRefs;
 };
 

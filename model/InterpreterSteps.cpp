@@ -74,6 +74,14 @@ void Interpreter::replay(const BackwardPlan &Plan, const std::string &StateName)
     E.TransientTotalBytes = Freed;
     E.TransientBytes = Peak && Kept ? std::optional<SymSize>(*Peak - *Kept) : std::nullopt;
   }
+  // What each buffer is, for the peak's breakdown: known at its
+  // allocation, which may be the peak, though the plan keeps it later.
+  std::map<int, StorageRole> Roles;
+  for (const BackwardStep &S : Plan.Steps)
+    if (S.K == BackwardStep::Kind::KeepAsGrad)
+      Roles[S.Buffer] = StorageRole::Gradient;
+    else if (S.K == BackwardStep::Kind::KeepAsState)
+      Roles[S.Buffer] = StorageRole::OptimizerState;
   auto NameOf = [&](ValueId Of) -> std::string {
     for (const Binding &B : Trace.Bindings)
       if (B.Value >= 0 && tensorOf(B.Value) == Of)
@@ -87,6 +95,11 @@ void Interpreter::replay(const BackwardPlan &Plan, const std::string &StateName)
     case BackwardStep::Kind::Allocate: {
       ValueId V = storageOf(S.Bytes, Producer,
                             S.Of != NoValue ? &value(S.Of) : nullptr, std::nullopt);
+      auto Role = Roles.find(S.Buffer);
+      Trace.Storages[value(V).Storage].Role =
+          Role != Roles.end()  ? Role->second
+          : S.Of != NoValue    ? StorageRole::Gradient
+                               : StorageRole::Scratch;
       std::string Key = "\x01step buffer " + std::to_string(value(V).Storage);
       holdUntilReturn(Key, V);
       Keys[S.Buffer] = Key;

@@ -58,6 +58,9 @@ struct OpOutcome {
   /// GradModeOn and MakesGradLeaf; set by the frontend, not by rules).
   bool GradModeOn = true;
   bool MakesGradLeaf = false;
+  /// Alloc: the new storage is a module's parameter (the peak's
+  /// breakdown; set by the frontend).
+  bool MakesParameter = false;
   /// The call's arguments by schema name (copied to OpEvent::Args; set by
   /// the frontend).
   std::vector<OpArgument> Args;

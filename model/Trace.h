@@ -151,8 +151,19 @@ struct ValueInfo {
   std::string UndefinedBy;
 };
 
+/// What a storage is to a training step (the peak's breakdown, issue 36).
+enum class StorageRole {
+  Tensor,         // an input, an activation, what the function's names hold
+  Parameter,      // a leaf that requires grad: a module's parameter, a
+                  // tensor made with requires_grad
+  Gradient,       // a .grad, or a gradient backward() hands between nodes
+  OptimizerState, // momentum buffers, exp_avg, exp_avg_sq
+  Scratch,        // a backward formula's or an optimizer step's temporary
+};
+
 struct StorageInfo {
   StorageId Id = NoStorage;
+  StorageRole Role = StorageRole::Tensor;
   std::optional<SymSize> Bytes;
   std::optional<Device> Dev;
   OpId Producer = NoOp;
@@ -235,6 +246,21 @@ struct CudaAllocatorSummary {
   std::string UnknownReason;
 };
 
+/// The storage alive at the peak by what it is (PeakLive's bytes, and the
+/// op's transient then): they add up to PeakLiveBytes.
+struct PeakBreakdown {
+  SymSize Parameters = 0;
+  SymSize Gradients = 0;
+  SymSize OptimizerState = 0;
+  /// What only autograd holds then (PeakSavedForBackward).
+  SymSize SavedForBackward = 0;
+  /// Inside the op at the peak (its transient bytes) and the scratch of a
+  /// backward formula or optimizer step.
+  SymSize Temporaries = 0;
+  /// Everything else: inputs, activations, what names hold.
+  SymSize Tensors = 0;
+};
+
 struct TraceSummary {
   std::optional<SymSize> LiveBytesNothingFreed;
   std::optional<SymSize> PeakLiveBytes;
@@ -247,6 +273,9 @@ struct TraceSummary {
   /// Of PeakLive, the storages only autograd holds then: what a backward
   /// node saved, past its C++ lifetime (model/Autograd.h).
   std::vector<StorageId> PeakSavedForBackward;
+  /// PeakLiveBytes by what each storage is; nullopt when the peak is not
+  /// one moment or a size is unknown.
+  std::optional<PeakBreakdown> PeakParts;
   std::string UnknownTotalsReason;
   int Unknowns = 0;
   std::optional<CudaAllocatorSummary> CudaAllocator;

@@ -242,6 +242,12 @@ std::string factsLine(const FunctionTrace &T) {
   if (S.PeakLiveBytes && S.PeakStatementKnown &&
       S.PeakStatement < T.Statements.size())
     Facts += " at line " + num(T.Statements[S.PeakStatement].Where.Line);
+  if (auto Parts = peakBreakdown(T); !Parts.empty()) {
+    Facts += " (";
+    for (size_t K = 0; K < Parts.size(); ++K)
+      Facts += (K ? ", " : "") + Parts[K].first + " " + formatBytes(Parts[K].second);
+    Facts += ")";
+  }
   Facts += " \u00b7 live, nothing freed " + formatBytes(S.LiveBytesNothingFreed) +
            " \u00b7 bytes moved " + formatBytes(bytesMoved(T));
   if (!S.UnknownTotalsReason.empty() &&

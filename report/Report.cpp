@@ -403,6 +403,13 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
     if (S.PeakLiveBytes && !S.PeakSavedForBackward.empty())
       OS << "    of which saved for backward, past their C++ lifetime: "
          << savedForBackwardText(T) << "\n";
+    if (auto Parts = peakBreakdown(T); !Parts.empty()) {
+      OS << "    at the peak:";
+      for (size_t K = 0; K < Parts.size(); ++K)
+        OS << (K ? ", " : " ") << Parts[K].first << " "
+           << bytesText(Parts[K].second, Env);
+      OS << "\n";
+    }
     if (!S.UnknownTotalsReason.empty() &&
         (!S.LiveBytesNothingFreed || !S.PeakLiveBytes))
       OS << "    ? " << S.UnknownTotalsReason << "\n";
@@ -457,6 +464,35 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
            << U->Reason << "\n";
     }
   }
+}
+
+bool reportsPeakBreakdown(const FunctionTrace &T) {
+  if (!T.Summary.PeakParts || !T.Summary.PeakLiveBytes ||
+      !T.Summary.PeakStatementKnown)
+    return false;
+  if (!T.Summary.PeakSavedForBackward.empty())
+    return true;
+  for (const StorageInfo &S : T.Storages)
+    if (S.Role != StorageRole::Tensor)
+      return true;
+  return false;
+}
+
+std::vector<std::pair<std::string, SymSize>> peakBreakdown(const FunctionTrace &T) {
+  std::vector<std::pair<std::string, SymSize>> Parts;
+  if (!reportsPeakBreakdown(T))
+    return Parts;
+  const PeakBreakdown &P = *T.Summary.PeakParts;
+  for (const auto &[Label, Bytes] :
+       {std::pair<const char *, const SymSize &>{"parameters", P.Parameters},
+        {"gradients", P.Gradients},
+        {"optimizer state", P.OptimizerState},
+        {"saved for backward", P.SavedForBackward},
+        {"temporaries", P.Temporaries},
+        {"other tensors", P.Tensors}})
+    if (!(Bytes.constant() && *Bytes.constant() == 0))
+      Parts.emplace_back(Label, Bytes);
+  return Parts;
 }
 
 std::string savedForBackwardText(const FunctionTrace &T) {
@@ -610,6 +646,16 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
         for (StorageId Id : T.Summary.PeakSavedForBackward)
           Saved.push_back(Id);
         Summary["peak_saved_for_backward"] = std::move(Saved);
+      }
+      if (reportsPeakBreakdown(T)) {
+        const PeakBreakdown &P = *T.Summary.PeakParts;
+        Summary["peak_breakdown"] = llvm::json::Object{
+            {"parameters", optJSON(P.Parameters)},
+            {"gradients", optJSON(P.Gradients)},
+            {"optimizer_state", optJSON(P.OptimizerState)},
+            {"saved_for_backward", optJSON(P.SavedForBackward)},
+            {"temporaries", optJSON(P.Temporaries)},
+            {"other_tensors", optJSON(P.Tensors)}};
       }
     }
     if (!T.Summary.UnknownTotalsReason.empty() &&

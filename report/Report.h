@@ -70,6 +70,16 @@ void dropRepeatedExpansions(std::vector<FunctionTrace> &Traces);
 /// "64 KiB (sigmoid's result, line 14)".
 std::string savedForBackwardText(const FunctionTrace &T);
 
+/// The peak by what its storage is (summary.PeakParts), the parts that are
+/// not 0 with their labels ("parameters", "gradients", ...), for a
+/// function that holds parameters, gradients, optimizer state or saved
+/// tensors; empty for any other, or when the breakdown is not known.
+std::vector<std::pair<std::string, SymSize>> peakBreakdown(const FunctionTrace &T);
+/// Whether the function's report carries the breakdown (JSON's
+/// summary.peak_breakdown): the peak is known and the function holds a
+/// parameter, a gradient, optimizer state or a saved tensor.
+bool reportsPeakBreakdown(const FunctionTrace &T);
+
 void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces);
 /// The JSON report; "failed_files" lists Failures (empty: every file was
 /// analysed).

@@ -548,6 +548,46 @@ RuleResult rule_adaptive_avg_pool2d(const OpCall &C) {
 
 // ---- Normalisation ----------------------------------------------------------------------
 
+/// What 1.13.1's native_layer_norm makes beside its output on the CPU,
+/// measured: a contiguous copy of an input that is not contiguous
+/// (expect_contiguous, freed when it returns), then mean and rstd, one
+/// float per row each (M, the product of the sizes before
+/// normalized_shape), freed when layer_norm returns, or kept by
+/// NativeLayerNormBackward0 with gradients on (GradientTape rule 6). Only
+/// for float32 operands, a contiguous weight and bias; otherwise the
+/// transient stays unknown.
+static void layerNormStatistics(const OpCall &C, OpOutcome &Out,
+                                const std::vector<const TensorValue *> &Operands,
+                                size_t Leading) {
+  const TensorValue &In = C.arg(0).TV;
+  if (!(C.Version.Major == 1 && C.Version.Minor == 13) || !In.Dev ||
+      In.Dev->Kind != DeviceKind::CPU)
+    return;
+  std::optional<SymSize> Copy = SymSize(0);
+  for (const TensorValue *T : Operands) {
+    std::optional<bool> Dense = T->contiguous();
+    if (T->Type != std::optional<DType>(DType::Float32) || !Dense ||
+        (!*Dense && T != &In))
+      return;
+    if (!*Dense)
+      Copy = T->logicalBytes();
+  }
+  std::optional<SymSize> Rows = SymSize(1);
+  for (size_t K = 0; K < Leading; ++K)
+    Rows = mulSizes(Rows, (*In.Sizes)[K]);
+  std::optional<SymSize> Each = mulSizes(Rows, SymSize(4));
+  if (!Each)
+    return;
+  Out.TransientBytes = addSizes(Copy, addSizes(Each, Each));
+  if (!Out.TransientBytes)
+    return;
+  Out.Intermediates = {*Each, *Each};
+  Out.Note = std::string(Copy && Copy->constant() == std::optional<int64_t>(0)
+                             ? ""
+                             : "a contiguous copy of the input, ") +
+             "mean and rstd: one float per row each, until it returns";
+}
+
 // layer_norm (layer_norm.cpp, _check_layer_norm_inputs): normalized_shape
 // must be the input's trailing sizes, weight and bias (when given) of that
 // shape; native_layer_norm on the CPU normalises input.contiguous() into a
@@ -627,6 +667,7 @@ RuleResult rule_layer_norm(const OpCall &C) {
       Reads.push_back(&A->TV);
   finishTraffic(Out, Reads);
   Out.Note = "input.contiguous(), mean and rstd are not modelled";
+  layerNormStatistics(C, Out, Reads, IS.size() - NS.size());
   return one(Out, "layer_norm");
 }
 
