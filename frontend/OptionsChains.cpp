@@ -195,6 +195,22 @@ ArgValue readValue(FunctionEvaluator &FE, const Expr *E, QualType T) {
       A.List = *L;
       return A;
     }
+    // std::vector<double> (InterpolateFuncOptions' scale_factor): its
+    // constant elements, in Numbers.
+    if (!Elem.isNull() && Elem->isRealFloatingType()) {
+      const InitListExpr *IL = bracedList(E);
+      if (!IL)
+        return unknownValue("the list could not be derived");
+      ArgValue A;
+      A.K = ArgValue::Kind::Other;
+      for (const Expr *X : IL->inits()) {
+        auto N = FE.args().number(X);
+        if (!N)
+          return unknownValue("an element of the list could not be derived");
+        A.Numbers.push_back(N->Value);
+      }
+      return A;
+    }
   }
   ArgType Type = ArgType::Any;
   // std::string options (GELUOptions' approximate = "none"): the literal.

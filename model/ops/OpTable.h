@@ -182,6 +182,9 @@ struct ArgValue {
   bool Bool = false;
   ElemOperand Scalar;            // Scalar (as an elementwise operand)
   std::optional<double> Number;  // Scalar: its value when a constant
+  /// Other read from a std::vector<double> option (interpolate's
+  /// scale_factor): its elements.
+  std::vector<double> Numbers;
   bool Floating = false;         // Scalar: written as a floating value
   std::optional<DType> LiteralType; // Scalar: the C++ literal's dtype
   /// Scalar of a C++ integer type: its value, a number or a symbolic size

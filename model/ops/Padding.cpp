@@ -1,7 +1,7 @@
 // Padding (LibTorch 1.13, CPU; NN family, beside NN.cpp):
 // reflection_pad1d / reflection_pad2d / replication_pad1d /
-// replication_pad2d, one rule. torch::nn::functional::pad reaches them
-// through at::_pad_enum, which no table entry models yet.
+// replication_pad2d, one rule; pad and torch::nn::functional::pad, which
+// run them or constant_pad_nd.
 #include "model/Ops.h"
 #include "model/ops/LossCommon.h"
 #include "model/ops/OpCodes.h"
@@ -186,6 +186,48 @@ RuleResult padLastDims(const OpCall &C, bool Reflect, int64_t Dims,
   return one(Out);
 }
 
+// constant_pad_nd (ConstantPadNd.cpp, 1.13), which pad's "constant" mode
+// runs: pad (lo, hi) pairs from the last dim back; with every pad >= 0 and
+// one > 0 the output is empty(new_shape, self.suggest_memory_format()),
+// filled with the value and the input copied into its middle (no
+// temporary); each padded size is the input's plus its two pads. A
+// negative pad (narrow first) and an all-zero one (a clone of self) are
+// not modelled.
+RuleResult constantPad(const OpCall &C, const DimList &Pad) {
+  const TensorValue &In = C.self().TV;
+  const Shape &Sizes = *In.Sizes;
+  int64_t Rank = static_cast<int64_t>(Sizes.size());
+  bool AnyPositive = false;
+  for (int64_t P : Pad) {
+    if (P < 0)
+      return notModelled(C, "constant padding with a negative pad (which "
+                            "narrows the input) is not modelled");
+    AnyPositive |= P > 0;
+  }
+  if (!AnyPositive)
+    return notModelled(C, "constant padding by 0 everywhere (a clone of the "
+                          "input) is not modelled");
+  Shape OutSizes = Sizes;
+  for (size_t K = 0; 2 * K < Pad.size(); ++K)
+    OutSizes[Rank - 1 - K] = Sizes[Rank - 1 - K] + (Pad[2 * K] + Pad[2 * K + 1]);
+  OpOutcome Out = freshContiguous(OutSizes, In.Type, In.Dev, In.TypeOf);
+  // suggest_memory_format: channels-last for a 4-D input laid out so.
+  if (Rank == 4) {
+    Tri Last = In.Strides ? suggestsChannelsLast(Sizes, *In.Strides) : Tri::Unknown;
+    if (Last == Tri::Unknown)
+      return notModelled(C, "whether the input is laid out channels-last is "
+                            "not known");
+    if (Last == Tri::True)
+      Out.Value.Strides = channelsLastStrides(OutSizes);
+  } else if (Rank == 5) {
+    return notModelled(C, "constant padding of a 5-D input (channels-last-3d "
+                          "layouts) is not modelled");
+  }
+  Out.ReadBytes = In.logicalBytes();
+  Out.WrittenBytes = Out.Value.logicalBytes();
+  return one(Out);
+}
+
 } // namespace
 
 RuleResult rule_reflection_pad2d(const OpCall &C) {
@@ -204,8 +246,9 @@ RuleResult rule_reflection_pad2d(const OpCall &C) {
 // rank; "reflect" and "replicate" take no value other than 0 and run
 // reflection_pad1d/2d or replication_pad1d/2d by the padding's length (2
 // for a 2-D or 3-D self, 4 for a 3-D or 4-D one), the rules above; any
-// other pairing throws NotImplementedError. Constant padding
-// (constant_pad_nd), circular padding and the 3d ops are not modelled.
+// other pairing throws NotImplementedError. Constant padding is
+// constant_pad_nd (constantPad above); circular padding and the 3d ops
+// are not modelled.
 RuleResult rule_pad(const OpCall &C) {
   const TensorValue &In = C.self().TV;
   std::optional<DimList> Pad;
@@ -253,8 +296,11 @@ RuleResult rule_pad(const OpCall &C) {
     return one(throws("Padding length must be divisible by 2"));
   if (Length > 2 * Rank)
     return one(throws("Padding length too large"));
-  if (*Mode == "constant")
-    return notModelled(C, "constant padding (constant_pad_nd) is not modelled");
+  if (*Mode == "constant") {
+    if (!ValueKnown)
+      return notModelled(C, "the padding value could not be derived");
+    return constantPad(C, *Pad);
+  }
   if (*Mode != "reflect" && *Mode != "replicate")
     return notModelled(C, "'" + *Mode + "' padding is not modelled");
   if (!ValueKnown)

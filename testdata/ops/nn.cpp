@@ -216,3 +216,66 @@ void pad_functional_throws_rank() {
   auto im = torch::randn({2, 3, 8, 8});
   auto bad = F::pad(im, F::PadFuncOptions({1, 1}).mode(torch::kReflect));
 }
+
+// pad's constant mode (constant_pad_nd): each padded size is the input's
+// plus its two pads, from the last dim back; the output keeps a
+// channels-last input's layout (suggest_memory_format). Nothing transient.
+void constant_pad_op() {
+  auto im = torch::randn({2, 3, 8, 8});
+  auto a = F::pad(im, F::PadFuncOptions({1, 1, 2, 2}));
+  auto b = F::pad(im, F::PadFuncOptions({0, 3}).value(-1.5));
+  auto c = torch::pad(im.transpose(2, 3), {1, 2, 0, 0, 4, 0});
+  auto d = F::pad(im.contiguous(torch::MemoryFormat::ChannelsLast),
+                  F::PadFuncOptions({2, 2, 2, 2}));
+  auto e = F::pad(torch::randn({5, 7}, torch::kFloat64), F::PadFuncOptions({1, 0, 0, 6}));
+}
+
+void constant_pad_throws_length() {
+  auto s = torch::randn({4, 4});
+  auto bad = F::pad(s, F::PadFuncOptions({1, 1, 1, 1, 1, 1}));
+}
+
+// interpolate: nearest and (bi)linear to a size or by a scale factor; the
+// generic kernel's index and weight tensors live until it returns, a
+// channels-last input's output is channels-last (and its nearest kernel
+// makes none).
+void interpolate_op() {
+  auto im = torch::randn({2, 3, 10, 12});
+  auto a = F::interpolate(im, F::InterpolateFuncOptions()
+                                  .size(std::vector<int64_t>{20, 18})
+                                  .mode(torch::kNearest));
+  auto b = F::interpolate(im, F::InterpolateFuncOptions()
+                                  .scale_factor(std::vector<double>{2.5, 1.5})
+                                  .mode(torch::kNearest));
+  auto c = F::interpolate(im, F::InterpolateFuncOptions()
+                                  .size(std::vector<int64_t>{7, 30})
+                                  .mode(torch::kBilinear)
+                                  .align_corners(true));
+  auto d = F::interpolate(im.contiguous(torch::MemoryFormat::ChannelsLast),
+                          F::InterpolateFuncOptions()
+                              .scale_factor(std::vector<double>{2, 2})
+                              .mode(torch::kNearest));
+  auto e = F::interpolate(im.transpose(2, 3), F::InterpolateFuncOptions()
+                                                  .size(std::vector<int64_t>{6, 6})
+                                                  .mode(torch::kNearest));
+  auto f = F::interpolate(torch::randn({2, 4, 9}), F::InterpolateFuncOptions()
+                                                       .size(std::vector<int64_t>{20})
+                                                       .mode(torch::kLinear)
+                                                       .align_corners(false));
+  auto g = torch::upsample_nearest2d(im, {5, 5});
+  auto h = torch::upsample_bilinear2d(im, {11, 13}, false);
+}
+
+void interpolate_throws_size_and_scale() {
+  auto im = torch::randn({1, 1, 4, 4});
+  auto bad = F::interpolate(im, F::InterpolateFuncOptions()
+                                    .size(std::vector<int64_t>{8, 8})
+                                    .scale_factor(std::vector<double>{2, 2}));
+}
+
+void interpolate_throws_nearest_align_corners() {
+  auto im = torch::randn({1, 1, 4, 4});
+  auto bad = F::interpolate(im, F::InterpolateFuncOptions()
+                                    .size(std::vector<int64_t>{8, 8})
+                                    .align_corners(false));
+}
