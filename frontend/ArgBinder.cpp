@@ -410,7 +410,9 @@ ArgValue OpBinder::bindIndices(const Expr *IndexList) {
     if (T == "at::indexing::Slice") {
       Spec.K = IndexSpec::Slice;
       const auto *SC = dyn_cast<CXXConstructExpr>(X);
-      auto Bound = [&](unsigned K, std::optional<int64_t> &Out) {
+      // A bound is a constant or a size over the function's symbols
+      // (`Slice(0, x.size(0) - 1)`); the step a constant.
+      auto Bound = [&](unsigned K, std::optional<SymSize> &Out) {
         if (!SC || K >= SC->getNumArgs() || isDefaultArg(SC->getArg(K)))
           return;
         const Expr *B = stripConversions(SC->getArg(K), [](const Expr *Y) {
@@ -421,7 +423,10 @@ ArgValue OpBinder::bindIndices(const Expr *IndexList) {
         std::string BT = recordName(B->getType());
         if (BT == "c10::nullopt_t" || BT == "std::nullopt_t")
           return;
-        Out = FE.args().integer(B);
+        if (auto V = FE.args().integer(B))
+          Out = SymSize(*V);
+        else
+          Out = FE.symbols().sizeValue(B);
         if (!Out)
           Spec.Unknown = true;
       };
@@ -430,9 +435,11 @@ ArgValue OpBinder::bindIndices(const Expr *IndexList) {
       } else {
         Bound(0, Spec.Start);
         Bound(1, Spec.Stop);
-        std::optional<int64_t> Step;
+        std::optional<SymSize> Step;
         Bound(2, Step);
-        Spec.Step = Step.value_or(1);
+        if (Step && !Step->constant())
+          Spec.Unknown = true;
+        Spec.Step = Step && Step->constant() ? *Step->constant() : 1;
       }
     } else if (T == "c10::nullopt_t" || T == "std::nullopt_t") {
       Spec.K = IndexSpec::None;

@@ -129,9 +129,12 @@ struct EvidenceScan : RecursiveASTVisitor<EvidenceScan> {
     auto It = Sites.find(cast<ValueDecl>(P->getCanonicalDecl()));
     if (It == Sites.end())
       return nullptr;
+    // Source order, with a macro argument at the place it is written
+    // (`TORCH_CHECK(x.dim() == 4)` before `x = f(x)`).
     const SourceManager &SM = Ctx.getSourceManager();
-    SourceLocation Use = E->getBeginLoc();
-    if (Use.isMacroID())
+    SourceLocation Use = SM.getFileLoc(E->getBeginLoc());
+    if (!Use.isValid() || !SM.isMacroArgExpansion(E->getBeginLoc()) &&
+                              E->getBeginLoc().isMacroID())
       return nullptr;
     for (const Stmt *Site : It->second) {
       SourceLocation Begin = Site->getBeginLoc();

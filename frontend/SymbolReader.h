@@ -6,6 +6,7 @@
 #pragma once
 
 #include "frontend/FunctionEvaluator.h"
+#include "frontend/SymbolScans.h"
 
 namespace tma {
 
@@ -46,10 +47,14 @@ public:
   /// of its own (not a followed call), by a name no other declaration of
   /// the function has.
   void declareInteger(const VarDecl *VD, const Expr *Init, Flow F);
+  /// What a top-level check At (`TORCH_CHECK(x.dim() == 4)`) says of the
+  /// parameters that still hold the caller's tensors there: nothing
+  /// changes them, or only statements after At do (Sites).
   void checkedParameterFacts(
       const Expr *Cond, bool Holds,
       std::map<const clang::ParmVarDecl *,
-               std::pair<std::optional<int64_t>, std::optional<DType>>> &Out);
+               std::pair<std::optional<int64_t>, std::optional<DType>>> &Out,
+      const clang::Stmt *At = nullptr, const MutationSites *Sites = nullptr);
 
 private:
   FunctionEvaluator &FE;

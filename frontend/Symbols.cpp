@@ -49,22 +49,43 @@ namespace tma {
 void SymbolReader::checkedParameterFacts(
     const Expr *Cond, bool Holds,
     std::map<const ParmVarDecl *, std::pair<std::optional<int64_t>,
-                                            std::optional<DType>>> &Out) {
+                                            std::optional<DType>>> &Out,
+    const Stmt *At, const MutationSites *Sites) {
   Cond = unwrapExpect(Cond);
   if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
       UO && UO->getOpcode() == UO_LNot)
-    return checkedParameterFacts(UO->getSubExpr(), !Holds, Out);
+    return checkedParameterFacts(UO->getSubExpr(), !Holds, Out, At, Sites);
+  // The parameter X names, holding the caller's tensor at the check.
+  auto ParameterAt = [&](const Expr *X) -> const ParmVarDecl * {
+    if (const ParmVarDecl *P = unchangedTensorParameter(X, FE.Mutated))
+      return P;
+    const ParmVarDecl *P = parameterNamed(X);
+    if (!P || !At || !Sites || !isTensorType(P->getType()))
+      return nullptr;
+    auto It = Sites->find(cast<ValueDecl>(P->getCanonicalDecl()));
+    if (It == Sites->end())
+      return nullptr;
+    const SourceManager &SM = FE.SM;
+    SourceLocation End = SM.getFileLoc(At->getEndLoc());
+    for (const Stmt *Site : It->second) {
+      SourceLocation Begin = SM.getFileLoc(Site->getBeginLoc());
+      if (!End.isValid() || !Begin.isValid() ||
+          !SM.isBeforeInTranslationUnit(End, Begin))
+        return nullptr;
+    }
+    return P;
+  };
   const Expr *L = nullptr, *R = nullptr;
   bool Equal = false;
   if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
     if (BO->getOpcode() == BO_LAnd && Holds) {
-      checkedParameterFacts(BO->getLHS(), true, Out);
-      checkedParameterFacts(BO->getRHS(), true, Out);
+      checkedParameterFacts(BO->getLHS(), true, Out, At, Sites);
+      checkedParameterFacts(BO->getRHS(), true, Out, At, Sites);
       return;
     }
     if (BO->getOpcode() == BO_LOr && !Holds) {
-      checkedParameterFacts(BO->getLHS(), false, Out);
-      checkedParameterFacts(BO->getRHS(), false, Out);
+      checkedParameterFacts(BO->getLHS(), false, Out, At, Sites);
+      checkedParameterFacts(BO->getRHS(), false, Out, At, Sites);
       return;
     }
     if (BO->getOpcode() == BO_EQ || BO->getOpcode() == BO_NE) {
@@ -86,7 +107,7 @@ void SymbolReader::checkedParameterFacts(
     if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier() ||
         MC->getMethodDecl()->getName() != "sizes")
       return nullptr;
-    return unchangedTensorParameter(MC->getImplicitObjectArgument(), FE.Mutated);
+    return ParameterAt(MC->getImplicitObjectArgument());
   };
   if (const ParmVarDecl *A = SizesOf(L))
     if (const ParmVarDecl *B = SizesOf(R)) {
@@ -97,8 +118,7 @@ void SymbolReader::checkedParameterFacts(
     const auto *MC = dyn_cast<CXXMemberCallExpr>(ignoreCastsAndParens(L));
     if (!MC || !MC->getMethodDecl() || !MC->getMethodDecl()->getIdentifier())
       continue;
-    const ParmVarDecl *P =
-        unchangedTensorParameter(MC->getImplicitObjectArgument(), FE.Mutated);
+    const ParmVarDecl *P = ParameterAt(MC->getImplicitObjectArgument());
     if (!P)
       continue;
     StringRef N = MC->getMethodDecl()->getName();
@@ -172,7 +192,7 @@ void SymbolReader::declareParameters() {
   if (const auto *CS = dyn_cast_or_null<CompoundStmt>(Body))
     for (const Stmt *S : CS->body())
       if (auto C = checkedCondition(S))
-        checkedParameterFacts(C->first, C->second, Checked);
+        checkedParameterFacts(C->first, C->second, Checked, S, &Sites);
   for (auto &[P, Ev] : Evidence) {
     if (Ev.RankConflict)
       Ev.ExactRank.reset();

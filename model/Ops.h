@@ -103,8 +103,8 @@ OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index);
 /// select at a symbolic index, answered when it is known not negative.
 OpOutcome select(const TensorValue &In, int64_t Dim, const SymSize &Index);
 /// slice(dim, start, end, step) with Python semantics for missing bounds.
-OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<int64_t> Start,
-                std::optional<int64_t> End, int64_t Step);
+OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<SymSize> Start,
+                std::optional<SymSize> End, int64_t Step);
 OpOutcome unsqueeze(const TensorValue &In, int64_t Dim);
 /// at::alias: same geometry, new TensorImpl, same storage.
 OpOutcome alias(const TensorValue &In);
@@ -137,7 +137,8 @@ OpOutcome to(const TensorValue &In, const ToTarget &Target);
 struct IndexSpec {
   enum Kind { Integer, Slice, None, Ellipsis, Boolean, Tensor } K = None;
   int64_t Int = 0;
-  std::optional<int64_t> Start, Stop;
+  /// Slice bounds: constants or sizes over the function's symbols.
+  std::optional<SymSize> Start, Stop;
   int64_t Step = 1;
   bool Bool = false;
   TensorValue TensorIndex;

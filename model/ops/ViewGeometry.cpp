@@ -186,13 +186,18 @@ OpOutcome select(const TensorValue &In, int64_t Dim, int64_t Index) {
 namespace {
 
 /// slice's bound: wrapped once when negative, then clamped to [0, Size]
-/// (a missing end is Size). nullopt when that is not decidable.
-std::optional<SymSize> sliceBound(std::optional<int64_t> Bound,
+/// (a missing end is Size); a bound over the function's sizes
+/// (`x.size(0) - 1`) where the facts decide each comparison. nullopt when
+/// that is not decidable.
+std::optional<SymSize> sliceBound(const std::optional<SymSize> &Bound,
                                   const SymSize &Size, const SymSize &Floor) {
   if (!Bound)
     return Size;
   SymSize B = *Bound;
-  if (*Bound < 0)
+  Tri Negative = sizeLt(B, 0);
+  if (Negative == Tri::Unknown)
+    return std::nullopt;
+  if (Negative == Tri::True)
     B = Size + *Bound;
   Tri Low = sizeLt(B, Floor);
   if (Low == Tri::Unknown)
@@ -208,8 +213,8 @@ std::optional<SymSize> sliceBound(std::optional<int64_t> Bound,
 } // namespace
 
 // slice (TensorShape.cpp): bounds wrap once and clamp; size = ceil(len/step).
-OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<int64_t> Start,
-                std::optional<int64_t> End, int64_t Step) {
+OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<SymSize> Start,
+                std::optional<SymSize> End, int64_t Step) {
   OpOutcome Out = viewOf(In);
   if (!needLayout(In, Out))
     return Out;
@@ -222,14 +227,15 @@ OpOutcome slice(const TensorValue &In, int64_t Dim, std::optional<int64_t> Start
   if (!D)
     return throws("Dimension out of range");
   const SymSize &Size = (*In.Sizes)[*D];
-  auto S = sliceBound(Start.value_or(0), Size, 0);
+  auto S = sliceBound(Start.value_or(SymSize(0)), Size, 0);
   if (!S)
-    return undecidedOutcome(Out, "where slice start " + std::to_string(Start.value_or(0)) +
+    return undecidedOutcome(Out, "where slice start " +
+                                     sizeText(Start.value_or(SymSize(0))) +
                                      " falls in a dim of size " +
                                      sizeText(Size) + " is not known");
   auto E = End ? sliceBound(End, Size, *S) : std::optional<SymSize>(Size);
   if (!E)
-    return undecidedOutcome(Out, "where slice end " + std::to_string(*End) +
+    return undecidedOutcome(Out, "where slice end " + sizeText(*End) +
                                      " falls in a dim of size " +
                                      sizeText(Size) + " is not known");
   Shape Sizes = *In.Sizes, Strides = *In.Strides;

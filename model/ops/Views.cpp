@@ -90,11 +90,12 @@ RuleResult rule_narrow(const OpCall &C) {
 
 RuleResult rule_slice(const OpCall &C) {
   const ArgValue &D = C.arg(1), &S = C.arg(2), &E = C.arg(3), &St = C.arg(4);
+  // start and end may be sizes over the parameters (x.size(0) - 1).
   auto Opt = [](const ArgValue &A) {
-    return A.known() ? std::optional<int64_t>(A.Int) : std::nullopt;
+    return A.given() ? A.size() : std::nullopt;
   };
   if ((D.given() && !D.known()) || (St.given() && !St.known()) ||
-      (S.given() && !S.known()) || (E.given() && !E.known()))
+      (S.given() && !S.size()) || (E.given() && !E.size()))
     return notModelled(C, "slice arguments could not be derived");
   return one(slice(C.self().TV, D.given() ? D.Int : 0, Opt(S), Opt(E),
                    St.given() ? St.Int : 1));
