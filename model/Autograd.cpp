@@ -670,9 +670,15 @@ GradientTape::droppedAtEnd(const FunctionTrace &T, unsigned S,
     Candidates.insert(P.Op);
   for (const auto &[Id, Leaf] : LeafEdges)
     Candidates.insert(Id);
+  // A statement that runs on some paths (a branch, a loop that may run
+  // no time) drops an earlier graph on those paths only: only what it made
+  // itself goes there.
+  const Statement &Now = T.Statements.at(S);
+  bool EveryPath = !Now.InLoop && !Now.InBranch;
   for (auto It = Candidates.begin(); It != Candidates.end();) {
     unsigned Made = T.Ops.at(*It).Statement;
-    if (Dropped.count(*It) || Made > S || T.Statements.at(Made).InLoop)
+    if (Dropped.count(*It) || Made > S || T.Statements.at(Made).InLoop ||
+        (Made != S && !EveryPath))
       It = Candidates.erase(It);
     else
       ++It;
