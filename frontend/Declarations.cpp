@@ -447,13 +447,19 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   };
   // Other declarations may still run tensor ops (int64_t n = x.sum().item()).
   // Their temporaries matter for the peak, so evaluate tensor subexprs.
+  // An object whose type can hold a tensor keeps what it is made from,
+  // however it is made: `auto t = std::make_tuple(torch::sigmoid(x), 1);`,
+  // `c10::optional<torch::Tensor> o = y;` (past y), a struct a helper
+  // returns; the analysis does not follow it.
+  auto MayKeepTensors = [&] {
+    if (!T->isReferenceType() && mayHoldTensor(T) && mentionsTensor(Init))
+      FE.I.totalsUnknown("'" + Name + "' may keep the tensors its initializer "
+                         "makes or is given (line " +
+                         std::to_string(Where.Line) + ")");
+  };
   if (!hasTensorWork(Init)) {
     BindList();
-    // `c10::optional<torch::Tensor> o = y;` keeps y's tensor past y.
-    if (!T->isReferenceType() && mayHoldTensor(T) && mentionsTensor(Init))
-      FE.I.totalsUnknown("'" + Name + "' may keep the tensors its "
-                         "initializer is given (line " +
-                         std::to_string(Where.Line) + ")");
+    MayKeepTensors();
     return;
   }
   openStatement(DS, F, Insertable);
@@ -470,13 +476,8 @@ void StatementWalker::declareVariable(const VarDecl *VD, const DeclStmt *DS,
   if (TakesTensor)
     FE.I.totalsUnknown("'" + Name + "' may keep the tensors its constructor "
                        "is given (line " + std::to_string(Where.Line) + ")");
-  // So may any other object whose type can hold a tensor, however it is
-  // made: `auto t = std::make_tuple(torch::sigmoid(x), 1);`,
-  // `c10::optional<torch::Tensor> o = y;`, a struct a helper returns.
-  else if (!T->isReferenceType() && mayHoldTensor(T))
-    FE.I.totalsUnknown("'" + Name + "' may keep the tensors its initializer "
-                       "makes or is given (line " + std::to_string(Where.Line) +
-                       ")");
+  else
+    MayKeepTensors();
   (void)OpsBefore;
   FE.I.endStatement();
 }

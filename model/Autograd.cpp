@@ -689,10 +689,9 @@ GradientTape::droppedAtEnd(const FunctionTrace &T, unsigned S,
   // What may keep a tensor, and its grad_fn, alive: a name (HeldTensors),
   // the return, a reader the tape did not record (a call not followed, a
   // view made without gradients).
-  std::set<ValueId> Kept = HeldTensors;
-  for (ValueId R : T.Returned)
-    Kept.insert(tensorOf(T, R));
-  for (const OpEvent &Reader : T.Ops)
+  // An op's edges are recorded with it, so each op is looked at once.
+  for (; OpsReadOffTape < T.Ops.size(); ++OpsReadOffTape) {
+    const OpEvent &Reader = T.Ops[OpsReadOffTape];
     for (ValueId In : Reader.Inputs) {
       if (In < 0)
         continue;
@@ -700,8 +699,13 @@ GradientTape::droppedAtEnd(const FunctionTrace &T, unsigned S,
       if (It == Children.end() ||
           std::find(It->second.begin(), It->second.end(), Reader.Result) ==
               It->second.end())
-        Kept.insert(tensorOf(T, In));
+        ReadOffTape.insert(tensorOf(T, In));
     }
+  }
+  std::set<ValueId> Kept = HeldTensors;
+  Kept.insert(ReadOffTape.begin(), ReadOffTape.end());
+  for (ValueId R : T.Returned)
+    Kept.insert(tensorOf(T, R));
   for (OpId Id : Candidates) {
     // Every tensor computed from the op's result through recorded ops.
     bool Held = false;

@@ -191,6 +191,9 @@ public:
   /// and the leaves they hold, go there; the ledger releases them.
   std::vector<OpId> droppedAtEnd(const FunctionTrace &T, unsigned S,
                                  const std::set<ValueId> &HeldTensors);
+  /// Whether a node saves something or holds a leaf: else droppedAtEnd
+  /// has nothing to drop.
+  bool recordsGraphs() const { return !Saving.empty() || !LeafEdges.empty(); }
   /// After the function's scopes have closed (bindings know how long they
   /// held): why the holds of rule 3 are not exact, or empty.
   std::string finish(const FunctionTrace &T) const;
@@ -264,6 +267,11 @@ private:
   std::set<OpId> Dropped;
   /// Leaf edges whose leaf the ledger holds (noteLeafHeld).
   std::set<std::pair<OpId, ValueId>> LedgerHeldLeaves;
+  /// The tensors an op read without the tape recording an edge from them
+  /// (rule 7: they may be kept off the tape), from the first
+  /// OpsReadOffTape ops of the trace.
+  std::set<ValueId> ReadOffTape;
+  size_t OpsReadOffTape = 0;
   /// The backward node Op records and the call's arguments by that node's
   /// schema (Autograd.cpp's recordedCall; rule 6's composites by the names
   /// above); nullopt: not known.

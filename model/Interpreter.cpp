@@ -334,7 +334,7 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
 }
 
 void Interpreter::dropGraphsOfStatement() {
-  if (Trace.Statements.empty())
+  if (Trace.Statements.empty() || !Tape.recordsGraphs())
     return;
   // The tensors the function's names may hold. Autograd's own holds do
   // not keep a graph alive: a node's saved output does not hold its
