@@ -278,6 +278,16 @@ int main(int argc, const char **argv) {
     if (!tma::htmlTargetReplaceable(HtmlOut, Error))
       return fail("--html-out: " + Error);
   }
+  std::optional<bool> CudaAnswer;
+  if (CudaAvailable.getNumOccurrences()) {
+    std::string V = StringRef(CudaAvailable).lower();
+    if (V == "yes" || V == "true" || V == "1")
+      CudaAnswer = true;
+    else if (V == "no" || V == "false" || V == "0")
+      CudaAnswer = false;
+    else
+      return fail("--cuda-available takes yes or no, not '" + CudaAvailable + "'");
+  }
   if (Lsp) {
     if (!Files.empty())
       return fail("--lsp takes no files: the editor sends them");
@@ -289,6 +299,7 @@ int main(int argc, const char **argv) {
     L.ErrorChecks = WarningsAsErrors;
     L.Run.UseCache = !NoCache;
     L.Run.FollowCompanions = !NoCompanions;
+    L.Run.CudaAvailable = CudaAnswer;
     L.Run.CacheDir = CacheDir;
     L.Run.CacheMaxBytes = CacheMaxBytes;
     return tma::runLspServer(L, std::cin, outs(), errs());
@@ -400,6 +411,7 @@ int main(int argc, const char **argv) {
   }
 
   tma::RunOptions RunOpts;
+  RunOpts.CudaAvailable = CudaAnswer;
   RunOpts.Jobs = Jobs;
   RunOpts.Quiet = Quiet;
   RunOpts.UseCache = !NoCache;

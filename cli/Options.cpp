@@ -263,6 +263,13 @@ cl::opt<bool> NoCache("no-cache",
                                "nor write the preamble cache"),
                       cl::cat(Category));
 
+cl::opt<std::string> CudaAvailable(
+    "cuda-available",
+    cl::desc("What torch::cuda::is_available() answers in the analysis: yes "
+             "or no (default: not known, so a device chosen by it is not "
+             "known); the report states the assumption"),
+    cl::value_desc("yes|no"), cl::cat(Category));
+
 cl::opt<bool> NoCompanions(
     "no-companions",
     cl::desc("Analyse each file alone, without the companion sources of the "

@@ -60,6 +60,7 @@ extern llvm::cl::opt<std::string> CacheSize;
 extern llvm::cl::opt<bool> CacheStats;
 extern llvm::cl::opt<bool> CacheClear;
 extern llvm::cl::opt<bool> NoCache;
+extern llvm::cl::opt<std::string> CudaAvailable;
 extern llvm::cl::opt<bool> NoCompanions;
 
 /// Reads the tool's arguments (those before `--`, the program name first)

@@ -319,7 +319,8 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
                        const TranslationUnitCallback &OnTU,
                        PreambleCache *Cache,
                        const std::map<std::string, std::string> &Overlays,
-                       const std::shared_ptr<const SourceSnapshot> &Main) {
+                       const std::shared_ptr<const SourceSnapshot> &Main,
+                       const AnalysisOptions &Settings) {
   FileOutcome Out;
   OneFileDatabase DB(Commands);
   // Each tool gets its own file system, so that concurrent tools can sit in
@@ -403,7 +404,7 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
   BufferedDiagnostics Diags;
   Tool.setDiagnosticConsumer(&Diags);
   Tool.setPrintErrorMessage(false); // printed below, in input order
-  auto Factory = makeAnalysisActionFactory(Out.Results, OnTU);
+  auto Factory = makeAnalysisActionFactory(Out.Results, OnTU, Settings);
   Out.ToolFailed = Tool.run(Factory.get()) != 0;
   Out.Diagnostics = Diags.text();
 
@@ -411,7 +412,7 @@ FileOutcome analyzeOne(const std::vector<CompileCommand> &Commands,
   if (!UsedPCH.empty() && (Diags.PCHFailed || Out.Results.empty())) {
     Cache->discard(UsedPCH);
     FileOutcome Retry =
-        analyzeOne(Commands, File, OnTU, nullptr, Overlays, Main);
+        analyzeOne(Commands, File, OnTU, nullptr, Overlays, Main, Settings);
     Retry.Note = "discarded an unreadable cache entry (" + UsedPCH +
                  "); parsed without it";
     return Retry;
@@ -437,7 +438,8 @@ FileOutcome analyzeWithCompanions(const std::vector<CompileCommand> &Commands,
                                   const TranslationUnitCallback &OnTU,
                                   PreambleCache *Cache,
                                   const std::map<std::string, std::string> &Overlays,
-                                  bool FollowCompanions) {
+                                  bool FollowCompanions,
+                                  const AnalysisOptions &Settings) {
   std::string Main = getAbsolutePath(File);
   // The file's bytes, read once: what clang parses, the checks read and
   // --fix compares the file with (an unsaved document is its overlay).
@@ -463,7 +465,7 @@ FileOutcome analyzeWithCompanions(const std::vector<CompileCommand> &Commands,
     Companions = companionSources(Main, Text, Dirs);
   }
   if (Companions.empty())
-    return Keep(analyzeOne(Commands, File, OnTU, Cache, Overlays, Snapshot));
+    return Keep(analyzeOne(Commands, File, OnTU, Cache, Overlays, Snapshot, Settings));
   auto Compiled = [](const FileOutcome &O) {
     bool OK = !O.ToolFailed && !O.Results.empty();
     for (const FileAnalysis &FA : O.Results)
@@ -474,7 +476,7 @@ FileOutcome analyzeWithCompanions(const std::vector<CompileCommand> &Commands,
                   const TranslationUnitCallback &Callback) {
     std::map<std::string, std::string> Files = Overlays;
     Files[Main] = withCompanions(Text, Some);
-    return analyzeOne(Commands, File, Callback, Cache, Files, Snapshot);
+    return analyzeOne(Commands, File, Callback, Cache, Files, Snapshot, Settings);
   };
   // Checks run only on the parse whose results are kept (a parse that
   // fails to compile never reaches them).
@@ -498,7 +500,7 @@ FileOutcome analyzeWithCompanions(const std::vector<CompileCommand> &Commands,
       Dropped = Companions;
   }
   if (!Done)
-    Result = analyzeOne(Commands, File, OnTU, Cache, Overlays, Snapshot);
+    Result = analyzeOne(Commands, File, OnTU, Cache, Overlays, Snapshot, Settings);
   if (Compiled(Result)) {
     std::string Names;
     for (const std::string &C : Dropped)
@@ -550,13 +552,15 @@ AnalysisRun analyzeFiles(const CompilationDatabase &DB,
   }
 
   std::vector<FileOutcome> Outcomes(Files.size());
+  AnalysisOptions Settings;
+  Settings.CudaAvailable = Options.CudaAvailable;
   PreambleCache *CachePtr = Cache ? &*Cache : nullptr;
   std::mutex ProgressMutex;
   size_t Done = 0;
   auto Work = [&](size_t I) {
     Outcomes[I] = analyzeWithCompanions(Commands[I], Files[I], OnTU, CachePtr,
                                         Options.Overlays,
-                                        Options.FollowCompanions);
+                                        Options.FollowCompanions, Settings);
     if (Options.OnFileDone) {
       std::lock_guard<std::mutex> L(ProgressMutex);
       Options.OnFileDone(++Done, Files.size(), Files[I]);

@@ -87,6 +87,8 @@ struct RunOptions {
   /// warnings generated." to leave out: the parse runs with
   /// -Wno-everything; compiler errors and their count always show.)
   bool Quiet = false;
+  /// --cuda-available: what torch::cuda::is_available() answers.
+  std::optional<bool> CudaAvailable;
 };
 
 /// Parses and analyses each file; reports files as named in Files.

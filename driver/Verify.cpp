@@ -77,12 +77,7 @@ void annotatePredictions(llvm::json::Value &Report, const std::vector<FunctionTr
     // Every byte the function allocates, the ops' transient copies (matmul
     // folding) included: what the counting allocator sees.
     if (llvm::json::Object *Summary = F->getObject("summary")) {
-      std::optional<SymSize> Total = SymSize(0);
-      for (const OpEvent &Op : T.Ops)
-        Total = addSizes(addSizes(Total, Op.AllocatedBytes),
-                         (Op.TransientTotalBytes ? Op.TransientTotalBytes
-                                                 : Op.TransientBytes)
-                             .value_or(SymSize(0)));
+      const std::optional<SymSize> &Total = T.Summary.AllocatedBytes;
       // What the allocator counts is a number: only numbers are compared,
       // a formula once a draw of inputs gives it one (instantiatePrediction).
       auto Counted = knownBytes(Total);

@@ -59,8 +59,10 @@ class AnalysisConsumer : public ASTConsumer {
 public:
   AnalysisConsumer(CompilerInstance &CI, std::string File,
                    std::vector<FileAnalysis> &Results,
-                   const TranslationUnitCallback &OnTU)
-      : CI(CI), File(std::move(File)), Results(Results), OnTU(OnTU) {}
+                   const TranslationUnitCallback &OnTU,
+                   const AnalysisOptions &Settings)
+      : CI(CI), File(std::move(File)), Results(Results), OnTU(OnTU),
+        Settings(Settings) {}
 
   // Only consulted because SkipFunctionBodies is on: keep the bodies of
   // the user's code (the main file, project headers, companion sources),
@@ -80,7 +82,7 @@ public:
     }
     if (CI.hasSema())
       instantiateModuleConstructors(CI.getSema(), Ctx.getTranslationUnitDecl());
-    AnalysisOptions Opts;
+    AnalysisOptions Opts = Settings;
     Opts.DisplayFile = FA.File;
     Opts.Version = detectTorchVersion(CI.getPreprocessor());
     Opts.Saves = autogradSavesFor(CI.getPreprocessor());
@@ -99,44 +101,49 @@ private:
   std::string File;
   std::vector<FileAnalysis> &Results;
   const TranslationUnitCallback &OnTU;
+  const AnalysisOptions &Settings;
 };
 
 class AnalysisAction : public ASTFrontendAction {
 public:
   AnalysisAction(std::vector<FileAnalysis> &Results,
-                 const TranslationUnitCallback &OnTU)
-      : Results(Results), OnTU(OnTU) {}
+                 const TranslationUnitCallback &OnTU, const AnalysisOptions &Settings)
+      : Results(Results), OnTU(OnTU), Settings(Settings) {}
 
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI,
                                                  StringRef InFile) override {
     CI.getFrontendOpts().SkipFunctionBodies = true;
-    return std::make_unique<AnalysisConsumer>(CI, InFile.str(), Results, OnTU);
+    return std::make_unique<AnalysisConsumer>(CI, InFile.str(), Results, OnTU,
+                                              Settings);
   }
 
 private:
   std::vector<FileAnalysis> &Results;
   const TranslationUnitCallback &OnTU;
+  const AnalysisOptions &Settings;
 };
 
 class Factory : public tooling::FrontendActionFactory {
 public:
-  Factory(std::vector<FileAnalysis> &Results, TranslationUnitCallback OnTU)
-      : Results(Results), OnTU(std::move(OnTU)) {}
+  Factory(std::vector<FileAnalysis> &Results, TranslationUnitCallback OnTU,
+          AnalysisOptions Settings)
+      : Results(Results), OnTU(std::move(OnTU)), Settings(std::move(Settings)) {}
   std::unique_ptr<FrontendAction> create() override {
-    return std::make_unique<AnalysisAction>(Results, OnTU);
+    return std::make_unique<AnalysisAction>(Results, OnTU, Settings);
   }
 
 private:
   std::vector<FileAnalysis> &Results;
   TranslationUnitCallback OnTU;
+  AnalysisOptions Settings;
 };
 
 } // namespace
 
 std::unique_ptr<tooling::FrontendActionFactory>
 makeAnalysisActionFactory(std::vector<FileAnalysis> &Results,
-                          TranslationUnitCallback OnTU) {
-  return std::make_unique<Factory>(Results, std::move(OnTU));
+                          TranslationUnitCallback OnTU, AnalysisOptions Settings) {
+  return std::make_unique<Factory>(Results, std::move(OnTU), std::move(Settings));
 }
 
 } // namespace tma

@@ -45,6 +45,7 @@ using TranslationUnitCallback =
 
 std::unique_ptr<clang::tooling::FrontendActionFactory>
 makeAnalysisActionFactory(std::vector<FileAnalysis> &Results,
-                          TranslationUnitCallback OnTranslationUnit = {});
+                          TranslationUnitCallback OnTranslationUnit = {},
+                          AnalysisOptions Settings = {});
 
 } // namespace tma

@@ -30,6 +30,9 @@ struct AnalysisOptions {
   /// What the parsed LibTorch's autograd saves (frontend/GradMode.h);
   /// null when its header was not found.
   std::shared_ptr<const AutogradSaves> Saves;
+  /// What torch::cuda::is_available() answers (--cuda-available); nullopt:
+  /// not known, so a device chosen by it is not known either.
+  std::optional<bool> CudaAvailable;
 };
 
 /// The LibTorch version from TORCH_VERSION_MAJOR/MINOR in the headers the

@@ -15,6 +15,7 @@
 //     at::kLong), and marked as not written; an empty optional (nullopt,
 //     `{}`, an undefined Tensor()) is absent.
 #include "frontend/FunctionEvaluator.h"
+#include "model/ops/LossCommon.h"
 #include "frontend/OpBinder.h"
 #include "frontend/SymbolReader.h"
 #include "frontend/ArgumentReader.h"
@@ -470,6 +471,53 @@ ArgValue OpBinder::bindIndices(const Expr *IndexList) {
   }
   A.K = ArgValue::Kind::Indices;
   return A;
+}
+
+/// A functional spelling's options object (`F::mse_loss(a, b, opts)`)
+/// stands for the ATen schema's other arguments: each it sets or defaults
+/// by its name (an enum as at::Reduction's integer), the rest as absent,
+/// so that the backward node keeping `reduction` is the one recognised.
+void OpBinder::expandOptionsArgument(const OpCall &C, std::vector<OpArgument> &Named) {
+  auto It = std::find_if(Named.begin(), Named.end(), [](const OpArgument &A) {
+    return A.Name == "options" && !A.IsTensor;
+  });
+  if (It == Named.end() || C.Op->Overloads.empty())
+    return;
+  const ArgValue &V = C.Args[static_cast<size_t>(It - Named.begin())];
+  Named.erase(It);
+  auto Has = [&](const std::string &Name) {
+    return std::any_of(Named.begin(), Named.end(),
+                       [&](const OpArgument &A) { return A.Name == Name; });
+  };
+  if (V.Named)
+    for (const auto &[Name, Value] : V.Named->Values) {
+      if (Has(Name))
+        continue;
+      OpArgument A;
+      A.Name = Name;
+      A.IsTensor = Value.K == ArgValue::Kind::Tensor;
+      if (Value.K == ArgValue::Kind::Tensor)
+        A.Tensor = Value.Tensor;
+      else if (Value.K == ArgValue::Kind::Int)
+        A.Number = static_cast<double>(Value.Int);
+      else if (Value.K == ArgValue::Kind::Bool)
+        A.Number = Value.Bool ? 1.0 : 0.0;
+      else if (Value.K == ArgValue::Kind::Number || Value.K == ArgValue::Kind::Scalar)
+        A.Number = Value.Number;
+      else if (std::string Why; Name == "reduction")
+        if (auto R = loss::readReduction(&Value, /*AllowBatchMean=*/false, Why))
+          A.Number = static_cast<double>(static_cast<int>(*R)); // at::Reduction's
+      Named.push_back(std::move(A));
+    }
+  for (const SchemaArg &S : C.Op->Overloads.front().Args)
+    if (!Has(S.Name)) {
+      OpArgument A;
+      A.Name = S.Name;
+      A.IsTensor = S.Type == ArgType::Tensor || S.Type == ArgType::OptTensor ||
+                   S.Type == ArgType::TensorList;
+      A.Absent = true;
+      Named.push_back(std::move(A));
+    }
 }
 
 } // namespace tma

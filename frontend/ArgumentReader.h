@@ -20,6 +20,10 @@ public:
   /// A constant integer: what Clang folds, or a variable whose value is a
   /// constant (IntVars).
   std::optional<int64_t> integer(const Expr *E);
+  /// `torch::cuda::is_available()`, its negation, or a local bool nothing
+  /// changes initialized from it: the answer --cuda-available gives (then
+  /// stated among the function's assumptions); nullopt without one.
+  std::optional<int64_t> cudaAvailability(const Expr *E);
   /// What Clang alone folds (constexpr, const locals, literals).
   std::optional<int64_t> foldInteger(const Expr *E);
   std::optional<Shape> intList(const Expr *E);

@@ -13,10 +13,36 @@ namespace tma {
 std::optional<int64_t> ArgumentReader::integer(const Expr *E) {
   if (auto C = foldInteger(E))
     return C;
+  if (auto C = cudaAvailability(E))
+    return C;
   // A local or parameter nothing changes (Symbols.cpp), when its value is
   // a constant: `int64_t n = 4;`, `auto c = t.size(1)` of a known t.
   if (auto V = E ? FE.symbols().symbolicValue(E, /*Evaluate=*/false) : std::nullopt)
     return V->constant();
+  return std::nullopt;
+}
+
+std::optional<int64_t> ArgumentReader::cudaAvailability(const Expr *E) {
+  if (!FE.Opts.CudaAvailable || !E)
+    return std::nullopt;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *Not = dyn_cast<UnaryOperator>(E); Not && Not->getOpcode() == UO_LNot) {
+    auto Inner = cudaAvailability(Not->getSubExpr());
+    return Inner ? std::optional<int64_t>(!*Inner) : std::nullopt;
+  }
+  if (const auto *CE = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *F = CE->getDirectCallee();
+    if (!F || F->getQualifiedNameAsString() != "torch::cuda::is_available")
+      return std::nullopt;
+    FE.Env->assume(std::string("torch::cuda::is_available() == ") +
+                   (*FE.Opts.CudaAvailable ? "true" : "false"));
+    return *FE.Opts.CudaAvailable ? 1 : 0;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+        VD && VD->isLocalVarDecl() && VD->getType()->isBooleanType() && VD->getInit() &&
+        !FE.Mutated.count(cast<ValueDecl>(VD->getCanonicalDecl())))
+      return cudaAvailability(VD->getInit());
   return std::nullopt;
 }
 
@@ -180,6 +206,11 @@ std::optional<Device> ArgumentReader::device(const Expr *E) {
     }
     return std::nullopt;
   }
+  // `cuda_available ? torch::kCUDA : torch::kCPU` with a condition the
+  // analysis knows (--cuda-available): the arm it picks.
+  if (const auto *CO = dyn_cast<ConditionalOperator>(E))
+    if (auto Pick = integer(CO->getCond()))
+      return device(*Pick ? CO->getTrueExpr() : CO->getFalseExpr());
   // A c10::DeviceType enumerator (torch::kCUDA).
   if (E->getType()->isEnumeralType()) {
     auto Name = enumeratorName(E);

@@ -28,6 +28,7 @@ void StatementWalker::openStatement(const Stmt *S, Flow F, bool Insertable) {
   St.Where = FE.span(S->getSourceRange());
   St.InLoop = F.InLoop;
   St.InBranch = F.InBranch;
+  St.Unrolled = F.InLoop && F.Unrolled;
   St.Insertable = Insertable && !St.Where.InMacro;
   // The probe position: right after the statement's ';'.
   SourceLocation End = S->getEndLoc();

@@ -69,6 +69,7 @@ FunctionTrace FunctionEvaluator::run() {
     invalidation().allocationsAreUncertain(MayHaveLeftOps, MayHaveLeft);
   FunctionTrace Done = I.finish();
   Done.Modules = modules().moduleSummaries();
+  foldRepeatedIterations(Done);
   Done.Version = Opts.Version;
   simplifySizes(Done);
   summarizeCudaAllocator(Done);

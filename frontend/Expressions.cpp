@@ -741,6 +741,7 @@ std::vector<OpArgument> OpBinder::namedArguments(const CallSite &S,
     A.Absent = V.K == ArgValue::Kind::Absent;
     Named.push_back(std::move(A));
   }
+  expandOptionsArgument(C, Named);
   return Named;
 }
 

@@ -196,6 +196,11 @@ public:
   struct Flow {
     bool InLoop = false;
     bool InBranch = false;
+    /// Every loop around is unrolled (StatementWalker::unrolledLoop):
+    /// the trace gets one copy of the statement per iteration.
+    bool Unrolled = false;
+    /// Whether the statement runs once per copy the trace makes of it.
+    bool oncePerCopy() const { return !InLoop || Unrolled; }
   };
   /// How a statement ends, as C++ defines it: normally, or by a jump that
   /// skips what follows it.
@@ -656,6 +661,8 @@ public:
                     ChangedParameters, CallTuples);
   }
   int FixpointDepth = 0;
+  /// How many unrolled loops enclose the statement being evaluated.
+  int UnrollDepth = 0;
 };
 
 } // namespace tma

@@ -5,6 +5,7 @@
 #include "frontend/StatementWalker.h"
 #include "frontend/Invalidation.h"
 #include "frontend/LoopCounts.h"
+#include "model/Geometry.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
 
@@ -352,6 +353,7 @@ StatementWalker::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
     ListsBefore[K] = FE.TensorLists.at(K);
   Flow Inner = F;
   Inner.InLoop = true;
+  Inner.Unrolled = false;
   ++FE.FixpointDepth;
   Completion C = loopBodyOnce(Body, Whole, Inner);
   --FE.FixpointDepth;
@@ -429,6 +431,141 @@ StatementWalker::loopAtFixpoint(const Stmt *Body, const Stmt *Whole, Flow F) {
                     std::to_string(Where.Line));
   if (C.K == Completion::Return || C.K == Completion::Goto)
     mayHaveLeft(C);
+  return Completion{};
+}
+
+} // namespace tma
+
+namespace tma {
+
+/// Whether any expression statement or declaration in Body does tensor
+/// work: a loop without any has nothing to unroll.
+static bool doesTensorWork(const Stmt *Body) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool Found = false;
+    bool VisitExpr(Expr *E) {
+      Found |= hasTensorWork(E);
+      return !Found;
+    }
+    bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  } Find;
+  Find.TraverseStmt(const_cast<Stmt *>(Body));
+  return Find.Found;
+}
+
+/// The most iterations of one loop the trace holds: the first, the second
+/// and a third to show the second's end is a steady state.
+constexpr int64_t IterationsUnrolled = 3;
+
+std::optional<FunctionEvaluator::Completion>
+StatementWalker::unrolledLoop(const Stmt *Body, const Stmt *Whole, Flow F) {
+  // Inside a loop evaluated once for all its iterations, a copy per
+  // iteration of an inner one would still stand for many.
+  if (!F.oncePerCopy() || FE.UnrollDepth >= 2)
+    return std::nullopt;
+  const auto *FS = dyn_cast<ForStmt>(Whole);
+  if (!FS || !doesTensorWork(Body) || mayLeaveIterationEarly(Body))
+    return std::nullopt;
+  std::optional<int64_t> Trips = constantTripCount(FS, FE);
+  if (!Trips || *Trips < 1)
+    return std::nullopt;
+  // Each iteration must start from what the first started from: nothing
+  // it assigns, appends to or reshapes lives outside it.
+  AssignedIn Found = assignedIn(Body);
+  for (const ValueDecl *VD : Found.Containers)
+    if (!declaredIn(Body, VD))
+      return std::nullopt;
+  for (const VarDecl *VD : Found.Variables)
+    if (!declaredIn(Body, VD))
+      return std::nullopt;
+  for (const auto &[K, Display] : keysChanged(Found, FE))
+    if (FE.I.lookup(K) != NoValue)
+      return std::nullopt;
+
+  SourceSpan Where = FE.span(Whole->getSourceRange());
+  int64_t Copies = std::min(*Trips, IterationsUnrolled);
+  Flow Inner = F;
+  Inner.InLoop = true;
+  Inner.Unrolled = true;
+  struct Iteration {
+    unsigned Begin = 0, Count = 0;
+    std::optional<SymSize> Peak, LiveAfter;
+    size_t StoragesBefore = 0, OpsBefore = 0;
+  };
+  std::vector<Iteration> Runs;
+  ++FE.UnrollDepth;
+  FE.I.endStatement();
+  for (int64_t K = 0; K < Copies; ++K) {
+    Iteration It;
+    It.Begin = static_cast<unsigned>(FE.I.trace().Statements.size());
+    It.StoragesBefore = FE.I.trace().Storages.size();
+    It.OpsBefore = FE.I.trace().Ops.size();
+    FE.I.openPeakWindow();
+    loopBodyOnce(Body, Whole, Inner);
+    FE.I.endStatement();
+    It.Peak = FE.I.closePeakWindow();
+    It.LiveAfter = FE.I.liveNow();
+    It.Count = static_cast<unsigned>(FE.I.trace().Statements.size()) - It.Begin;
+    if (K > 0)
+      FE.I.markRepeats(It.Begin, Runs.front().Begin, std::min(It.Count, Runs.front().Count));
+    Runs.push_back(It);
+  }
+  --FE.UnrollDepth;
+
+  auto Same = [](const std::optional<SymSize> &A, const std::optional<SymSize> &B) {
+    return A.has_value() == B.has_value() && (!A || *A == *B);
+  };
+  const FunctionTrace &T = FE.I.trace();
+  std::optional<SymSize> UnheldStorage = SymSize(0), UnheldOps = SymSize(0);
+  if (*Trips > Copies) {
+    // The third iteration stands for the later ones when it did what the
+    // second did from where the second left off.
+    const Iteration &Second = Runs[1], &Third = Runs[2];
+    bool Steady = Second.Count == Third.Count && Same(Second.Peak, Third.Peak) &&
+                  Same(Second.LiveAfter, Third.LiveAfter);
+    for (unsigned K = 0; Steady && K < Second.Count; ++K) {
+      const Statement &A = T.Statements[Second.Begin + K], &B = T.Statements[Third.Begin + K];
+      Steady = A.LiveKnown == B.LiveKnown && A.LiveBytesAfter == B.LiveBytesAfter;
+    }
+    if (!Steady) {
+      auto Text = [](const std::optional<SymSize> &S) {
+        return S ? S->toCpp() + " B" : std::string("?");
+      };
+      FE.I.totalsUnknown("the loop at line " + std::to_string(Where.Line) +
+                         " does not reach a steady state: its second iteration "
+                         "ends with " + Text(Second.LiveAfter) +
+                         " live, its third with " + Text(Third.LiveAfter));
+    } else {
+      std::optional<SymSize> PerIteration = SymSize(0);
+      for (size_t S = Third.StoragesBefore; S < T.Storages.size(); ++S)
+        if (!T.Storages[S].External)
+          PerIteration = addSizes(PerIteration, T.Storages[S].Bytes);
+      std::optional<SymSize> OpsPerIteration = SymSize(0);
+      for (size_t K = Third.OpsBefore; K < T.Ops.size(); ++K) {
+        const OpEvent &Op = T.Ops[K];
+        OpsPerIteration = addSizes(
+            addSizes(OpsPerIteration, Op.AllocatedBytes),
+            (Op.TransientTotalBytes ? Op.TransientTotalBytes : Op.TransientBytes)
+                .value_or(SymSize(0)));
+      }
+      SymSize Later(*Trips - Copies);
+      UnheldStorage = mulSizes(PerIteration, Later);
+      UnheldOps = mulSizes(OpsPerIteration, Later);
+    }
+  }
+  UnrolledLoopSummary L;
+  L.Where = Where;
+  L.Iterations = *Trips;
+  L.FirstIterationPeak = Runs.front().Peak;
+  if (Runs.size() > 1) {
+    L.LaterIterationPeak = Runs[1].Peak;
+    for (size_t K = 2; K < Runs.size() && L.LaterIterationPeak; ++K)
+      L.LaterIterationPeak =
+          Runs[K].Peak ? std::optional<SymSize>(SymSize::max(*L.LaterIterationPeak,
+                                                             *Runs[K].Peak))
+                       : std::nullopt;
+  }
+  FE.I.endUnrolledLoop(L, UnheldStorage, UnheldOps);
   return Completion{};
 }
 

@@ -96,7 +96,9 @@ public:
                                   size_t OpsBefore);
   /// Every mention of VD in the body runs it (fc(x), fc->forward(x)) or
   /// sets its mode (train(), eval()).
-  bool onlyRun(const clang::VarDecl *VD) const;
+  /// StayingMoves: how many of its mentions are to(device) calls that
+  /// leave it where it is (the CPU), no change either.
+  bool onlyRun(const clang::VarDecl *VD, unsigned StayingMoves = 0) const;
 
 private:
   FunctionEvaluator &FE;

@@ -142,6 +142,8 @@ inline bool handleOnlyRead(const clang::VarDecl *V, const clang::Stmt *Body) {
 struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
   const ValueDecl *D;
   unsigned Mentions = 0, Harmless = 0, DeviceMoves = 0;
+  /// The to(device) calls, for the devices they name.
+  std::vector<const clang::CXXMemberCallExpr *> DeviceMoveCalls;
   /// The body traversed by body(): where a local holding a parameter's
   /// handle (`auto w = fc->weight;`) is judged.
   const clang::Stmt *Body = nullptr;
@@ -207,7 +209,7 @@ struct ModuleUses : clang::RecursiveASTVisitor<ModuleUses> {
       if (harmlessUse(MD->getName()))
         ++Harmless;
       else if (movesToDevice(MD))
-        ++Harmless, ++DeviceMoves;
+        ++Harmless, ++DeviceMoves, DeviceMoveCalls.push_back(E);
       else if (userMethodLeavesModule(MD))
         ++Harmless;
     }

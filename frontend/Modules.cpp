@@ -358,12 +358,18 @@ void ModuleTracker::declareModule(const VarDecl *VD, const DeclStmt *DS,
     ParametersNotFollowed();
     return;
   }
+  // to(device) to the CPU, where the parameters are made, moves nothing
+  // (`model->to(device)` after --cuda-available=no picked the CPU).
+  bool StaysOnCpu = true;
+  for (const CXXMemberCallExpr *To : Uses.DeviceMoveCalls) {
+    auto D = To->getNumArgs() ? FE.args().device(To->getArg(0)) : std::nullopt;
+    StaysOnCpu = StaysOnCpu && D && D->Kind == DeviceKind::CPU;
+  }
   FE.statements().openStatement(DS, F, Insertable);
   allocateParameters(M, VD->getInit(), FE.key(VD),
-                     Uses.DeviceMoves ? "module '" + Name +
-                                            "' is moved to a device "
-                                            "(to(device))"
-                                      : "");
+                     Uses.DeviceMoves && !StaysOnCpu
+                         ? "module '" + Name + "' is moved to a device (to(device))"
+                         : "");
   FE.I.endStatement();
   // Its parameters require grad (register_parameter), whatever the mode:
   // followed as autograd leaves while the code only runs the module, so
@@ -373,7 +379,7 @@ void ModuleTracker::declareModule(const VarDecl *VD, const DeclStmt *DS,
   const auto *Body = dyn_cast_or_null<CompoundStmt>(FE.FD.getBody());
   bool FunctionScope =
       Body && std::find(Body->body_begin(), Body->body_end(), DS) != Body->body_end();
-  if (FunctionScope && onlyRun(VD)) {
+  if (FunctionScope && onlyRun(VD, StaysOnCpu ? Uses.DeviceMoves : 0)) {
     for (const auto &[PName, V] : M.Params)
       if (!M.Buffers.count(PName))
         FE.I.markGradLeaf(V);
@@ -636,7 +642,7 @@ ModuleTracker::recurrentValues(const Expr *S) {
   return Values;
 }
 
-bool ModuleTracker::onlyRun(const VarDecl *VD) const {
+bool ModuleTracker::onlyRun(const VarDecl *VD, unsigned StayingMoves) const {
   struct Uses : RecursiveASTVisitor<Uses> {
     const VarDecl *VD;
     FunctionEvaluator *FE;
@@ -667,7 +673,7 @@ bool ModuleTracker::onlyRun(const VarDecl *VD) const {
   U.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
   CallsOn Methods(VD, {"forward", "train", "eval"});
   Methods.TraverseStmt(const_cast<Stmt *>(FE.FD.getBody()));
-  return U.Mentions == U.Runs + Methods.Calls.size();
+  return U.Mentions == U.Runs + Methods.Calls.size() + StayingMoves;
 }
 
 void ModuleTracker::gradientsKeepIntermediates(const ModuleValue &M,

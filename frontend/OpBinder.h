@@ -36,6 +36,7 @@ public:
                                    const RuleResult &R);
   /// The call's arguments by ATen name, for autograd (OpEvent::Args).
   std::vector<OpArgument> namedArguments(const CallSite &S, const OpCall &C);
+  void expandOptionsArgument(const OpCall &C, std::vector<OpArgument> &Named);
 
 private:
   FunctionEvaluator &FE;

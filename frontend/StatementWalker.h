@@ -54,6 +54,16 @@ public:
   /// tensors keep them after it. nullopt (with nothing changed) otherwise.
   std::optional<Completion> loopAtFixpoint(const Stmt *Body, const Stmt *Whole,
                                            Flow F);
+  /// A counted loop whose body assigns nothing declared outside it (a
+  /// training step: forward, backward, step): its body is evaluated once
+  /// per iteration, up to three, each a copy in the trace, so the ledger
+  /// and autograd see the first iteration allocate the gradients and the
+  /// optimizer's state and the later ones reuse them. Past three, the
+  /// third stands for every later one when it ends with the storage the
+  /// second ended with (the steady state); otherwise the totals are
+  /// unknown, with the growth. nullopt (nothing evaluated) when it does not
+  /// apply.
+  std::optional<Completion> unrolledLoop(const Stmt *Body, const Stmt *Whole, Flow F);
   /// Runs a loop's condition, body and increment once (Inner: in a loop).
   Completion loopBodyOnce(const Stmt *Body, const Stmt *Whole, Flow Inner);
 

@@ -88,6 +88,7 @@ FunctionEvaluator::Completion StatementWalker::statementList(llvm::ArrayRef<cons
         }
         Flow Inner = F;
         Inner.InLoop = true;
+        Inner.Unrolled = false;
         size_t OpsBefore = FE.I.trace().Ops.size();
         Completion C;
         for (size_t J = K; J <= Last && !C.abrupt(); ++J)
@@ -190,6 +191,8 @@ FunctionEvaluator::Completion StatementWalker::loop(const Stmt *Body, const Stmt
     if (auto Trips = constantTripCount(FS, FE);
         Trips && *Trips == 0 && !mayLeaveIterationEarly(Body))
       return {};
+  if (auto Done = unrolledLoop(Body, Whole, F))
+    return *Done;
   if (auto Done = loopAtFixpoint(Body, Whole, F))
     return *Done;
   // Values carried around the loop change per iteration: forget them
@@ -200,6 +203,7 @@ FunctionEvaluator::Completion StatementWalker::loop(const Stmt *Body, const Stmt
   size_t OpsBefore = FE.I.trace().Ops.size();
   Flow Inner = F;
   Inner.InLoop = true;
+  Inner.Unrolled = false;
   Completion C = loopBodyOnce(Body, Whole, Inner);
   FE.invalidation().allocationsAreUncertain(OpsBefore, "allocates inside a loop", true);
   FE.invalidation().invalidateAssignedIn(Body, "assigned inside a loop: differs per iteration",

@@ -50,11 +50,15 @@ public:
   /// What a top-level check At (`TORCH_CHECK(x.dim() == 4)`) says of the
   /// parameters that still hold the caller's tensors there: nothing
   /// changes them, or only statements after At do (Sites).
-  void checkedParameterFacts(
-      const Expr *Cond, bool Holds,
-      std::map<const clang::ParmVarDecl *,
-               std::pair<std::optional<int64_t>, std::optional<DType>>> &Out,
-      const clang::Stmt *At = nullptr, const MutationSites *Sites = nullptr);
+  struct CheckedFacts {
+    std::optional<int64_t> Rank;
+    std::optional<DType> Type;
+    std::optional<DeviceKind> Dev;
+  };
+  void checkedParameterFacts(const Expr *Cond, bool Holds,
+                             std::map<const clang::ParmVarDecl *, CheckedFacts> &Out,
+                             const clang::Stmt *At = nullptr,
+                             const MutationSites *Sites = nullptr);
 
 private:
   FunctionEvaluator &FE;

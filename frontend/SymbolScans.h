@@ -101,6 +101,7 @@ struct ParameterEvidence {
   std::optional<int64_t> LayerRank;
   std::string Layer;
   std::optional<DType> Type;        // a top-level dtype check
+  std::optional<DeviceKind> Dev;    // a top-level device check (x.is_cuda())
   /// Bounds uses prove: `x.size(2)` throws unless x has at least 3 dims,
   /// an expand to 3 sizes of something with at least x's dims throws
   /// unless x has at most 3. Equal bounds are an exact rank.

@@ -44,12 +44,12 @@ using namespace clang;
 
 namespace tma {
 
-/// The rank a top-level fact gives a parameter (`x.dim() == 4`), and its
-/// dtype (`x.scalar_type() == at::kFloat`, `x.dtype() == torch::kHalf`).
+/// The rank a top-level fact gives a parameter (`x.dim() == 4`), its
+/// dtype (`x.scalar_type() == at::kFloat`, `x.dtype() == torch::kHalf`)
+/// and its device (`x.is_cuda()`, `x.device().is_cpu()`, as extension code
+/// checks its inputs).
 void SymbolReader::checkedParameterFacts(
-    const Expr *Cond, bool Holds,
-    std::map<const ParmVarDecl *, std::pair<std::optional<int64_t>,
-                                            std::optional<DType>>> &Out,
+    const Expr *Cond, bool Holds, std::map<const ParmVarDecl *, CheckedFacts> &Out,
     const Stmt *At, const MutationSites *Sites) {
   Cond = unwrapExpect(Cond);
   if (const auto *UO = dyn_cast<UnaryOperator>(Cond);
@@ -75,6 +75,27 @@ void SymbolReader::checkedParameterFacts(
     }
     return P;
   };
+  // x.is_cuda(), x.device().is_cpu(): only where it holds (a tensor that
+  // is not on CUDA may be on any other device).
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(ignoreCastsAndParens(Cond));
+      MC && Holds && MC->getMethodDecl() && MC->getMethodDecl()->getIdentifier()) {
+    StringRef N = MC->getMethodDecl()->getName();
+    const Expr *Object = MC->getImplicitObjectArgument();
+    if (const auto *Dev = dyn_cast<CXXMemberCallExpr>(
+            ignoreCastsAndParens(Object->IgnoreImplicit()));
+        Dev && Dev->getMethodDecl() && Dev->getMethodDecl()->getIdentifier() &&
+        Dev->getMethodDecl()->getName() == "device")
+      Object = Dev->getImplicitObjectArgument();
+    else if (!isTensorType(Object->getType()))
+      Object = nullptr;
+    if (const ParmVarDecl *P = Object ? ParameterAt(Object) : nullptr) {
+      if (N == "is_cuda")
+        Out[P].Dev = DeviceKind::CUDA;
+      else if (N == "is_cpu")
+        Out[P].Dev = DeviceKind::CPU;
+    }
+    return;
+  }
   const Expr *L = nullptr, *R = nullptr;
   bool Equal = false;
   if (const auto *BO = dyn_cast<BinaryOperator>(Cond)) {
@@ -124,7 +145,7 @@ void SymbolReader::checkedParameterFacts(
     StringRef N = MC->getMethodDecl()->getName();
     if (N == "dim" || N == "ndimension") {
       if (auto K = FE.args().integer(R); K && *K >= 0 && *K < 64)
-        Out[P].first = *K;
+        Out[P].Rank = *K;
     } else if (N == "scalar_type" || N == "dtype") {
       // dtype() is a caffe2::TypeMeta compared with a ScalarType; the
       // other side may also be torch::Dtype(kFloat) or a TypeMeta.
@@ -135,7 +156,7 @@ void SymbolReader::checkedParameterFacts(
         Other = ignoreCastsAndParens(CE->getArg(0));
       }
       if (auto T = Other ? FE.args().scalarType(Other) : std::nullopt)
-        Out[P].second = *T;
+        Out[P].Type = *T;
     }
   }
 }
@@ -186,9 +207,7 @@ void SymbolReader::declareParameters() {
     };
     Evidence = scanRankEvidence(FE.Ctx, FE.FD, Body, FE.Mutated, Sites, Followed);
   }
-  std::map<const ParmVarDecl *,
-           std::pair<std::optional<int64_t>, std::optional<DType>>>
-      Checked;
+  std::map<const ParmVarDecl *, CheckedFacts> Checked;
   if (const auto *CS = dyn_cast_or_null<CompoundStmt>(Body))
     for (const Stmt *S : CS->body())
       if (auto C = checkedCondition(S))
@@ -204,13 +223,15 @@ void SymbolReader::declareParameters() {
         *Ev.AtLeast == *Ev.AtMost)
       Ev.ExactRank = Ev.AtLeast;
   }
-  for (const auto &[P, RT] : Checked) {
-    if (RT.first) {
-      Evidence[P].ExactRank = RT.first;
+  for (const auto &[P, Facts] : Checked) {
+    if (Facts.Rank) {
+      Evidence[P].ExactRank = Facts.Rank;
       Evidence[P].OnSomePaths = false;
     }
-    if (RT.second)
-      Evidence[P].Type = RT.second;
+    if (Facts.Type)
+      Evidence[P].Type = Facts.Type;
+    if (Facts.Dev)
+      Evidence[P].Dev = Facts.Dev;
   }
   // A checked a.sizes() == b.sizes() gives a b's rank, and back.
   for (bool Changed = true; Changed;) {
@@ -266,7 +287,10 @@ void SymbolReader::declareParameters() {
       };
       SetDType();
       // Sizes and bytes do not depend on it; answers that do say so.
-      V.markUnknown("parameter '" + Name + "': its device is the caller's");
+      if (Ev.Dev)
+        V.Dev = Device{*Ev.Dev, -1};
+      else
+        V.markUnknown("parameter '" + Name + "': its device is the caller's");
       auto NoRank = FE.RankUnknown.find(Name);
       if (NoRank != FE.RankUnknown.end())
         Rank = std::nullopt;

@@ -274,7 +274,7 @@ void TrainingTracker::declareOptimizer(const VarDecl *VD, const DeclStmt *DS,
 /// Why a statement does not run exactly once per call (then its
 /// allocations are not counted as one pass), or "".
 static std::string notOncePerCall(const FunctionEvaluator::Flow &F) {
-  if (F.InLoop)
+  if (!F.oncePerCopy())
     return "it runs in a loop, once per iteration";
   if (F.InBranch)
     return "it runs in a branch";

@@ -408,7 +408,7 @@ GradientTape::Recorded GradientTape::record(const FunctionTrace &T,
 
   std::string Runs = lineText(Op) + " runs with gradients on (" +
                      gradSourceText(T, Source) + "): ";
-  auto InLoop = [&] { return T.Statements.at(Op.Statement).InLoop; };
+  auto InLoop = [&] { return !T.Statements.at(Op.Statement).runsOncePerCopy(); };
   const char *const EveryIteration =
       "autograd keeps what its backward saves from every iteration of the "
       "loop, which the totals do not follow";
@@ -674,10 +674,10 @@ GradientTape::droppedAtEnd(const FunctionTrace &T, unsigned S,
   // no time) drops an earlier graph on those paths only: only what it made
   // itself goes there.
   const Statement &Now = T.Statements.at(S);
-  bool EveryPath = !Now.InLoop && !Now.InBranch;
+  bool EveryPath = Now.runsOncePerCopy() && !Now.InBranch;
   for (auto It = Candidates.begin(); It != Candidates.end();) {
     unsigned Made = T.Ops.at(*It).Statement;
-    if (Dropped.count(*It) || Made > S || T.Statements.at(Made).InLoop ||
+    if (Dropped.count(*It) || Made > S || !T.Statements.at(Made).runsOncePerCopy() ||
         (Made != S && !EveryPath))
       It = Candidates.erase(It);
     else

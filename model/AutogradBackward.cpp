@@ -148,7 +148,7 @@ BackwardPlan GradientTape::backward(const FunctionTrace &T,
     auto Node = nodeOf(T, Op, Saves);
     if (!Node)
       return Fail(lineOf(Op) + " records a backward node that is not known");
-    if (T.Statements.at(Op.Statement).InLoop)
+    if (!T.Statements.at(Op.Statement).runsOncePerCopy())
       return Fail(lineOf(Op) + " records a node in every iteration of a loop, "
                                "which the backward pass does not follow");
     if (const Pending *P = pendingOf(Id)) {

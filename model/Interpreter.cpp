@@ -128,6 +128,7 @@ void Interpreter::notePeak(std::optional<SymSize> ExtraBytes) {
   if (UnknownLive > 0 || !ExtraBytes)
     PeakKnown = false;
   auto Now = addSizes(LiveBytes, ExtraBytes.value_or(SymSize(0)));
+  notePeakInWindows(PeakWindows, UnknownLive > 0 || !ExtraBytes ? std::nullopt : Now);
   if (!Now) {
     PeakKnown = false;
     return;
@@ -294,6 +295,11 @@ ValueId Interpreter::apply(const std::string &Op, const SourceSpan &Where,
       VI.Value.Storage != NoStorage)
     Trace.Storages[VI.Value.Storage].Role = StorageRole::Parameter;
   notePeak(Outcome.TransientBytes);
+  if (!Outcome.TransientBytes && UnknownTransientWhy.empty())
+    UnknownTransientWhy = "'" + Op + "' (line " + std::to_string(Where.Line) + ") " +
+                          (Outcome.TransientWhy.empty()
+                               ? std::string("allocates inside itself bytes that are unknown")
+                               : Outcome.TransientWhy);
   if (!Trace.Statements.empty())
     Trace.Statements.back().Ops.push_back(E.Id);
   if (Outcome.Kind != OpKind::Use &&
@@ -719,15 +725,24 @@ FunctionTrace Interpreter::finish() {
     else
       TotalKnown = false;
   }
+  std::optional<SymSize> Allocated = UnheldOpAllocations;
+  for (const OpEvent &Op : Trace.Ops)
+    Allocated = addSizes(addSizes(Allocated, Op.AllocatedBytes),
+                         (Op.TransientTotalBytes ? Op.TransientTotalBytes
+                                                 : Op.TransientBytes)
+                             .value_or(SymSize(0)));
+  Sum.AllocatedBytes = Allocated;
   Sum.UnknownTotalsReason = TotalsUnknownReason;
   if (!TotalKnown && Sum.UnknownTotalsReason.empty())
     Sum.UnknownTotalsReason = "the size of an allocation is unknown";
   if (TotalKnown && TotalsUnknownReason.empty())
-    Sum.LiveBytesNothingFreed = Total;
+    Sum.LiveBytesNothingFreed = addSizes(Total, UnheldAllocations);
   if (PeakKnown && TotalsUnknownReason.empty())
     Sum.PeakLiveBytes = PeakBytes;
   else if (Sum.UnknownTotalsReason.empty())
-    Sum.UnknownTotalsReason = "the size of an allocation is unknown";
+    Sum.UnknownTotalsReason = UnknownTransientWhy.empty() || !TotalKnown
+                                  ? "the size of an allocation is unknown"
+                                  : UnknownTransientWhy;
   Sum.Unknowns = static_cast<int>(Trace.Unknowns.size());
   return Trace;
 }

@@ -179,6 +179,23 @@ public:
   /// Ends the function: exits every scope and fills the summary.
   FunctionTrace finish();
 
+  // Unrolled loops (StatementWalker::unrolledLoop; model/UnrolledLoops.cpp).
+  /// The bytes live now; nullopt when one of them is of unknown size.
+  std::optional<SymSize> liveNow() const;
+  /// Opens a window on the ledger: closePeakWindow() gives the most
+  /// storage live while it was open, nullopt when that is unknown.
+  void openPeakWindow();
+  std::optional<SymSize> closePeakWindow();
+  /// Statements [From, From + Count) are a later iteration's copies of
+  /// [Of, Of + Count), one for one.
+  void markRepeats(unsigned From, unsigned Of, unsigned Count);
+  /// Ends an unrolled loop: its summary, and what the iterations the
+  /// trace does not hold (its fourth onwards, each as its third) allocate
+  /// more, in storages ("nothing freed" counts them) and with their ops'
+  /// transients.
+  void endUnrolledLoop(UnrolledLoopSummary L, std::optional<SymSize> UnheldStorageBytes,
+                       std::optional<SymSize> UnheldOpBytes);
+
 private:
   struct NameSlot {
     std::string Key;
@@ -219,6 +236,13 @@ private:
   int UnknownLive = 0;
   SymSize PeakBytes = 0;
   bool PeakKnown = true;
+  /// Open peak windows, innermost last (nullopt: unknown).
+  std::vector<std::optional<SymSize>> PeakWindows;
+  /// allocatesUnheldIterations' sum; nullopt when unknown.
+  std::optional<SymSize> UnheldAllocations = SymSize(0);
+  std::optional<SymSize> UnheldOpAllocations = SymSize(0);
+  /// The first op whose transient bytes are unknown, and why.
+  std::string UnknownTransientWhy;
   bool InStatement = false;
   std::string TotalsUnknownReason;
   std::shared_ptr<const AutogradSaves> Saves;
@@ -237,5 +261,16 @@ private:
 /// (`w.size(0)` printed as `x.size(1)` after a check made them equal);
 /// done once, when the function's facts are all in.
 void simplifySizes(FunctionTrace &T);
+
+/// Folds the copies of an unrolled loop's later iterations into their
+/// first iteration's statements (Statement::RepeatOf): one row per source
+/// statement, each statement's live bytes the most over its copies; the
+/// totals stay those of the whole run.
+void foldRepeatedIterations(FunctionTrace &T);
+
+/// Raises each open peak window (Interpreter::openPeakWindow) to Now;
+/// nullopt makes them unknown.
+void notePeakInWindows(std::vector<std::optional<SymSize>> &PeakWindows,
+                       const std::optional<SymSize> &Now);
 
 } // namespace tma

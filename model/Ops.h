@@ -33,6 +33,8 @@ struct OpOutcome {
   /// CPU dtype conversion): 0 when there is none, nullopt when unknown (the
   /// peak is then unknown too).
   std::optional<SymSize> TransientBytes = SymSize(0);
+  /// Why TransientBytes is unknown, when the rule knows (the peak's reason).
+  std::string TransientWhy;
   /// Everything allocated and freed inside the op, when that is not one
   /// allocation of TransientBytes (a followed call's temporaries: their
   /// peak is TransientBytes, their sum this); unset: TransientBytes.

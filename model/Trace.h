@@ -212,6 +212,16 @@ struct Statement {
   size_t EndOffset = ~size_t(0);
   bool InLoop = false;
   bool InBranch = false;
+  /// In a loop whose iterations the trace holds one copy each of (an
+  /// unrolled loop, StatementWalker::unrolledLoop): each copy runs once,
+  /// so autograd and the ledger read it as straight-line code.
+  bool Unrolled = false;
+  /// A later iteration's copy: the index of the statement it repeats.
+  /// foldRepeatedIterations removes the copies when the function ends,
+  /// leaving one row per statement of the source.
+  int RepeatOf = -1;
+  /// Whether the trace has one copy of this statement per time it runs.
+  bool runsOncePerCopy() const { return !InLoop || Unrolled; }
   /// Whether the statement is a direct child of a compound statement, so
   /// that code may be inserted after it.
   bool Insertable = true;
@@ -261,8 +271,23 @@ struct PeakBreakdown {
   SymSize Tensors = 0;
 };
 
+/// A counted loop the trace unrolled: its first iteration and, when they
+/// differ, its later ones (a training step allocates its gradients and
+/// optimizer state in the first).
+struct UnrolledLoopSummary {
+  SourceSpan Where;
+  int64_t Iterations = 0;
+  /// The most storage live during the first iteration, and during each
+  /// later one (nullopt: unknown, or a loop of one iteration).
+  std::optional<SymSize> FirstIterationPeak;
+  std::optional<SymSize> LaterIterationPeak;
+};
+
 struct TraceSummary {
   std::optional<SymSize> LiveBytesNothingFreed;
+  /// Every byte the function's ops allocate, their transient copies
+  /// included: what a counting allocator sees over the call.
+  std::optional<SymSize> AllocatedBytes;
   std::optional<SymSize> PeakLiveBytes;
   /// When PeakLiveBytes was reached, and the storages alive then.
   unsigned PeakStatement = 0;
@@ -278,6 +303,8 @@ struct TraceSummary {
   std::optional<PeakBreakdown> PeakParts;
   std::string UnknownTotalsReason;
   int Unknowns = 0;
+  /// The loops unrolled for the totals, in source order.
+  std::vector<UnrolledLoopSummary> Loops;
   std::optional<CudaAllocatorSummary> CudaAllocator;
 };
 

@@ -410,6 +410,9 @@ void printTable(llvm::raw_ostream &OS, const std::vector<FunctionTrace> &Traces)
            << bytesText(Parts[K].second, Env);
       OS << "\n";
     }
+    if (S.PeakLiveBytes)
+      for (const UnrolledLoopSummary &L : S.Loops)
+        OS << "    " << loopPeakText(L, Env) << "\n";
     if (!S.UnknownTotalsReason.empty() &&
         (!S.LiveBytesNothingFreed || !S.PeakLiveBytes))
       OS << "    ? " << S.UnknownTotalsReason << "\n";
@@ -493,6 +496,20 @@ std::vector<std::pair<std::string, SymSize>> peakBreakdown(const FunctionTrace &
     if (!(Bytes.constant() && *Bytes.constant() == 0))
       Parts.emplace_back(Label, Bytes);
   return Parts;
+}
+
+std::string loopPeakText(const UnrolledLoopSummary &L, const ShapeEnv *Env) {
+  std::string Text = "the loop at line " + std::to_string(L.Where.Line) + " (" +
+                     std::to_string(L.Iterations) +
+                     (L.Iterations == 1 ? " iteration" : " iterations") +
+                     "): peak " + bytesText(L.FirstIterationPeak, Env);
+  if (L.Iterations == 1)
+    return Text;
+  if (L.LaterIterationPeak && L.FirstIterationPeak &&
+      *L.LaterIterationPeak == *L.FirstIterationPeak)
+    return Text + " in every iteration";
+  return Text + " in the first iteration, " + bytesText(L.LaterIterationPeak, Env) +
+         " in each later one";
 }
 
 std::string savedForBackwardText(const FunctionTrace &T) {
@@ -657,6 +674,16 @@ llvm::json::Value toJSON(const std::vector<FunctionTrace> &Traces,
             {"temporaries", optJSON(P.Temporaries)},
             {"other_tensors", optJSON(P.Tensors)}};
       }
+    }
+    if (!T.Summary.Loops.empty()) {
+      llvm::json::Array Loops;
+      for (const UnrolledLoopSummary &L : T.Summary.Loops)
+        Loops.push_back(llvm::json::Object{
+            {"line", L.Where.Line},
+            {"iterations", L.Iterations},
+            {"first_iteration_peak_bytes", optJSON(L.FirstIterationPeak)},
+            {"later_iteration_peak_bytes", optJSON(L.LaterIterationPeak)}});
+      Summary["loops"] = std::move(Loops);
     }
     if (!T.Summary.UnknownTotalsReason.empty() &&
         (!T.Summary.LiveBytesNothingFreed || !T.Summary.PeakLiveBytes))

@@ -21,6 +21,47 @@ namespace tma {
 
 using namespace detail;
 
+namespace detail {
+
+std::optional<SymSize> transposeCopyScratch(const TensorValue &In, const TensorValue &Out) {
+  // Each condition false leaves the copy to TensorIterator: nothing extra.
+  if (!In.Sizes || !In.Strides)
+    return In.rank() && *In.rank() != 2 ? std::optional<SymSize>(0) : std::nullopt;
+  if (In.Sizes->size() != 2)
+    return SymSize(0);
+  const Shape &Sizes = *In.Sizes, &Strides = *In.Strides;
+  std::vector<Tri> All = {sizeEq(Strides[0], 1), sizeEq(Strides[1], Sizes[0])};
+  if (!Out.Strides || !Out.Sizes || Out.Strides->size() != Out.Sizes->size())
+    All.push_back(Tri::Unknown);
+  else
+    All.push_back(isContiguous(*Out.Sizes, *Out.Strides));
+  auto Numel = In.elementCount();
+  Tri Large = Numel ? sizeGe(*Numel, 60 * 60) : Tri::Unknown;
+  if (In.Type && Out.Type)
+    All.push_back(*In.Type == *Out.Type ? Tri::True : Tri::False);
+  else
+    All.push_back(!In.TypeOf.empty() && In.TypeOf == Out.TypeOf ? Tri::True
+                                                                 : Tri::Unknown);
+  auto OnCpu = [](const std::optional<Device> &D) {
+    return !D ? Tri::Unknown : D->Kind == DeviceKind::CPU ? Tri::True : Tri::False;
+  };
+  All.push_back(OnCpu(In.Dev));
+  All.push_back(OnCpu(Out.Dev));
+  if (Large == Tri::False || std::count(All.begin(), All.end(), Tri::False))
+    return SymSize(0);
+  if (std::count(All.begin(), All.end(), Tri::Unknown) || !Out.Type ||
+      (Large == Tri::Unknown && !Numel))
+    return std::nullopt;
+  int64_t Block = *Out.Type == DType::UInt8 ? 120 : 60;
+  SymSize Buffer(Block * Block * itemSize(*Out.Type));
+  if (Large == Tri::True)
+    return Buffer;
+  // numel >= 3600 decides it: min(B, B * (numel / 3600)) is B or 0.
+  return SymSize::min(Buffer, Buffer * SymSize::floorDiv(*Numel, SymSize(60 * 60)));
+}
+
+} // namespace detail
+
 // reshape (TensorShape.cpp): _reshape_alias when computeStride succeeds,
 // otherwise _unsafe_view(clone(Contiguous)).
 OpOutcome reshape(const TensorValue &In, const Shape &Target) {
@@ -86,6 +127,11 @@ OpOutcome reshape(const TensorValue &In, const Shape &Target) {
     return Out;
   }
   OpOutcome Out = copyOf(In, contiguousStrides(Sizes), In.Type, In.Dev, In.TypeOf);
+  // The copy is clone(Contiguous) in the input's shape, then a view.
+  TensorValue Cloned = Out.Value;
+  Cloned.Strides = contiguousStrides(*In.Sizes);
+  Out.TransientBytes = transposeCopyScratch(In, Cloned);
+  Out.TransientWhy = Out.TransientBytes ? "" : TransposeScratchUnknown;
   Out.Value.Sizes = Sizes;
   Out.Note = "input is not viewable as " + dimsText(Sizes) +
              ": reshape copies into a contiguous tensor";

@@ -88,6 +88,17 @@ inline OpOutcome selfOf(const TensorValue &In, const std::string &Note) {
   return Out;
 }
 
+/// The scratch block copy_ allocates to copy a transposed matrix on the
+/// CPU (Copy.cpp, copy_transpose_valid and copy_same_type_transpose_):
+/// when the destination Out is contiguous, In is 2-D with strides (1,
+/// size(0)), both have one dtype and device CPU and Out has at least 60 * 60
+/// elements, a buffer of 60 x 60 elements (120 x 120 for uint8) comes and
+/// goes inside the copy. 0 when it does not; nullopt when which is unknown.
+std::optional<SymSize> transposeCopyScratch(const TensorValue &In, const TensorValue &Out);
+inline constexpr const char *TransposeScratchUnknown =
+    "may copy a transposed matrix through LibTorch's 60 x 60 block buffer, "
+    "which it does on the CPU only: the input's device, dtype or layout is not known";
+
 /// A fresh tensor of In's shape with Strides; counts the copy's traffic.
 /// TypeOf: the parameter Type follows when Type is not known.
 inline OpOutcome copyOf(const TensorValue &In, const std::optional<Shape> &Strides,
@@ -107,6 +118,9 @@ inline OpOutcome copyOf(const TensorValue &In, const std::optional<Shape> &Strid
     Out.Value.markUnknown("layout of the input is unknown");
   Out.ReadBytes = In.logicalBytes();
   Out.WrittenBytes = Out.Value.logicalBytes();
+  Out.TransientBytes = transposeCopyScratch(In, Out.Value);
+  if (!Out.TransientBytes)
+    Out.TransientWhy = TransposeScratchUnknown;
   return Out;
 }
 

@@ -180,3 +180,16 @@ void requires_grad_returns_self() {
   auto y = torch::randn({2, 5}).t().requires_grad_(false);
   auto z = x.detach().requires_grad_(true);
 }
+
+// copy_ of a transposed matrix into a contiguous one on the CPU goes
+// through a 60 x 60 block buffer (120 x 120 for uint8) once it has 60 * 60
+// elements or more (Copy.cpp, copy_same_type_transpose_).
+void transposed_copies_use_a_block_buffer() {
+  auto a = torch::randn({64, 80});
+  auto b = a.t().contiguous();
+  auto c = torch::randint(0, 255, {100, 40}, torch::kByte).t().contiguous();
+  auto d = torch::randn({50, 50}).t().contiguous();
+  auto e = a.t().clone();
+  auto f = a.t().reshape({-1});
+  auto g = torch::randn({70, 60}, torch::kDouble).t().contiguous();
+}

@@ -11,11 +11,13 @@ void backward_in_a_branch(bool train) {
     loss.backward();
 }
 
-void backward_in_a_loop_retaining_the_graph() {
+// A count that is not a constant: the body is evaluated once for every
+// iteration (a constant count is unrolled: testdata/training/loops.cpp).
+void backward_in_a_loop_retaining_the_graph(int n) {
   auto w = torch::randn({32, 16}, torch::requires_grad());
   auto x = torch::randn({8, 32});
   auto loss = torch::tanh(torch::mm(x, w)).sum();
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < n; ++i)
     loss.backward({}, true);
 }
 

@@ -73,12 +73,15 @@ def main():
                          "answered; an unknown peak must have a reason")
     ap.add_argument("--min-answered-peaks", type=int, default=0, metavar="PERCENT",
                     help="with --peaks: fail when fewer functions have their peak answered")
+    ap.add_argument("--tool-arg", action="append", default=[], metavar="ARG",
+                    help="an option for every run of the tool (repeatable), such as "
+                         "--cuda-available=no on a machine without CUDA")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     known = load_known_wrong(args.known_wrong)
 
     cmd = [args.cli, "--cache-dir", args.cache_dir, "--verify=cpu", "--format=json",
-           "--verify-max-bytes=%d" % MAX_BYTES, "--verify-timeout=120"] + args.files
+           "--verify-max-bytes=%d" % MAX_BYTES, "--verify-timeout=120"] + args.tool_arg + args.files
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     sys.stderr.write(proc.stderr)
     # 0: everything verified matches; 1: a mismatch (judged below).
@@ -168,7 +171,7 @@ def main():
 
 def report_peaks(args, verified):
     """The --peaks table and share; returns the names that fail it."""
-    cmd = [args.cli, "--cache-dir", args.cache_dir, "--format=json"] + args.files
+    cmd = [args.cli, "--cache-dir", args.cache_dir, "--format=json"] + args.tool_arg + args.files
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)

@@ -83,6 +83,7 @@ COMMANDS = {
         "bash scripts/package.sh": PACKAGE,
         "sudo apt install ./build/package/tensor-accountant_*_amd64.deb": PACKAGE,
         "tensor-accountant --version": Run(expect=[r"^tensor-accountant \S+"]),
+        "tensor-accountant --cuda-available=no testdata/training/tutorial.cpp": Run(output_next=True),
         "tensor-accountant path/to/model.cpp": Run(expect=[CONTIGUOUS_FINDING]),
         "tensor-accountant [options] <file>... [-- <compiler flags>]": Synopsis(),
         "tensor-accountant -p <build dir> [options] [<file>...]": Synopsis(),

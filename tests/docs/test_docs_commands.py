@@ -516,6 +516,9 @@ class Sandbox:
                           "the --assume command's split_heads.cpp is made from it")
         os.makedirs(os.path.join(p, "testdata/seed"))
         shutil.copy(os.path.join(self.src, "testdata/seed/blocks.cpp"), os.path.join(p, "testdata/seed"))
+        os.makedirs(os.path.join(p, "testdata/training"))
+        shutil.copy(os.path.join(self.src, "testdata/training/tutorial.cpp"),
+                    os.path.join(p, "testdata/training"))
         shutil.copytree(p, self.tidy_project, ignore=shutil.ignore_patterns("path", "testdata"))
         write(os.path.join(self.root, "skip-compile.sh"), SKIP_COMPILE, 0o755)
         steps = [

@@ -17,6 +17,8 @@ torch::Tensor split_heads(const torch::Tensor &x, int64_t n_heads) {
 torch::Tensor transpose_copy(const torch::Tensor &a) {
   TORCH_CHECK(a.dim() == 2);
   TORCH_CHECK(a.scalar_type() == torch::kFloat);
+  // On the CPU a transposed copy this large goes through a block buffer.
+  TORCH_CHECK(a.device().is_cpu());
   auto y = a.t().contiguous();
   return y;
 }

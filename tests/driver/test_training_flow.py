@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """backward() and step() the analysis cannot count once (issue 36,
-docs/modules.md): in a branch that may not run, in a loop that runs them
-per iteration, a second backward through a graph the first released
+docs/modules.md): in a branch that may not run, in a loop whose count is
+not a constant (a constant count is unrolled), a second backward through a graph the first released
 (LibTorch throws). Each function of testdata/training-flow/flow.cpp must
 have unknown totals with the reason, never the figures of one pass; the
 last function checks the same code without the hazard is answered, so the
@@ -51,6 +51,38 @@ s = fns.get("the_same_step_straight", {})
 check(isinstance(s.get("peak_live_bytes"), int),
       "the_same_step_straight is answered (got %r, %r)"
       % (s.get("peak_live_bytes"), s.get("unknown_reason")))
+
+# --cuda-available answers torch::cuda::is_available() for a device picked
+# by it (testdata/training/tutorial.cpp), stated among the assumptions;
+# without it that device is unknown; a value that is not yes or no is a
+# usage error.
+TUTORIAL = os.path.join("testdata", "training", "tutorial.cpp")
+
+
+def tutorial(*flags):
+    p = subprocess.run([CLI, "--cache-dir", CACHE, "--format=json", *flags, TUTORIAL],
+                       cwd=SRC, capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0, "tutorial %s exits 0 (got %d)" % (flags, p.returncode))
+    return json.loads(p.stdout or "{}").get("functions", [{}])[0]
+
+
+for flag, device, answered in [("--cuda-available=no", "cpu", True),
+                               ("--cuda-available=yes", "cuda", False), (None, None, False)]:
+    f = tutorial(*([flag] if flag else []))
+    rows = {t["name"]: t for t in f.get("tensors", [])}
+    check(rows.get("x_train", {}).get("device") == device,
+          "%s: x_train is on %s (got %r)" % (flag, device, rows.get("x_train", {}).get("device")))
+    peak = f.get("summary", {}).get("peak_live_bytes")
+    check(isinstance(peak, int) == answered,
+          "%s: the peak is %s (got %r)" % (flag, "answered" if answered else "unknown", peak))
+    stated = [a for a in f.get("assumptions", []) if "is_available" in a]
+    want = ["torch::cuda::is_available() == %s" % ("false" if device == "cpu" else "true")] \
+        if flag else []
+    check(stated == want, "%s: the assumption is stated (got %r)" % (flag, stated))
+p = subprocess.run([CLI, "--cuda-available=maybe", TUTORIAL], cwd=SRC,
+                   capture_output=True, text=True, timeout=60)
+check(p.returncode == 2 and "--cuda-available takes yes or no" in p.stderr,
+      "--cuda-available=maybe is a usage error (got %d: %s)" % (p.returncode, p.stderr))
 
 if failures:
     print("%d failure(s)" % len(failures))

@@ -168,3 +168,66 @@ TEST(CommonLayout, KeepsWhatEveryValueShares) {
   EXPECT_FALSE(commonLayout({A, Double}, "r"));
   EXPECT_FALSE(commonLayout({A, unknownTensor("no shape")}, "r"));
 }
+
+// An unrolled loop (model/UnrolledLoops.cpp): each iteration's statements
+// are copies in the trace; the ledger counts them all, the peak windows
+// give each iteration's peak, and folding leaves one row per statement
+// with the most live bytes any copy had after it.
+TEST_F(Ledger, UnrolledIterationsFoldIntoTheFirstAndKeepTheirPeaks) {
+  I.enterScope();
+  I.beginStatement(statementAt(1));
+  I.bind("keep", "keep", allocate(4), {}, {}, false); // 16 B before the loop
+  I.endStatement();
+  std::vector<std::optional<SymSize>> Peaks;
+  std::vector<unsigned> Begins;
+  for (int Iteration = 0; Iteration < 3; ++Iteration) {
+    Begins.push_back(static_cast<unsigned>(I.trace().Statements.size()));
+    I.openPeakWindow();
+    I.enterScope();
+    Statement S = statementAt(3);
+    S.Where.BeginRaw = 30; // the same statement of the source each time
+    S.InLoop = S.Unrolled = true;
+    I.beginStatement(S);
+    // The first iteration makes a larger tensor than the later ones.
+    I.bind("t", "t", allocate(Iteration == 0 ? 8 : 2), {}, {}, false);
+    I.endStatement();
+    I.exitScope();
+    Peaks.push_back(I.closePeakWindow());
+    if (Iteration > 0)
+      I.markRepeats(Begins.back(), Begins.front(), 1);
+  }
+  EXPECT_EQ(Peaks[0], std::optional<SymSize>(SymSize(16 + 32)));
+  EXPECT_EQ(Peaks[1], std::optional<SymSize>(SymSize(16 + 8)));
+  EXPECT_EQ(I.liveNow(), std::optional<SymSize>(SymSize(16)));
+  I.endUnrolledLoop({}, SymSize(8 * 7), SymSize(8 * 7)); // 7 iterations more
+  I.exitScope();
+  FunctionTrace T = I.finish();
+  EXPECT_EQ(T.Summary.PeakLiveBytes, std::optional<SymSize>(SymSize(48)));
+  EXPECT_EQ(T.Summary.LiveBytesNothingFreed,
+            std::optional<SymSize>(SymSize(16 + 32 + 8 + 8 + 56)));
+  foldRepeatedIterations(T);
+  ASSERT_EQ(T.Statements.size(), 2u);
+  EXPECT_EQ(T.Bindings.size(), 2u); // keep, and t once
+  EXPECT_EQ(T.Ops.size(), 2u);
+  EXPECT_EQ(T.Summary.PeakStatement, 1u);
+  // Every storage's producer is an op that is still there.
+  for (const StorageInfo &S : T.Storages)
+    EXPECT_TRUE(S.Producer >= 0 && static_cast<size_t>(S.Producer) < T.Ops.size());
+}
+
+// A copy that is not the same statement of the source (another place, or
+// as many ops) stays a row of its own rather than being merged.
+TEST_F(Ledger, ACopyOfAnotherStatementIsNotFolded) {
+  I.beginStatement(statementAt(1));
+  allocate(4);
+  I.endStatement();
+  Statement Other = statementAt(2);
+  Other.Where.BeginRaw = 99;
+  I.beginStatement(Other);
+  allocate(4);
+  I.endStatement();
+  I.markRepeats(1, 0, 1);
+  FunctionTrace T = I.finish();
+  foldRepeatedIterations(T);
+  EXPECT_EQ(T.Statements.size(), 2u);
+}
