@@ -473,6 +473,17 @@ ArgValue OpBinder::bindIndices(const Expr *IndexList) {
   return A;
 }
 
+void OpBinder::setArgumentValue(OpArgument &A, const ArgValue &V) {
+  if (V.K == ArgValue::Kind::Tensor)
+    A.Tensor = V.Tensor;
+  else if (V.K == ArgValue::Kind::Int)
+    A.Number = static_cast<double>(V.Int);
+  else if (V.K == ArgValue::Kind::Bool)
+    A.Number = V.Bool ? 1.0 : 0.0;
+  else if (V.K == ArgValue::Kind::Scalar || V.K == ArgValue::Kind::Number)
+    A.Number = V.Number;
+}
+
 /// A functional spelling's options object (`F::mse_loss(a, b, opts)`)
 /// stands for the ATen schema's other arguments: each it sets or defaults
 /// by its name (an enum as at::Reduction's integer), the rest as absent,
@@ -496,15 +507,8 @@ void OpBinder::expandOptionsArgument(const OpCall &C, std::vector<OpArgument> &N
       OpArgument A;
       A.Name = Name;
       A.IsTensor = Value.K == ArgValue::Kind::Tensor;
-      if (Value.K == ArgValue::Kind::Tensor)
-        A.Tensor = Value.Tensor;
-      else if (Value.K == ArgValue::Kind::Int)
-        A.Number = static_cast<double>(Value.Int);
-      else if (Value.K == ArgValue::Kind::Bool)
-        A.Number = Value.Bool ? 1.0 : 0.0;
-      else if (Value.K == ArgValue::Kind::Number || Value.K == ArgValue::Kind::Scalar)
-        A.Number = Value.Number;
-      else if (std::string Why; Name == "reduction")
+      setArgumentValue(A, Value);
+      if (std::string Why; !A.Number && Name == "reduction")
         if (auto R = loss::readReduction(&Value, /*AllowBatchMean=*/false, Why))
           A.Number = static_cast<double>(static_cast<int>(*R)); // at::Reduction's
       Named.push_back(std::move(A));

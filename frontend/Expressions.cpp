@@ -730,14 +730,7 @@ std::vector<OpArgument> OpBinder::namedArguments(const CallSite &S,
                  V.K == ArgValue::Kind::TensorList ||
                  V.Type == ArgType::Tensor || V.Type == ArgType::OptTensor ||
                  V.Type == ArgType::TensorList;
-    if (V.K == ArgValue::Kind::Tensor)
-      A.Tensor = V.Tensor;
-    else if (V.K == ArgValue::Kind::Int)
-      A.Number = static_cast<double>(V.Int);
-    else if (V.K == ArgValue::Kind::Bool)
-      A.Number = V.Bool ? 1.0 : 0.0;
-    else if (V.K == ArgValue::Kind::Scalar || V.K == ArgValue::Kind::Number)
-      A.Number = V.Number;
+    setArgumentValue(A, V);
     A.Absent = V.K == ArgValue::Kind::Absent;
     Named.push_back(std::move(A));
   }

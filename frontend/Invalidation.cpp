@@ -541,13 +541,8 @@ StatementWalker::unrolledLoop(const Stmt *Body, const Stmt *Whole, Flow F) {
         if (!T.Storages[S].External)
           PerIteration = addSizes(PerIteration, T.Storages[S].Bytes);
       std::optional<SymSize> OpsPerIteration = SymSize(0);
-      for (size_t K = Third.OpsBefore; K < T.Ops.size(); ++K) {
-        const OpEvent &Op = T.Ops[K];
-        OpsPerIteration = addSizes(
-            addSizes(OpsPerIteration, Op.AllocatedBytes),
-            (Op.TransientTotalBytes ? Op.TransientTotalBytes : Op.TransientBytes)
-                .value_or(SymSize(0)));
-      }
+      for (size_t K = Third.OpsBefore; K < T.Ops.size(); ++K)
+        OpsPerIteration = addSizes(OpsPerIteration, allocatedByOp(T.Ops[K]));
       SymSize Later(*Trips - Copies);
       UnheldStorage = mulSizes(PerIteration, Later);
       UnheldOps = mulSizes(OpsPerIteration, Later);

@@ -37,6 +37,8 @@ public:
   /// The call's arguments by ATen name, for autograd (OpEvent::Args).
   std::vector<OpArgument> namedArguments(const CallSite &S, const OpCall &C);
   void expandOptionsArgument(const OpCall &C, std::vector<OpArgument> &Named);
+  /// A's tensor or number from what was bound for it.
+  static void setArgumentValue(OpArgument &A, const ArgValue &V);
 
 private:
   FunctionEvaluator &FE;

@@ -727,16 +727,17 @@ FunctionTrace Interpreter::finish() {
   }
   std::optional<SymSize> Allocated = UnheldOpAllocations;
   for (const OpEvent &Op : Trace.Ops)
-    Allocated = addSizes(addSizes(Allocated, Op.AllocatedBytes),
-                         (Op.TransientTotalBytes ? Op.TransientTotalBytes
-                                                 : Op.TransientBytes)
-                             .value_or(SymSize(0)));
+    Allocated = addSizes(Allocated, allocatedByOp(Op));
   Sum.AllocatedBytes = Allocated;
   Sum.UnknownTotalsReason = TotalsUnknownReason;
   if (!TotalKnown && Sum.UnknownTotalsReason.empty())
     Sum.UnknownTotalsReason = "the size of an allocation is unknown";
-  if (TotalKnown && TotalsUnknownReason.empty())
+  if (TotalKnown && TotalsUnknownReason.empty()) {
     Sum.LiveBytesNothingFreed = addSizes(Total, UnheldAllocations);
+    if (!Sum.LiveBytesNothingFreed)
+      Sum.UnknownTotalsReason = "what the iterations of an unrolled loop allocate "
+                                "is unknown or more than int64 counts";
+  }
   if (PeakKnown && TotalsUnknownReason.empty())
     Sum.PeakLiveBytes = PeakBytes;
   else if (Sum.UnknownTotalsReason.empty())

@@ -129,6 +129,10 @@ struct OpEvent {
   std::string Error; // Kind == Throws: what LibTorch says
 };
 
+/// Everything Op allocates: its new storage and what it allocates and
+/// frees inside (a counting allocator sees both); nullopt when unknown.
+std::optional<SymSize> allocatedByOp(const OpEvent &Op);
+
 struct ValueInfo {
   TensorValue Value;
   OpId Producer = NoOp; // NoOp for parameters and unknown sources

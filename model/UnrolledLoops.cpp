@@ -66,6 +66,12 @@ void Interpreter::endUnrolledLoop(UnrolledLoopSummary L,
   UnheldOpAllocations = addSizes(UnheldOpAllocations, UnheldOpBytes);
 }
 
+std::optional<SymSize> allocatedByOp(const OpEvent &Op) {
+  return addSizes(Op.AllocatedBytes,
+                  (Op.TransientTotalBytes ? Op.TransientTotalBytes : Op.TransientBytes)
+                      .value_or(SymSize(0)));
+}
+
 void foldRepeatedIterations(FunctionTrace &T) {
   size_t N = T.Statements.size();
   std::vector<unsigned> Root(N);

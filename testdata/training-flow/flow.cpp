@@ -50,3 +50,11 @@ void the_same_step_straight() {
   loss.backward();
   opt.step();
 }
+
+// A count past what "nothing freed" can sum: the peak is one iteration's,
+// the total allocated is unknown with the reason, never a wrapped number.
+void loop_too_long_to_sum() {
+  for (int64_t i = 0; i < 4000000000000000000; ++i) {
+    auto t = torch::randn({1024});
+  }
+}

@@ -52,6 +52,13 @@ check(isinstance(s.get("peak_live_bytes"), int),
       "the_same_step_straight is answered (got %r, %r)"
       % (s.get("peak_live_bytes"), s.get("unknown_reason")))
 
+s = fns.get("loop_too_long_to_sum", {})
+check(s.get("peak_live_bytes") == 4096 and s.get("live_bytes_nothing_freed") is None and
+      "more than int64 counts" in (s.get("unknown_reason") or ""),
+      "a loop of 4e18 iterations: the peak of one, the total unknown with the reason "
+      "(got %r, %r, %r)" % (s.get("peak_live_bytes"), s.get("live_bytes_nothing_freed"),
+                             s.get("unknown_reason")))
+
 # --cuda-available answers torch::cuda::is_available() for a device picked
 # by it (testdata/training/tutorial.cpp), stated among the assumptions;
 # without it that device is unknown; a value that is not yes or no is a
