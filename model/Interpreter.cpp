@@ -741,7 +741,7 @@ FunctionTrace Interpreter::finish() {
   if (PeakKnown && TotalsUnknownReason.empty())
     Sum.PeakLiveBytes = PeakBytes;
   else if (Sum.UnknownTotalsReason.empty())
-    Sum.UnknownTotalsReason = UnknownTransientWhy.empty() || !TotalKnown
+    Sum.UnknownTotalsReason = UnknownTransientWhy.empty()
                                   ? "the size of an allocation is unknown"
                                   : UnknownTransientWhy;
   Sum.Unknowns = static_cast<int>(Trace.Unknowns.size());

@@ -130,7 +130,10 @@ struct OpEvent {
 };
 
 /// Everything Op allocates: its new storage and what it allocates and
-/// frees inside (a counting allocator sees both); nullopt when unknown.
+/// frees inside (a counting allocator sees both). nullopt when the new
+/// storage's size is unknown; a transient of unknown size counts 0, as
+/// --verify always counted it (its allocated_bytes then mismatches rather
+/// than passes).
 std::optional<SymSize> allocatedByOp(const OpEvent &Op);
 
 struct ValueInfo {
